@@ -1,0 +1,43 @@
+# One command per job. `make run` and `make test` install what they need first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+LISTEN ?= 127.0.0.1:50051
+DATA   ?= ./data
+
+.PHONY: install run test proto proto-check lint format bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: install ## both services on embedded SQLite; prints a dev credential
+	$(BIN)/agentmem up --listen $(LISTEN) --data-dir $(DATA)
+
+test: install ## the whole suite, through real servers
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+proto: install ## regenerate Python code and JSON Schemas from protos/
+	$(BIN)/python scripts/codegen.py
+
+proto-check: install
+	$(BIN)/python scripts/codegen.py --check
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: install ## latency of the services next to a bare two-hop gRPC echo
+	$(BIN)/python bench/thread_mode.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache data

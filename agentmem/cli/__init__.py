@@ -1,0 +1,1 @@
+"""The `agentmem` command: run the services, and call them."""

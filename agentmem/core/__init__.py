@@ -1,0 +1,1 @@
+"""Pieces both services share: the error catalog, field validation, configuration."""

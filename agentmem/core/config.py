@@ -1,0 +1,202 @@
+"""Configuration: one YAML file, every key with a default, environment overrides.
+
+Environment variables override the file: `AGENTMEM_<SECTION>__<KEY>`, e.g.
+`AGENTMEM_MEMORY__INSERT_POLICY=review_pending`. An unknown key or a bad value stops
+start-up with a message naming it (`ConfigError`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+SCOPES = (
+    "memory.read",
+    "memory.write",
+    "memory.content.read",
+    "memory.policy",
+    "memory.review",
+    "memory.admit",
+    "memory.admin",
+)
+CAPABILITIES = (
+    "thread_memory_mode",
+    "source_policy",
+    "retrieval_explain",
+    "save_intent",
+    "facts",
+    "foreign_sources",
+    "events",
+)
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the offending key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InsertPolicyName(StrEnum):
+    PERMISSIVE = "permissive"
+    REQUIRE_SAVE_INTENT = "require_save_intent"
+    REVIEW_PENDING = "review_pending"
+
+
+class ThreadModeName(StrEnum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+
+
+class PrincipalKindName(StrEnum):
+    USER = "user"
+    AGENT = "agent"
+    SERVICE = "service"
+
+
+class ApiKey(_Strict):
+    principal: str = Field(min_length=1, max_length=128)
+    tenant: str = Field(min_length=1, max_length=128)
+    kind: PrincipalKindName = PrincipalKindName.USER
+    scopes: tuple[str, ...] = ()
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="hex SHA-256 of the token")
+
+    @field_validator("scopes")
+    @classmethod
+    def _known_scopes(cls, scopes: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(scopes) - set(SCOPES))
+        if unknown:
+            raise ValueError(f"unknown scope(s) {unknown}; known: {list(SCOPES)}")
+        return scopes
+
+
+class Auth(_Strict):
+    api_keys: tuple[ApiKey, ...] = ()
+
+
+class Memory(_Strict):
+    insert_policy: InsertPolicyName = InsertPolicyName.PERMISSIVE
+    default_thread_mode: ThreadModeName = ThreadModeName.ENABLED
+
+
+class Capabilities(_Strict):
+    thread_memory_mode: bool = True
+    source_policy: bool = True
+    retrieval_explain: bool = True
+    save_intent: bool = True
+    facts: bool = True
+    foreign_sources: bool = True
+    events: bool = True
+
+
+class Events(_Strict):
+    # Events older than this are compacted (ISO 8601 duration such as P7D, or seconds).
+    retention: timedelta = timedelta(days=7)
+    # At most this many events are kept per tenant; older ones are compacted.
+    max_events_per_tenant: int = Field(default=1_000_000, ge=1)
+    # Events buffered per watcher before a slow watcher is cut off with RESOURCE_EXHAUSTED.
+    subscriber_queue: int = Field(default=1024, ge=1)
+    # How often the runtime looks for events written by other replicas (seconds).
+    poll_interval: float = Field(default=1.0, gt=0)
+
+
+class Gateway(_Strict):
+    listen: str = "127.0.0.1:50051"
+    # Address of the memory runtime.
+    runtime_address: str = "127.0.0.1:50052"
+    # Seconds to drain in-flight calls on SIGTERM.
+    grace: float = Field(default=10.0, ge=0)
+    reflection: bool = True
+    # Deadline for runtime calls that arrive without one (seconds).
+    default_deadline: float = Field(default=10.0, gt=0)
+
+
+class Runtime(_Strict):
+    listen: str = "127.0.0.1:50052"
+    grace: float = Field(default=10.0, ge=0)
+    reflection: bool = True
+    # Worker threads for database work.
+    workers: int = Field(default=8, ge=1, le=256)
+
+
+class Internal(_Strict):
+    # Credential the gateway presents to the runtime. Set it by environment
+    # (AGENTMEM_INTERNAL__TOKEN), not in the file; `agentmem up` generates one.
+    token: str = ""
+
+
+class Storage(_Strict):
+    # SQLAlchemy URL. Default: an embedded SQLite file under the data directory.
+    url: str = "sqlite:///./data/agentmem.db"
+    busy_timeout_ms: int = Field(default=5000, ge=0)
+    # SQLite `synchronous` in WAL mode: NORMAL survives process crashes, FULL also power loss.
+    sqlite_synchronous: str = Field(default="NORMAL", pattern="^(NORMAL|FULL)$")
+
+
+class Logging(_Strict):
+    level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AGENTMEM_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    memory: Memory = Memory()
+    auth: Auth = Auth()
+    capabilities: Capabilities = Capabilities()
+    events: Events = Events()
+    gateway: Gateway = Gateway()
+    runtime: Runtime = Runtime()
+    internal: Internal = Internal()
+    storage: Storage = Storage()
+    logging: Logging = Logging()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment wins over the file, which is passed as init values.
+        return env_settings, init_settings
+
+
+def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Reads the YAML file (if any), applies `overrides` and then the environment."""
+    data: dict[str, Any] = {}
+    if path:
+        try:
+            raw = yaml.safe_load(Path(path).read_text()) or {}
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"config file {path} must hold a mapping at the top level")
+        data = raw
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    try:
+        return Settings(**data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{key}: {msg}")
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,124 @@
+"""The one error catalog: every error a caller can see, with its status and stable reason.
+
+Domain code raises `AgentmemError(Reason.X, ...)`; the gRPC adapter (`agentmem.core.grpc_errors`)
+turns it into a status with `google.rpc.ErrorInfo`. Public messages are fixed per reason and
+never carry payload text, tokens or credentials; `detail` goes to the log only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+DOMAIN = "agentmem"
+
+
+class Reason(StrEnum):
+    REVISION_MISMATCH = "REVISION_MISMATCH"
+    CONCURRENT_MODIFICATION = "CONCURRENT_MODIFICATION"
+    SAVE_INTENT_REQUIRED = "SAVE_INTENT_REQUIRED"
+    SAVE_INTENT_INVALID = "SAVE_INTENT_INVALID"
+    INVALID_FIELD = "INVALID_FIELD"
+    THIN_POINTER_REQUIRED = "THIN_POINTER_REQUIRED"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    MISSING_SCOPE = "MISSING_SCOPE"
+    CAPABILITY_DISABLED = "CAPABILITY_DISABLED"
+    THREAD_MEMORY_DISABLED = "THREAD_MEMORY_DISABLED"
+    NOT_FOUND = "NOT_FOUND"
+    EVENTS_COMPACTED = "EVENTS_COMPACTED"
+    SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
+    UNAVAILABLE = "UNAVAILABLE"
+    INTERNAL = "INTERNAL"
+
+
+@dataclass(frozen=True)
+class Entry:
+    status: str  # a grpc.StatusCode name; the domain stays free of grpc
+    message: str
+
+
+CATALOG: dict[Reason, Entry] = {
+    Reason.REVISION_MISMATCH: Entry(
+        "FAILED_PRECONDITION", "expected_revision does not match the current revision"
+    ),
+    Reason.CONCURRENT_MODIFICATION: Entry(
+        "ABORTED", "the change conflicted with a concurrent change; retry it"
+    ),
+    Reason.SAVE_INTENT_REQUIRED: Entry(
+        "INVALID_ARGUMENT",
+        "memory insert requires metadata.save_intent when memory.insert_policy is "
+        "require_save_intent",
+    ),
+    Reason.SAVE_INTENT_INVALID: Entry(
+        "INVALID_ARGUMENT",
+        "metadata.save_intent must be explicit_user_request, user_confirmed or client_auto_save",
+    ),
+    Reason.INVALID_FIELD: Entry("INVALID_ARGUMENT", "the request has an invalid field"),
+    Reason.THIN_POINTER_REQUIRED: Entry(
+        "INVALID_ARGUMENT", "a foreign source may carry a thin pointer only"
+    ),
+    Reason.UNAUTHENTICATED: Entry("UNAUTHENTICATED", "missing or invalid credential"),
+    Reason.MISSING_SCOPE: Entry("PERMISSION_DENIED", "the credential lacks a required scope"),
+    Reason.CAPABILITY_DISABLED: Entry(
+        "UNIMPLEMENTED", "this capability is disabled on this server"
+    ),
+    Reason.THREAD_MEMORY_DISABLED: Entry(
+        "FAILED_PRECONDITION", "memory is disabled for this thread"
+    ),
+    Reason.NOT_FOUND: Entry("NOT_FOUND", "not found"),
+    Reason.EVENTS_COMPACTED: Entry(
+        "OUT_OF_RANGE", "the resume point is older than the retained event log"
+    ),
+    Reason.SUBSCRIBER_TOO_SLOW: Entry(
+        "RESOURCE_EXHAUSTED", "the subscriber fell too far behind; resume from the last sequence"
+    ),
+    Reason.UNAVAILABLE: Entry("UNAVAILABLE", "the service is unavailable; retry"),
+    Reason.INTERNAL: Entry("INTERNAL", "internal error"),
+}
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    field: str
+    description: str
+
+
+@dataclass
+class AgentmemError(Exception):
+    """A caller-visible error. `metadata` and `violations` must be free of user content."""
+
+    reason: Reason
+    metadata: dict[str, str] = field(default_factory=dict)
+    violations: tuple[FieldViolation, ...] = ()
+    detail: str = ""  # for the log only
+
+    def __post_init__(self) -> None:
+        super().__init__(self.reason.value)
+
+    @property
+    def entry(self) -> Entry:
+        return CATALOG[self.reason]
+
+    @property
+    def message(self) -> str:
+        if self.violations:
+            return f"{self.entry.message}: " + "; ".join(
+                f"{v.field}: {v.description}" for v in self.violations
+            )
+        return self.entry.message
+
+    def __str__(self) -> str:
+        return f"{self.reason.value}: {self.message}"
+
+
+def invalid_field(field_name: str, description: str) -> AgentmemError:
+    return AgentmemError(
+        Reason.INVALID_FIELD, violations=(FieldViolation(field_name, description),)
+    )
+
+
+def revision_mismatch(target: str, current_revision: int) -> AgentmemError:
+    return AgentmemError(
+        Reason.REVISION_MISMATCH,
+        metadata={"current_revision": str(current_revision), "target": target},
+    )

@@ -1,0 +1,33 @@
+"""How the gateway calls the runtime: its own internal credential plus a CallContext.
+
+The caller's token never travels to the runtime; the runtime trusts the context only after
+checking the internal credential (and, in deployment, the gateway's client certificate).
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+
+CONTEXT_KEY = "agentmem-call-context-bin"
+CREDENTIAL_KEY = "agentmem-internal-credential"
+
+
+def metadata(credential: str, context: rpb.CallContext) -> tuple[tuple[str, str | bytes], ...]:
+    return ((CREDENTIAL_KEY, credential), (CONTEXT_KEY, context.SerializeToString()))
+
+
+def read(expected_credential: str, invocation_metadata) -> rpb.CallContext | None:  # type: ignore[no-untyped-def]
+    """The call context when the credential matches, else None."""
+    values = {m.key: m.value for m in invocation_metadata or ()}
+    presented = values.get(CREDENTIAL_KEY)
+    raw = values.get(CONTEXT_KEY)
+    if not expected_credential or not isinstance(presented, str) or raw is None:
+        return None
+    if not hmac.compare_digest(presented.encode(), expected_credential.encode()):
+        return None
+    try:
+        return rpb.CallContext.FromString(raw)
+    except Exception:  # a malformed context is an unauthenticated call
+        return None

@@ -1,0 +1,97 @@
+"""What both processes share around their servicers: health, reflection, the port, and a
+graceful shutdown (SIGTERM/SIGINT → NOT_SERVING → drain in-flight calls → stop)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from agentmem.core.guard import CallGuard
+
+log = logging.getLogger("agentmem.serving")
+
+OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+
+
+@dataclass
+class Served:
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+    guard: CallGuard
+    grace: float
+    on_stop: list[Callable[[], object]] = field(default_factory=list)
+
+    async def stop(self) -> None:
+        """NOT_SERVING first, so balancers and probes move away; then refuse new calls with
+        UNAVAILABLE while those in flight finish (up to `grace`); then stop the server."""
+        started = time.monotonic()
+        await self.health.enter_graceful_shutdown()
+        await self.guard.drain(self.grace)
+        await self.server.stop(max(self.grace - (time.monotonic() - started), 0.1))
+        for callback in self.on_stop:
+            result = callback()
+            if asyncio.iscoroutine(result):
+                await result
+
+
+async def start(
+    *,
+    listen: str,
+    register: Callable[[grpc.aio.Server], None],
+    services: Sequence[str],
+    guard: CallGuard,
+    grace: float,
+    reflection_enabled: bool,
+    credentials: grpc.ServerCredentials | None = None,
+    options: Sequence[tuple[str, object]] = (),
+) -> Served:
+    server = grpc.aio.server(interceptors=[guard], options=list(options))
+    register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if reflection_enabled:
+        reflection.enable_server_reflection(
+            [
+                *services,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            ],
+            server,
+        )
+    if credentials is None:
+        port = server.add_insecure_port(listen)
+    else:
+        port = server.add_secure_port(listen, credentials)
+    if port == 0:
+        raise OSError(f"cannot listen on {listen}")
+    await server.start()
+    for name in ["", *services]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Served(server, port, health_servicer, guard, grace)
+
+
+async def run_until_signal(served: Served, name: str, port_file: str | None = None) -> None:
+    """Serves until SIGTERM or SIGINT, then shuts down gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if port_file:
+        tmp = Path(port_file + ".tmp")
+        tmp.write_text(str(served.port))
+        tmp.replace(port_file)
+    log.info("serving", extra={"service": name, "port": served.port})
+    await stop.wait()
+    log.info("draining", extra={"service": name, "grace_s": served.grace})
+    await served.stop()
+    log.info("stopped", extra={"service": name})

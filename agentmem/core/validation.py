@@ -1,0 +1,50 @@
+"""Field checks shared by the gateway (request shape) and the runtime (domain invariants).
+
+Each raises `INVALID_FIELD` naming the field and the rule, never echoing the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agentmem.core.errors import invalid_field
+
+__all__ = ["enum_value", "identifier", "invalid_field", "non_negative", "page_size"]
+
+MAX_ID_LENGTH = 128
+MAX_REQUEST_ID_LENGTH = 128
+MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 100
+
+
+def identifier(name: str, value: str, *, required: bool = True) -> str:
+    """An id chosen by a caller (thread id, request id): 1 to 128 printable characters."""
+    if not value:
+        if required:
+            raise invalid_field(name, "must not be empty")
+        return value
+    if len(value) > MAX_ID_LENGTH:
+        raise invalid_field(name, f"must be at most {MAX_ID_LENGTH} characters")
+    if any(ch < " " or ch == "\x7f" for ch in value):
+        raise invalid_field(name, "must not contain control characters or NUL bytes")
+    if value != value.strip():
+        raise invalid_field(name, "must not start or end with white space")
+    return value
+
+
+def non_negative(name: str, value: int) -> int:
+    if value < 0:
+        raise invalid_field(name, "must not be negative")
+    return value
+
+
+def enum_value(name: str, value: int, allowed: Iterable[int]) -> int:
+    if value not in set(allowed):
+        raise invalid_field(name, "must be one of the defined values (not UNSPECIFIED)")
+    return value
+
+
+def page_size(value: int) -> int:
+    if value < 0 or value > MAX_PAGE_SIZE:
+        raise invalid_field("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
+    return value or DEFAULT_PAGE_SIZE

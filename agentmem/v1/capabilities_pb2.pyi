@@ -1,0 +1,32 @@
+from agentmem.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class GetCapabilitiesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Capability(_message.Message):
+    __slots__ = ("name", "enabled", "experimental")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENTAL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    enabled: bool
+    experimental: bool
+    def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., experimental: _Optional[bool] = ...) -> None: ...
+
+class GetCapabilitiesResponse(_message.Message):
+    __slots__ = ("api_version", "capabilities", "insert_policy")
+    API_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
+    INSERT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    api_version: str
+    capabilities: _containers.RepeatedCompositeFieldContainer[Capability]
+    insert_policy: _common_pb2.InsertPolicy
+    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ...) -> None: ...

@@ -1,0 +1,45 @@
+import datetime
+
+from agentmem.v1 import thread_mode_pb2 as _thread_mode_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_KIND_UNSPECIFIED: _ClassVar[EventKind]
+    EVENT_KIND_THREAD_MEMORY_MODE_UPDATED: _ClassVar[EventKind]
+EVENT_KIND_UNSPECIFIED: EventKind
+EVENT_KIND_THREAD_MEMORY_MODE_UPDATED: EventKind
+
+class Event(_message.Message):
+    __slots__ = ("sequence", "at", "event_id", "thread_memory_mode_updated")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_MEMORY_MODE_UPDATED_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    at: _timestamp_pb2.Timestamp
+    event_id: str
+    thread_memory_mode_updated: _thread_mode_pb2.ThreadMemoryModeUpdated
+    def __init__(self, sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_id: _Optional[str] = ..., thread_memory_mode_updated: _Optional[_Union[_thread_mode_pb2.ThreadMemoryModeUpdated, _Mapping]] = ...) -> None: ...
+
+class WatchEventsRequest(_message.Message):
+    __slots__ = ("after_sequence", "kinds")
+    AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    after_sequence: int
+    kinds: _containers.RepeatedScalarFieldContainer[EventKind]
+    def __init__(self, after_sequence: _Optional[int] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ...) -> None: ...
+
+class WatchEventsResponse(_message.Message):
+    __slots__ = ("event",)
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: Event
+    def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...

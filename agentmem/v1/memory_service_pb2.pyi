@@ -1,0 +1,8 @@
+from agentmem.v1 import audit_pb2 as _audit_pb2
+from agentmem.v1 import capabilities_pb2 as _capabilities_pb2
+from agentmem.v1 import events_pb2 as _events_pb2
+from agentmem.v1 import thread_mode_pb2 as _thread_mode_pb2
+from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
+
+DESCRIPTOR: _descriptor.FileDescriptor

@@ -1,0 +1,90 @@
+"""Assembles the gateway from its settings and starts its gRPC server."""
+
+from __future__ import annotations
+
+import secrets
+
+import grpc
+
+from agentmem.core import serving
+from agentmem.core.config import Settings
+from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.guard import CallGuard
+from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.v1 import memory_service_pb2_grpc
+from protocol_svc.auth import Authenticator
+from protocol_svc.policy import SERVICE, method_name, rule_for
+from protocol_svc.runtime_client import RuntimeClient
+from protocol_svc.servicer import CALL, MemoryServicer
+
+KINDS = {
+    "user": rpb.PRINCIPAL_KIND_USER,
+    "agent": rpb.PRINCIPAL_KIND_AGENT,
+    "service": rpb.PRINCIPAL_KIND_SERVICE,
+}
+
+
+def admission(settings: Settings, authenticator: Authenticator):  # type: ignore[no-untyped-def]
+    """authenticate → authorize (scope) → capability; validation follows in the servicer."""
+    capabilities = settings.capabilities.model_dump()
+
+    async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
+        metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
+        principal = authenticator.authenticate(metadata.get("authorization"))
+        rule = rule_for(method)
+        if rule is None:
+            raise AgentmemError(Reason.MISSING_SCOPE, detail=f"no policy entry for {method}")
+        if rule.scope not in principal.scopes:
+            raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": rule.scope})
+        if rule.capability and not capabilities[rule.capability]:
+            raise AgentmemError(
+                Reason.CAPABILITY_DISABLED, metadata={"capability": rule.capability}
+            )
+        request_id = metadata.get("x-request-id")
+        if not isinstance(request_id, str) or not 0 < len(request_id) <= 128:
+            request_id = secrets.token_hex(8)
+        CALL.set(
+            rpb.CallContext(
+                tenant_id=principal.tenant_id,
+                principal_id=principal.principal_id,
+                principal_kind=KINDS[principal.kind],
+                scopes=sorted(principal.scopes),
+                request_id=request_id,
+            )
+        )
+        return {
+            "tenant": principal.tenant_id,
+            "principal": principal.principal_id,
+            "request_id": request_id,
+            "rpc": method_name(method),
+        }
+
+    return admit
+
+
+async def start(
+    settings: Settings, *, listen: str | None = None, runtime_address: str | None = None
+) -> serving.Served:
+    if not settings.internal.token:
+        raise SystemExit(
+            "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the gateway "
+            "needs it to call the runtime"
+        )
+    runtime = RuntimeClient(
+        runtime_address or settings.gateway.runtime_address,
+        settings.internal.token,
+        default_deadline=settings.gateway.default_deadline,
+    )
+    servicer = MemoryServicer(settings, runtime)
+    served = await serving.start(
+        listen=listen or settings.gateway.listen,
+        register=lambda s: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, s),
+        services=[SERVICE.full_name],
+        guard=CallGuard(
+            admission(settings, Authenticator(settings.auth.api_keys)), serving.OPEN_PREFIXES
+        ),
+        grace=settings.gateway.grace,
+        reflection_enabled=settings.gateway.reflection,
+    )
+    served.on_stop.append(runtime.close)
+    return served

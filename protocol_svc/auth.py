@@ -1,0 +1,53 @@
+"""Authentication: a bearer token resolves to a principal (tenant and scopes included).
+
+API keys are configured by their SHA-256 only; the token itself is never stored or logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentmem.core.config import ApiKey
+from agentmem.core.errors import AgentmemError, Reason
+
+
+@dataclass(frozen=True)
+class Principal:
+    principal_id: str
+    tenant_id: str
+    kind: str  # user | agent | service
+    scopes: frozenset[str]
+
+
+class Authenticator:
+    def __init__(self, api_keys: Sequence[ApiKey]) -> None:
+        self._by_hash = {
+            k.sha256: Principal(k.principal, k.tenant, k.kind.value, frozenset(k.scopes))
+            for k in api_keys
+        }
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        token = _bearer(authorization)
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        # Looking up the token's hash (never the token) leaks nothing useful through timing.
+        principal = self._by_hash.get(digest)
+        if principal is None:
+            raise AgentmemError(Reason.UNAUTHENTICATED, detail="unknown token")
+        return principal
+
+
+def _bearer(authorization: str | None) -> str:
+    if not authorization:
+        raise AgentmemError(Reason.UNAUTHENTICATED, detail="no authorization metadata")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > 4096:
+        raise AgentmemError(Reason.UNAUTHENTICATED, detail="malformed authorization metadata")
+    return token
+
+
+def token_hash(token: str) -> str:
+    """What to put in `auth.api_keys[].sha256` for a token."""
+    return hashlib.sha256(token.encode()).hexdigest()

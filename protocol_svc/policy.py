@@ -1,0 +1,43 @@
+"""Deny by default: every public RPC has exactly one entry here, keyed by full method name.
+
+An entry names the scope the caller needs, the capability that must be enabled, and
+whether the call is idempotent (only those are retried on UNAVAILABLE). A method with no
+entry is refused; a test built from the service descriptor fails if one is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentmem.v1 import memory_service_pb2
+
+SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    scope: str
+    capability: str | None
+    idempotent: bool
+
+
+def _m(name: str) -> str:
+    return f"/{SERVICE.full_name}/{name}"
+
+
+POLICY: dict[str, Rule] = {
+    _m("GetCapabilities"): Rule("memory.read", None, idempotent=True),
+    _m("ReadThreadMemoryMode"): Rule("memory.read", "thread_memory_mode", idempotent=True),
+    _m("SetThreadMemoryMode"): Rule("memory.policy", "thread_memory_mode", idempotent=False),
+    _m("ListAuditReceipts"): Rule("memory.admin", None, idempotent=True),
+    _m("VerifyAuditChain"): Rule("memory.admin", None, idempotent=True),
+    _m("WatchEvents"): Rule("memory.read", "events", idempotent=True),
+}
+
+
+def rule_for(method: str) -> Rule | None:
+    return POLICY.get(method)
+
+
+def method_name(full_method: str) -> str:
+    return full_method.rsplit("/", 1)[-1]

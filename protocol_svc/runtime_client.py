@@ -1,0 +1,134 @@
+"""The gateway's client of the memory runtime.
+
+Catches `grpc.RpcError` once and turns it into what the guard returns: an agentmem status
+from the runtime passes through unchanged; a transport failure becomes UNAVAILABLE; any
+other failure becomes INTERNAL. Idempotent calls are retried on UNAVAILABLE only, with
+backoff, within the caller's remaining deadline, which is also the runtime call's deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+from agentmem.core import internal_call
+from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.core.guard import UpstreamStatus
+from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.runtime.v1 import runtime_service_pb2_grpc
+
+log = logging.getLogger("agentmem.gateway.runtime")
+
+CHANNEL_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+)
+# Exponential backoff from 50 ms, capped at 1 s, with up to 50 ms of jitter.
+BACKOFF = wait_exponential_jitter(multiplier=0.05, max=1.0, jitter=0.05)
+_TRANSPORT = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+}
+
+
+class RuntimeUnavailable(AgentmemError):
+    def __init__(self, detail: str) -> None:
+        super().__init__(Reason.UNAVAILABLE, detail=detail)
+
+
+class RuntimeClient:
+    def __init__(
+        self,
+        address: str,
+        credential: str,
+        *,
+        default_deadline: float,
+        channel_credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        if channel_credentials is None:
+            self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        else:
+            self._channel = grpc.aio.secure_channel(
+                address, channel_credentials, options=CHANNEL_OPTIONS
+            )
+        self._stub = runtime_service_pb2_grpc.RuntimeServiceStub(self._channel)
+        self._credential = credential
+        self._default_deadline = default_deadline
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def unary(
+        self,
+        method: str,
+        request: Any,
+        context: rpb.CallContext,
+        *,
+        time_remaining: float | None,
+        idempotent: bool,
+    ) -> Any:
+        budget = time_remaining if time_remaining is not None else self._default_deadline
+        deadline = time.monotonic() + budget
+        call = getattr(self._stub, method)
+        metadata = internal_call.metadata(self._credential, context)
+
+        async def attempt() -> Any:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeUnavailable("deadline spent before the runtime answered")
+            try:
+                return await call(request, timeout=remaining, metadata=metadata)
+            except grpc.aio.AioRpcError as e:
+                raise translate(e) from None
+
+        if not idempotent:
+            return await attempt()
+        async for retry in AsyncRetrying(
+            retry=retry_if_exception(lambda e: isinstance(e, RuntimeUnavailable)),
+            stop=stop_after_delay(max(budget - 0.05, 0)),
+            wait=BACKOFF,
+            reraise=True,
+        ):
+            with retry:
+                return await attempt()
+        raise AssertionError("unreachable")
+
+    async def stream_events(self, request: Any, context: rpb.CallContext) -> AsyncIterator[Any]:
+        call = self._stub.StreamEvents(
+            request, metadata=internal_call.metadata(self._credential, context)
+        )
+        try:
+            async for event in call:
+                yield event
+        except grpc.aio.AioRpcError as e:
+            raise translate(e) from None
+        finally:
+            call.cancel()
+
+
+def translate(e: grpc.aio.AioRpcError) -> Exception:
+    status = status_of_call(e)
+    info = error_info(status)
+    if info is not None and status is not None:
+        if info.reason == Reason.UNAVAILABLE:  # e.g. a runtime replica draining: retryable
+            return RuntimeUnavailable("runtime is unavailable")
+        return UpstreamStatus(status)
+    if e.code() in _TRANSPORT:
+        return RuntimeUnavailable(f"runtime call failed: {e.code().name}")
+    log.error("runtime call failed without an agentmem status", extra={"code": e.code().name})
+    return AgentmemError(Reason.INTERNAL, detail=f"runtime returned {e.code().name}")

@@ -1,0 +1,90 @@
+"""The public MemoryService: every call is already authenticated and authorized by the
+guard; here requests are validated and forwarded to the runtime with the call context."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from agentmem.core.config import CAPABILITIES, Settings
+from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.v1 import capabilities_pb2, common_pb2, events_pb2, memory_service_pb2_grpc
+from protocol_svc import validation
+from protocol_svc.policy import POLICY, SERVICE
+from protocol_svc.runtime_client import RuntimeClient
+from protocol_svc.watch import watch
+
+API_VERSION = "agentmem.v1"
+CALL: contextvars.ContextVar[rpb.CallContext] = contextvars.ContextVar("call")
+INSERT_POLICIES = {
+    "permissive": common_pb2.INSERT_POLICY_PERMISSIVE,
+    "require_save_intent": common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT,
+    "review_pending": common_pb2.INSERT_POLICY_REVIEW_PENDING,
+}
+EXPERIMENTAL = frozenset({"foreign_sources"})
+WATCH_RECONNECT_S = 15.0
+
+
+def _fields(call: rpb.CallContext) -> dict[str, Any]:
+    return {f.name: getattr(call, f.name) for f in call.DESCRIPTOR.fields}
+
+
+class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
+    def __init__(self, settings: Settings, runtime: RuntimeClient) -> None:
+        self._settings = settings
+        self._runtime = runtime
+
+    async def _forward(self, name: str, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        validation.VALIDATORS[name](request)
+        rule = POLICY[f"/{SERVICE.full_name}/{name}"]
+        call = CALL.get()
+        if "request_id" in request.DESCRIPTOR.fields_by_name and request.request_id:
+            call = rpb.CallContext(**{**_fields(call), "request_id": request.request_id})
+        return await self._runtime.unary(
+            name,
+            request,
+            call,
+            time_remaining=context.time_remaining(),
+            idempotent=rule.idempotent,
+        )
+
+    async def GetCapabilities(self, request, context):  # type: ignore[no-untyped-def]
+        enabled = self._settings.capabilities.model_dump()
+        return capabilities_pb2.GetCapabilitiesResponse(
+            api_version=API_VERSION,
+            capabilities=[
+                capabilities_pb2.Capability(
+                    name=n, enabled=enabled[n], experimental=n in EXPERIMENTAL
+                )
+                for n in CAPABILITIES
+            ],
+            insert_policy=INSERT_POLICIES[self._settings.memory.insert_policy.value],
+        )
+
+    async def ReadThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ReadThreadMemoryMode", request, context)
+
+    async def SetThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("SetThreadMemoryMode", request, context)
+
+    async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ListAuditReceipts", request, context)
+
+    async def VerifyAuditChain(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("VerifyAuditChain", request, context)
+
+    async def WatchEvents(  # type: ignore[no-untyped-def]
+        self, request, context
+    ) -> AsyncIterator[events_pb2.WatchEventsResponse]:
+        validation.VALIDATORS["WatchEvents"](request)
+        call = CALL.get()
+        async for event in watch(
+            request,
+            lambda resume: self._runtime.stream_events(resume, call),
+            queue_size=self._settings.events.subscriber_queue,
+            reconnect_for=WATCH_RECONNECT_S,
+        ):
+            yield events_pb2.WatchEventsResponse(event=event)

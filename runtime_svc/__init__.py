@@ -1,0 +1,1 @@
+"""agentmem memory runtime: storage, policy, provenance, audit receipts and the event log."""

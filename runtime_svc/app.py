@@ -1,0 +1,100 @@
+"""Assembles the memory runtime from its settings and starts its gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+
+from agentmem.core import internal_call, serving
+from agentmem.core.config import Settings
+from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.guard import CallGuard
+from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
+from runtime_svc.domain.thread_mode import Mode
+from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
+from runtime_svc.grpc.wakeups import TenantWakeups
+from runtime_svc.services.audit import Audit
+from runtime_svc.services.clock import system_clock
+from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.thread_modes import ThreadModes
+from runtime_svc.storage import migrate
+from runtime_svc.storage.db import open_database
+from runtime_svc.storage.unit_of_work import UnitOfWork
+
+log = logging.getLogger("agentmem.runtime")
+SERVICE = runtime_service_pb2.DESCRIPTOR.services_by_name["RuntimeService"].full_name
+COMPACTION_INTERVAL_S = 60.0
+
+
+async def start(settings: Settings, *, listen: str | None = None) -> serving.Served:
+    if not settings.internal.token:
+        raise SystemExit(
+            "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the runtime "
+            "accepts calls from the gateway only"
+        )
+    db = open_database(settings.storage)
+    migrate.upgrade(db.writer)
+    loop = asyncio.get_running_loop()
+    pool = ThreadPoolExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
+    wakeups = TenantWakeups(loop)
+    uow = UnitOfWork(db)
+    journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
+    feed = EventFeed(uow, system_clock, settings.events.retention)
+    servicer = RuntimeServicer(
+        thread_modes=ThreadModes(
+            uow, journal, system_clock, Mode(settings.memory.default_thread_mode)
+        ),
+        audit=Audit(uow),
+        feed=feed,
+        wakeups=wakeups,
+        pool=pool,
+        poll_interval=settings.events.poll_interval,
+    )
+
+    async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
+        ctx = internal_call.read(settings.internal.token, context.invocation_metadata())
+        if ctx is None or not ctx.tenant_id:
+            raise AgentmemError(Reason.UNAUTHENTICATED, detail="not the gateway")
+        CALLER.set(caller_from(ctx))
+        return {
+            "tenant": ctx.tenant_id,
+            "principal": ctx.principal_id,
+            "request_id": ctx.request_id,
+        }
+
+    served = await serving.start(
+        listen=listen or settings.runtime.listen,
+        register=lambda s: runtime_service_pb2_grpc.add_RuntimeServiceServicer_to_server(
+            servicer, s
+        ),
+        services=[SERVICE],
+        guard=CallGuard(admit, serving.OPEN_PREFIXES),
+        grace=settings.runtime.grace,
+        reflection_enabled=settings.runtime.reflection,
+    )
+    compactor = asyncio.create_task(_compact_forever(feed, pool))
+
+    async def close() -> None:
+        compactor.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await compactor
+        pool.shutdown(wait=True)
+        db.dispose()
+
+    served.on_stop.append(close)
+    return served
+
+
+async def _compact_forever(feed: EventFeed, pool: ThreadPoolExecutor) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            await loop.run_in_executor(pool, feed.compact_expired)
+        except Exception:
+            log.exception("event compaction failed; will retry")
+        await asyncio.sleep(COMPACTION_INTERVAL_S)

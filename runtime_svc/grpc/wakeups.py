@@ -1,0 +1,38 @@
+"""Wakes event streams when their tenant's log grows.
+
+Writers commit in worker threads and call `notify(tenant)`; streams wait on the event loop.
+The log in the database stays the truth: a stream always re-reads it after waking, and
+also re-reads after `poll_interval` so it sees events that another replica wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+
+class TenantWakeups:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
+
+    def notify(self, tenant_id: str) -> None:
+        """Thread-safe."""
+        self._loop.call_soon_threadsafe(self._wake, tenant_id)
+
+    def _wake(self, tenant_id: str) -> None:
+        for waiter in self._waiters.get(tenant_id, ()):
+            waiter.set()
+
+    def waiter(self, tenant_id: str) -> asyncio.Event:
+        """An event set whenever the tenant's log grows; `release` it when done."""
+        waiter = asyncio.Event()
+        self._waiters[tenant_id].add(waiter)
+        return waiter
+
+    def release(self, tenant_id: str, waiter: asyncio.Event) -> None:
+        waiters = self._waiters.get(tenant_id)
+        if waiters is not None:
+            waiters.discard(waiter)
+            if not waiters:
+                del self._waiters[tenant_id]

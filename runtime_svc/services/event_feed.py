@@ -1,0 +1,52 @@
+"""Use cases: read the tenant's event log from a resume point, and compact it by age."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from agentmem.core import validation
+from agentmem.core.errors import AgentmemError, Reason
+from runtime_svc.domain import events as domain_events
+from runtime_svc.domain.caller import Caller
+from runtime_svc.services.clock import Clock
+from runtime_svc.storage import repositories
+from runtime_svc.storage.unit_of_work import UnitOfWork
+
+BATCH = 500
+
+
+class EventFeed:
+    def __init__(self, uow: UnitOfWork, clock: Clock, retention: timedelta) -> None:
+        self._uow, self._clock, self._retention = uow, clock, retention
+
+    def check_kinds(self, kinds: Sequence[str]) -> list[str]:
+        unknown = set(kinds) - set(domain_events.KINDS)
+        if unknown:
+            raise validation.invalid_field("kinds", "contains an unknown event kind")
+        return sorted(set(kinds))
+
+    def after(
+        self, caller: Caller, after_sequence: int, kinds: Sequence[str]
+    ) -> list[domain_events.LoggedEvent]:
+        """The next batch after the resume point; EVENTS_COMPACTED if events were lost to it."""
+        validation.non_negative("after_sequence", after_sequence)
+        with self._uow.read(caller.tenant_id) as tx:
+            compacted = tx.tenant.get().events_compacted_through
+            if 0 < after_sequence < compacted:
+                raise AgentmemError(
+                    Reason.EVENTS_COMPACTED, metadata={"oldest_sequence": str(compacted + 1)}
+                )
+            return tx.events.after(max(after_sequence, compacted), kinds, BATCH)
+
+    def compact_expired(self) -> int:
+        """Drops events older than the retention; returns how many tenants were compacted."""
+        cutoff = self._clock() - int(self._retention.total_seconds() * 1_000_000)
+        with self._uow.read("") as tx:
+            tenants = repositories.tenants_with_events_before(tx.session, cutoff)
+        for tenant_id in tenants:
+            with self._uow.write(tenant_id) as tx:
+                newest = tx.events.newest_before(cutoff)
+                if newest:
+                    tx.events.compact_through(tx.counters, newest)
+        return len(tenants)

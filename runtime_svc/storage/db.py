@@ -1,0 +1,70 @@
+"""Engines for the configured database.
+
+SQLite: WAL journal, a busy timeout, foreign keys on, and writes that take the write lock at
+BEGIN (`BEGIN IMMEDIATE`) so read-check-write sequences never deadlock or lose an update.
+Reads use a separate engine with deferred transactions so they never wait for writers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from agentmem.core.config import Storage
+
+
+@dataclass(frozen=True)
+class Database:
+    writer: Engine
+    reader: Engine
+
+    @property
+    def dialect(self) -> str:
+        return self.writer.dialect.name
+
+    def dispose(self) -> None:
+        self.writer.dispose()
+        if self.reader is not self.writer:
+            self.reader.dispose()
+
+
+def open_database(storage: Storage) -> Database:
+    url = make_url(storage.url)
+    if url.get_backend_name() != "sqlite":
+        engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return Database(writer=engine, reader=engine)
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    return Database(
+        writer=_sqlite_engine(storage, begin="BEGIN IMMEDIATE"),
+        reader=_sqlite_engine(storage, begin="BEGIN"),
+    )
+
+
+def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
+    engine = create_engine(
+        storage.url,
+        connect_args={"timeout": storage.busy_timeout_ms / 1000, "check_same_thread": False},
+        pool_size=8,
+        max_overflow=8,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite would defer it).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(storage.busy_timeout_ms)}")
+        cursor.execute(f"PRAGMA synchronous={storage.sqlite_synchronous}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+        conn.exec_driver_sql(begin)
+
+    return engine

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmem.core import config
+from tests.harness import LoopThread, Stack, base_settings
+
+
+@pytest.fixture(scope="session")
+def loop_thread() -> Iterator[LoopThread]:
+    lt = LoopThread()
+    yield lt
+    lt.close()
+
+
+@pytest.fixture
+def make_stack(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+    """Starts a fresh runtime + gateway pair; keyword overrides are dotted config keys."""
+    stacks: list[Stack] = []
+
+    def make(**overrides: Any) -> Stack:
+        db = tmp_path / f"agentmem-{len(stacks)}.db"
+        flat = {k.replace("__", "."): v for k, v in overrides.items()}
+        settings = config.load(None, base_settings(db, **flat))
+        stack = Stack(loop_thread, settings, db).start()
+        stacks.append(stack)
+        return stack
+
+    yield make
+    for s in stacks:
+        s.stop()
+
+
+@pytest.fixture
+def stack(make_stack: Callable[..., Stack]) -> Stack:
+    return make_stack()

@@ -1,0 +1,202 @@
+"""Real servers for tests: in-process on a background event loop, or as processes.
+
+In-process stacks run the real runtime and gateway (`app.start`) on ephemeral ports, each
+with its own SQLite file, so every test gets fresh state through real gRPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from agentmem.client import MemoryClient, connect
+from agentmem.core import config
+from agentmem.core.grpc_errors import error_info, status_of_call
+
+ROOT = Path(__file__).resolve().parent.parent
+INTERNAL_TOKEN = "test-internal-credential"
+
+
+@dataclass(frozen=True)
+class Key:
+    token: str
+    principal: str
+    tenant: str
+    scopes: tuple[str, ...]
+    kind: str = "user"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "principal": self.principal,
+            "tenant": self.tenant,
+            "kind": self.kind,
+            "scopes": list(self.scopes),
+            "sha256": hashlib.sha256(self.token.encode()).hexdigest(),
+        }
+
+
+ADMIN_A = Key("tok-admin-a", "alice", "tenant-a", config.SCOPES)
+READER_A = Key("tok-reader-a", "reader", "tenant-a", ("memory.read",))
+ADMIN_B = Key("tok-admin-b", "bob", "tenant-b", config.SCOPES)
+KEYS = (ADMIN_A, READER_A, ADMIN_B)
+
+
+def base_settings(db_path: Path, **overrides: Any) -> dict[str, Any]:
+    return {
+        "storage.url": os.environ.get("AGENTMEM_TEST_DATABASE_URL") or f"sqlite:///{db_path}",
+        "auth.api_keys": [k.config() for k in KEYS],
+        "internal.token": INTERNAL_TOKEN,
+        "gateway.grace": 2.0,
+        "runtime.grace": 2.0,
+        "events.poll_interval": 0.5,
+        **overrides,
+    }
+
+
+class LoopThread:
+    """An asyncio loop in a daemon thread, for servers the test talks to synchronously."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+
+
+@dataclass
+class Stack:
+    """A runtime and a gateway, in process."""
+
+    loop: LoopThread
+    settings: config.Settings
+    db_path: Path
+    runtime: Any = None
+    gateway: Any = None
+    clients: list[MemoryClient] = field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.gateway.port}"
+
+    @property
+    def runtime_address(self) -> str:
+        return f"127.0.0.1:{self.runtime.port}"
+
+    def start(self) -> Stack:
+        from protocol_svc import app as gateway_app
+        from runtime_svc import app as runtime_app
+
+        self.runtime = self.loop.run(runtime_app.start(self.settings, listen="127.0.0.1:0"))
+        self.gateway = self.loop.run(
+            gateway_app.start(
+                self.settings, listen="127.0.0.1:0", runtime_address=self.runtime_address
+            )
+        )
+        return self
+
+    def client(self, key: Key | None = None, token: str | None = None) -> MemoryClient:
+        c = connect(self.address, token if token is not None else (key or ADMIN_A).token)
+        self.clients.append(c)
+        return c
+
+    def stop(self) -> None:
+        for c in self.clients:
+            c.close()
+        for served in (self.gateway, self.runtime):
+            if served is not None:
+                self.loop.run(served.stop())
+
+
+def reason(err: grpc.RpcError) -> str | None:
+    info = error_info(status_of_call(err))
+    return info.reason if info else None
+
+
+def metadata_of(err: grpc.RpcError) -> dict[str, str]:
+    info = error_info(status_of_call(err))
+    return dict(info.metadata) if info else {}
+
+
+def health(address: str, service: str = "") -> int:
+    with grpc.insecure_channel(address) as ch:
+        return (
+            health_pb2_grpc.HealthStub(ch)
+            .Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+            .status
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    """A service started as its own process with `agentmem runtime|gateway|up`."""
+
+    def __init__(self, args: list[str], env: dict[str, str], tmp: Path, name: str) -> None:
+        self.port_file = tmp / f"{name}.{time.monotonic_ns()}.port"
+        self.log = tmp / f"{name}.log"
+        self._log_handle = self.log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agentmem.cli.main", *args, "--port-file", str(self.port_file)],
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=self._log_handle,
+            cwd=ROOT,
+        )
+        self.port = self._wait_port()
+
+    def _wait_port(self, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.port_file.exists():
+                return int(self.port_file.read_text())
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"process exited: {self.log.read_text()[-2000:]}")
+            time.sleep(0.02)  # polling a file the child writes once; not a synchronisation sleep
+        raise TimeoutError("service did not start")
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def terminate(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.wait()
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.wait()
+
+    def wait(self) -> int:
+        code = self.proc.wait(timeout=30)
+        self._log_handle.close()
+        return code
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+        if not self._log_handle.closed:
+            self._log_handle.close()
