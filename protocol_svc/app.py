@@ -40,22 +40,23 @@ def admission(settings: Settings, authenticator: Authenticator):  # type: ignore
             raise AgentmemError(
                 Reason.CAPABILITY_DISABLED, metadata={"capability": rule.capability}
             )
-        request_id = metadata.get("x-request-id")
-        if not isinstance(request_id, str) or not 0 < len(request_id) <= 128:
-            request_id = secrets.token_hex(8)
+        trace_id = metadata.get("x-request-id")
+        if not (isinstance(trace_id, str) and 0 < len(trace_id) <= 128 and trace_id.isprintable()):
+            trace_id = secrets.token_hex(8)
         CALL.set(
             rpb.CallContext(
                 tenant_id=principal.tenant_id,
                 principal_id=principal.principal_id,
                 principal_kind=KINDS[principal.kind],
                 scopes=sorted(principal.scopes),
-                request_id=request_id,
+                surface="grpc",
+                trace_id=trace_id,
             )
         )
         return {
             "tenant": principal.tenant_id,
             "principal": principal.principal_id,
-            "request_id": request_id,
+            "trace_id": trace_id,
             "rpc": method_name(method),
         }
 

@@ -29,6 +29,15 @@ POLICY: dict[str, Rule] = {
     _m("GetCapabilities"): Rule("memory.read", None, idempotent=True),
     _m("ReadThreadMemoryMode"): Rule("memory.read", "thread_memory_mode", idempotent=True),
     _m("SetThreadMemoryMode"): Rule("memory.policy", "thread_memory_mode", idempotent=False),
+    # Inserts are retried only when they carry a request_id (the runtime deduplicates).
+    _m("InsertMemory"): Rule("memory.write", None, idempotent=False),
+    _m("ListSources"): Rule("memory.read", "source_policy", idempotent=True),
+    _m("GetSource"): Rule("memory.read", "source_policy", idempotent=True),
+    _m("SetSourceClassification"): Rule("memory.policy", "source_policy", idempotent=False),
+    _m("SearchMemories"): Rule("memory.read", None, idempotent=True),
+    # Stores a prompt record, but a retry only stores another record: safe to repeat.
+    _m("AssemblePrompt"): Rule("memory.read", None, idempotent=True),
+    _m("ExplainRetrieval"): Rule("memory.read", "retrieval_explain", idempotent=True),
     _m("ListAuditReceipts"): Rule("memory.admin", None, idempotent=True),
     _m("VerifyAuditChain"): Rule("memory.admin", None, idempotent=True),
     _m("WatchEvents"): Rule("memory.read", "events", idempotent=True),

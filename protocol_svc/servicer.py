@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from agentmem.core.config import CAPABILITIES, Settings
+from agentmem.core.errors import AgentmemError, Reason
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import capabilities_pb2, common_pb2, events_pb2, memory_service_pb2_grpc
 from protocol_svc import validation
@@ -41,14 +42,12 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         validation.VALIDATORS[name](request)
         rule = POLICY[f"/{SERVICE.full_name}/{name}"]
         call = CALL.get()
+        idempotent = rule.idempotent
         if "request_id" in request.DESCRIPTOR.fields_by_name and request.request_id:
             call = rpb.CallContext(**{**_fields(call), "request_id": request.request_id})
+            idempotent = idempotent or name == "InsertMemory"  # the runtime deduplicates it
         return await self._runtime.unary(
-            name,
-            request,
-            call,
-            time_remaining=context.time_remaining(),
-            idempotent=rule.idempotent,
+            name, request, call, time_remaining=context.time_remaining(), idempotent=idempotent
         )
 
     async def GetCapabilities(self, request, context):  # type: ignore[no-untyped-def]
@@ -69,6 +68,29 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
 
     async def SetThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("SetThreadMemoryMode", request, context)
+
+    async def InsertMemory(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("InsertMemory", request, context)
+
+    async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ListSources", request, context)
+
+    async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
+        if request.include_content and "memory.content.read" not in CALL.get().scopes:
+            raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
+        return await self._forward("GetSource", request, context)
+
+    async def SetSourceClassification(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("SetSourceClassification", request, context)
+
+    async def SearchMemories(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("SearchMemories", request, context)
+
+    async def AssemblePrompt(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("AssemblePrompt", request, context)
+
+    async def ExplainRetrieval(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ExplainRetrieval", request, context)
 
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("ListAuditReceipts", request, context)

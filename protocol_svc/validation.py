@@ -1,4 +1,8 @@
-"""Request-shape checks, run after authorization and before the runtime is called."""
+"""Request-shape checks, run after authorization and before the runtime is called.
+
+The runtime checks domain rules (text lengths, labels, save intent) itself, so that every
+surface gets the same rules; here the gateway refuses malformed requests early.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,33 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmem.core import validation as v
-from agentmem.v1 import common_pb2, events_pb2
+from agentmem.core.errors import invalid_field
+from agentmem.v1 import common_pb2, events_pb2, sources_pb2
 
-MODES = (common_pb2.MEMORY_MODE_ENABLED, common_pb2.MEMORY_MODE_DISABLED)
-EVENT_KINDS = tuple(
-    k for k in events_pb2.EventKind.values() if k != events_pb2.EVENT_KIND_UNSPECIFIED
-)
 MAX_PAGE_TOKEN = 512
+
+
+def _values(enum: Any) -> tuple[int, ...]:
+    return tuple(value for name, value in enum.items() if not name.endswith("_UNSPECIFIED"))
+
+
+MODES = _values(common_pb2.MemoryMode)
+EVENT_KINDS = _values(events_pb2.EventKind)
+KINDS = _values(sources_pb2.SourceKind)
+CLASSIFICATIONS = _values(sources_pb2.Classification)
+STATUSES = _values(sources_pb2.Status)
+STATES = _values(sources_pb2.EffectiveRetrievalState)
+
+
+def _optional_enum(name: str, value: int, allowed: tuple[int, ...]) -> None:
+    if value:
+        v.enum_value(name, value, allowed)
+
+
+def _page(r: Any) -> None:
+    v.page_size(r.page_size)
+    if len(r.page_token) > MAX_PAGE_TOKEN:
+        raise invalid_field("page_token", "is not a token of this query")
 
 
 def _thread_mode_read(r: Any) -> None:
@@ -26,11 +50,50 @@ def _thread_mode_set(r: Any) -> None:
     v.identifier("request_id", r.request_id, required=False)
 
 
+def _insert(r: Any) -> None:
+    v.identifier("thread_id", r.thread_id, required=False)
+    v.identifier("request_id", r.request_id, required=False)
+    if bool(r.content) == bool(r.messages):
+        raise invalid_field("content", "give exactly one of content and messages")
+    _optional_enum("source_kind", r.source_kind, KINDS)
+
+
+def _list_sources(r: Any) -> None:
+    _page(r)
+    f = r.filter
+    _optional_enum("filter.classification", f.classification, CLASSIFICATIONS)
+    _optional_enum("filter.status", f.status, STATUSES)
+    _optional_enum("filter.effective_state", f.effective_state, STATES)
+    _optional_enum("filter.source_kind", f.source_kind, KINDS)
+    v.identifier("filter.thread_id", f.thread_id, required=False)
+
+
+def _get_source(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+
+
+def _classify(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+    v.non_negative("expected_revision", r.expected_revision)
+    v.enum_value("classification", r.classification, CLASSIFICATIONS)
+    v.identifier("request_id", r.request_id, required=False)
+
+
+def _search(r: Any) -> None:
+    v.query(r.query)
+    v.identifier("thread_id", r.thread_id, required=False)
+    v.in_range("limit", r.limit, 1, v.MAX_LIMIT)
+
+
+def _assemble(r: Any) -> None:
+    v.query(r.query)
+    v.identifier("thread_id", r.thread_id, required=False)
+    v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
+
+
 def _audit_list(r: Any) -> None:
     v.identifier("target_id", r.target_id, required=False)
-    v.page_size(r.page_size)
-    if len(r.page_token) > MAX_PAGE_TOKEN:
-        raise v.invalid_field("page_token", "is not a token of this query")
+    _page(r)
 
 
 def _watch(r: Any) -> None:
@@ -47,6 +110,13 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "GetCapabilities": _nothing,
     "ReadThreadMemoryMode": _thread_mode_read,
     "SetThreadMemoryMode": _thread_mode_set,
+    "InsertMemory": _insert,
+    "ListSources": _list_sources,
+    "GetSource": _get_source,
+    "SetSourceClassification": _classify,
+    "SearchMemories": _search,
+    "AssemblePrompt": _assemble,
+    "ExplainRetrieval": _search,
     "ListAuditReceipts": _audit_list,
     "VerifyAuditChain": _nothing,
     "WatchEvents": _watch,

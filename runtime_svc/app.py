@@ -14,6 +14,7 @@ from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
+from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
 from runtime_svc.grpc.wakeups import TenantWakeups
@@ -21,6 +22,8 @@ from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.memories import Memories
+from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
@@ -45,9 +48,21 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     uow = UnitOfWork(db)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
+    default_mode = Mode(settings.memory.default_thread_mode)
     servicer = RuntimeServicer(
-        thread_modes=ThreadModes(
-            uow, journal, system_clock, Mode(settings.memory.default_thread_mode)
+        thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
+        memories=Memories(
+            uow,
+            journal,
+            system_clock,
+            default_mode=default_mode,
+            policy=InsertPolicy(settings.memory.insert_policy),
+        ),
+        retrieval=Retrieval(
+            uow,
+            system_clock,
+            default_mode=default_mode,
+            posting_budget=settings.search.posting_budget,
         ),
         audit=Audit(uow),
         feed=feed,
@@ -64,7 +79,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         return {
             "tenant": ctx.tenant_id,
             "principal": ctx.principal_id,
-            "request_id": ctx.request_id,
+            "trace_id": ctx.trace_id,
         }
 
     served = await serving.start(

@@ -107,6 +107,12 @@ class Events(_Strict):
     poll_interval: float = Field(default=1.0, gt=0)
 
 
+class Search(_Strict):
+    # A query over a tenant with more indexed memories than this searches only its rarest
+    # terms whose estimated matches fit within it (see README, "Search").
+    posting_budget: int = Field(default=20_000, ge=100)
+
+
 class Gateway(_Strict):
     listen: str = "127.0.0.1:50051"
     # Address of the memory runtime.
@@ -153,6 +159,7 @@ class Settings(BaseSettings):
     auth: Auth = Auth()
     capabilities: Capabilities = Capabilities()
     events: Events = Events()
+    search: Search = Search()
     gateway: Gateway = Gateway()
     runtime: Runtime = Runtime()
     internal: Internal = Internal()

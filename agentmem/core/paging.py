@@ -10,27 +10,30 @@ import base64
 import binascii
 import hashlib
 import json
+from typing import TypeVar
 
 from agentmem.core.errors import invalid_field
+
+T = TypeVar("T", int, str)
 
 
 def query_key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
 
-def encode(key: str, position: int) -> str:
+def encode(key: str, position: int | str) -> str:
     raw = json.dumps({"q": key, "p": position}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(token: str, key: str) -> int:
-    """The position after which the next page starts (0 for no token)."""
+def decode(token: str, key: str, start: T) -> T:
+    """The position after which the next page starts (`start` for no token)."""
     if not token:
-        return 0
+        return start
     try:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         position = data["p"]
-        ok = data["q"] == key and isinstance(position, int) and position >= 0
+        ok = data["q"] == key and type(position) is type(start)
     except (ValueError, KeyError, TypeError, binascii.Error):
         ok = False
     if not ok:

@@ -48,3 +48,24 @@ def page_size(value: int) -> int:
     if value < 0 or value > MAX_PAGE_SIZE:
         raise invalid_field("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
     return value or DEFAULT_PAGE_SIZE
+
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 100
+MAX_TOKEN_BUDGET = 100_000
+
+
+def query(value: str) -> str:
+    if not value.strip():
+        raise invalid_field("query", "must not be empty")
+    if len(value) > MAX_QUERY_CHARS:
+        raise invalid_field("query", f"must be at most {MAX_QUERY_CHARS} characters")
+    if "\x00" in value:
+        raise invalid_field("query", "must not contain NUL bytes")
+    return value
+
+
+def in_range(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise invalid_field(name, f"must be between {low} and {high}")
+    return value

@@ -25,16 +25,18 @@ _sym_db = _symbol_database.Default()
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import capabilities_pb2 as agentmem_dot_v1_dot_capabilities__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
+from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n agentmem/v1/memory_service.proto\x12\x0b\x61gentmem.v1\x1a\x17\x61gentmem/v1/audit.proto\x1a\x1e\x61gentmem/v1/capabilities.proto\x1a\x18\x61gentmem/v1/events.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto2\xdd\x04\n\rMemoryService\x12\\\n\x0fGetCapabilities\x12#.agentmem.v1.GetCapabilitiesRequest\x1a$.agentmem.v1.GetCapabilitiesResponse\x12k\n\x14ReadThreadMemoryMode\x12(.agentmem.v1.ReadThreadMemoryModeRequest\x1a).agentmem.v1.ReadThreadMemoryModeResponse\x12h\n\x13SetThreadMemoryMode\x12\'.agentmem.v1.SetThreadMemoryModeRequest\x1a(.agentmem.v1.SetThreadMemoryModeResponse\x12\x62\n\x11ListAuditReceipts\x12%.agentmem.v1.ListAuditReceiptsRequest\x1a&.agentmem.v1.ListAuditReceiptsResponse\x12_\n\x10VerifyAuditChain\x12$.agentmem.v1.VerifyAuditChainRequest\x1a%.agentmem.v1.VerifyAuditChainResponse\x12R\n\x0bWatchEvents\x12\x1f.agentmem.v1.WatchEventsRequest\x1a .agentmem.v1.WatchEventsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n agentmem/v1/memory_service.proto\x12\x0b\x61gentmem.v1\x1a\x17\x61gentmem/v1/audit.proto\x1a\x1e\x61gentmem/v1/capabilities.proto\x1a\x18\x61gentmem/v1/events.proto\x1a\x1b\x61gentmem/v1/retrieval.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto2\xd2\t\n\rMemoryService\x12\\\n\x0fGetCapabilities\x12#.agentmem.v1.GetCapabilitiesRequest\x1a$.agentmem.v1.GetCapabilitiesResponse\x12k\n\x14ReadThreadMemoryMode\x12(.agentmem.v1.ReadThreadMemoryModeRequest\x1a).agentmem.v1.ReadThreadMemoryModeResponse\x12h\n\x13SetThreadMemoryMode\x12\'.agentmem.v1.SetThreadMemoryModeRequest\x1a(.agentmem.v1.SetThreadMemoryModeResponse\x12S\n\x0cInsertMemory\x12 .agentmem.v1.InsertMemoryRequest\x1a!.agentmem.v1.InsertMemoryResponse\x12P\n\x0bListSources\x12\x1f.agentmem.v1.ListSourcesRequest\x1a .agentmem.v1.ListSourcesResponse\x12?\n\tGetSource\x12\x1d.agentmem.v1.GetSourceRequest\x1a\x13.agentmem.v1.Source\x12t\n\x17SetSourceClassification\x12+.agentmem.v1.SetSourceClassificationRequest\x1a,.agentmem.v1.SetSourceClassificationResponse\x12Y\n\x0eSearchMemories\x12\".agentmem.v1.SearchMemoriesRequest\x1a#.agentmem.v1.SearchMemoriesResponse\x12Y\n\x0e\x41ssemblePrompt\x12\".agentmem.v1.AssemblePromptRequest\x1a#.agentmem.v1.AssemblePromptResponse\x12_\n\x10\x45xplainRetrieval\x12$.agentmem.v1.ExplainRetrievalRequest\x1a%.agentmem.v1.ExplainRetrievalResponse\x12\x62\n\x11ListAuditReceipts\x12%.agentmem.v1.ListAuditReceiptsRequest\x1a&.agentmem.v1.ListAuditReceiptsResponse\x12_\n\x10VerifyAuditChain\x12$.agentmem.v1.VerifyAuditChainRequest\x1a%.agentmem.v1.VerifyAuditChainResponse\x12R\n\x0bWatchEvents\x12\x1f.agentmem.v1.WatchEventsRequest\x1a .agentmem.v1.WatchEventsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.memory_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MEMORYSERVICE']._serialized_start=164
-  _globals['_MEMORYSERVICE']._serialized_end=769
+  _globals['_MEMORYSERVICE']._serialized_start=220
+  _globals['_MEMORYSERVICE']._serialized_end=1454
 # @@protoc_insertion_point(module_scope)

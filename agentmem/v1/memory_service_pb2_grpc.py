@@ -6,6 +6,8 @@ import warnings
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import capabilities_pb2 as agentmem_dot_v1_dot_capabilities__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
+from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -54,6 +56,41 @@ class MemoryServiceStub:
                 request_serializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.FromString,
                 _registered_method=True)
+        self.InsertMemory = channel.unary_unary(
+                '/agentmem.v1.MemoryService/InsertMemory',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.FromString,
+                _registered_method=True)
+        self.ListSources = channel.unary_unary(
+                '/agentmem.v1.MemoryService/ListSources',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.FromString,
+                _registered_method=True)
+        self.GetSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/GetSource',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.Source.FromString,
+                _registered_method=True)
+        self.SetSourceClassification = channel.unary_unary(
+                '/agentmem.v1.MemoryService/SetSourceClassification',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+                _registered_method=True)
+        self.SearchMemories = channel.unary_unary(
+                '/agentmem.v1.MemoryService/SearchMemories',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.FromString,
+                _registered_method=True)
+        self.AssemblePrompt = channel.unary_unary(
+                '/agentmem.v1.MemoryService/AssemblePrompt',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.FromString,
+                _registered_method=True)
+        self.ExplainRetrieval = channel.unary_unary(
+                '/agentmem.v1.MemoryService/ExplainRetrieval',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
+                _registered_method=True)
         self.ListAuditReceipts = channel.unary_unary(
                 '/agentmem.v1.MemoryService/ListAuditReceipts',
                 request_serializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.SerializeToString,
@@ -97,6 +134,56 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InsertMemory(self, request, context):
+        """Seed 003: memory_insert. Scope: memory.write.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSources(self, request, context):
+        """Seed: memory/sources/list. Metadata only. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSource(self, request, context):
+        """One source; its text only with include_content and memory.content.read. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetSourceClassification(self, request, context):
+        """Seed: memory/sources/classification/set. Scope: memory.policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchMemories(self, request, context):
+        """Full-text search among eligible memories. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AssemblePrompt(self, request, context):
+        """The memory block to inject into a thread's prompt, within a token budget. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExplainRetrieval(self, request, context):
+        """Seed: memory/retrieval/explain. Why each matching source was selected or filtered.
+        Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListAuditReceipts(self, request, context):
         """The tenant's audit receipts, oldest first. Scope: memory.admin.
         """
@@ -135,6 +222,41 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.SetThreadMemoryMode,
                     request_deserializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.SerializeToString,
+            ),
+            'InsertMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.InsertMemory,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.SerializeToString,
+            ),
+            'ListSources': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSources,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.SerializeToString,
+            ),
+            'GetSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSource,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.Source.SerializeToString,
+            ),
+            'SetSourceClassification': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSourceClassification,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.SerializeToString,
+            ),
+            'SearchMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchMemories,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.SerializeToString,
+            ),
+            'AssemblePrompt': grpc.unary_unary_rpc_method_handler(
+                    servicer.AssemblePrompt,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.SerializeToString,
+            ),
+            'ExplainRetrieval': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainRetrieval,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.SerializeToString,
             ),
             'ListAuditReceipts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAuditReceipts,
@@ -235,6 +357,195 @@ class MemoryService:
             '/agentmem.v1.MemoryService/SetThreadMemoryMode',
             agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.SerializeToString,
             agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InsertMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/InsertMemory',
+            agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSources(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/ListSources',
+            agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/GetSource',
+            agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.Source.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSourceClassification(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/SetSourceClassification',
+            agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/SearchMemories',
+            agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AssemblePrompt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/AssemblePrompt',
+            agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainRetrieval(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/ExplainRetrieval',
+            agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
             options,
             channel_credentials,
             insecure,

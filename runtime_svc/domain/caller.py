@@ -11,4 +11,6 @@ class Caller:
     principal_id: str
     principal_kind: str  # "user" | "agent" | "service"
     scopes: frozenset[str]
+    # The caller's idempotency key (the request's request_id field), or "".
     request_id: str = ""
+    surface: str = "grpc"

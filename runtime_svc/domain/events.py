@@ -17,8 +17,29 @@ class ThreadMemoryModeUpdated:
     effective_at_us: int
 
 
-DomainEvent = ThreadMemoryModeUpdated
-KINDS: dict[str, type[DomainEvent]] = {cls.kind: cls for cls in (ThreadMemoryModeUpdated,)}
+@dataclass(frozen=True)
+class SourceClassificationUpdated:
+    kind: ClassVar[str] = "source_classification_updated"
+    source_id: str
+    previous_classification: str
+    classification: str
+    revision: int
+    effective_at_us: int
+
+
+@dataclass(frozen=True)
+class MemoryInserted:
+    kind: ClassVar[str] = "memory_inserted"
+    source_id: str
+    revision: int
+    source_kind: str
+    status: str
+
+
+DomainEvent = ThreadMemoryModeUpdated | SourceClassificationUpdated | MemoryInserted
+KINDS: dict[str, type[DomainEvent]] = {
+    cls.kind: cls for cls in (ThreadMemoryModeUpdated, SourceClassificationUpdated, MemoryInserted)
+}
 
 
 @dataclass(frozen=True)

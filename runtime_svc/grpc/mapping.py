@@ -1,22 +1,62 @@
-"""Domain values ↔ protobuf messages, for the runtime's servicer."""
+"""Domain values ↔ protobuf messages, for the runtime's servicer.
+
+Enums map by name: the domain's "pending_review" is STATUS_PENDING_REVIEW, and so on.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.v1 import common_pb2, events_pb2, thread_mode_pb2
+from agentmem.core.errors import invalid_field
+from agentmem.v1 import (
+    common_pb2,
+    events_pb2,
+    retrieval_pb2,
+    sources_pb2,
+    thread_mode_pb2,
+)
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt
-from runtime_svc.domain.thread_mode import Mode
+from runtime_svc.domain.sources import Source
 
-MODES = {
-    Mode.ENABLED: common_pb2.MEMORY_MODE_ENABLED,
-    Mode.DISABLED: common_pb2.MEMORY_MODE_DISABLED,
-}
-MODES_FROM_PROTO = {v: k for k, v in MODES.items()}
-EVENT_KINDS = {
-    events_pb2.EVENT_KIND_THREAD_MEMORY_MODE_UPDATED: domain_events.ThreadMemoryModeUpdated.kind,
-}
+
+class EnumMap:
+    """Maps a proto enum (PREFIX_VALUE) to domain strings ("value") and back."""
+
+    def __init__(self, wrapper: Any, prefix: str) -> None:
+        self._to = {
+            n.removeprefix(prefix).lower(): v
+            for n, v in wrapper.items()
+            if not n.endswith("_UNSPECIFIED")
+        }
+        self._from = {v: k for k, v in self._to.items()}
+
+    def to_proto(self, value: str) -> int:
+        return self._to[value]
+
+    def from_proto(self, field: str, value: int, *, optional: bool = False) -> str:
+        if optional and value == 0:
+            return ""
+        try:
+            return self._from[value]
+        except KeyError:
+            raise invalid_field(
+                field, "must be one of the defined values (not UNSPECIFIED)"
+            ) from None
+
+    def proto_values(self) -> list[int]:
+        return list(self._from)
+
+
+MODES = EnumMap(common_pb2.MemoryMode, "MEMORY_MODE_")
+KINDS = EnumMap(sources_pb2.SourceKind, "SOURCE_KIND_")
+CLASSIFICATIONS = EnumMap(sources_pb2.Classification, "CLASSIFICATION_")
+STATUSES = EnumMap(sources_pb2.Status, "STATUS_")
+STATES = EnumMap(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
+REASONS = EnumMap(retrieval_pb2.Reason, "REASON_")
+EVENT_KINDS = EnumMap(events_pb2.EventKind, "EVENT_KIND_")
 
 
 def timestamp(us: int) -> Timestamp | None:
@@ -27,7 +67,9 @@ def timestamp(us: int) -> Timestamp | None:
     return ts
 
 
-def receipt(r: Receipt) -> common_pb2.AuditReceipt:
+def receipt(r: Receipt | None) -> common_pb2.AuditReceipt | None:
+    if r is None:
+        return None
     return common_pb2.AuditReceipt(
         receipt_id=r.receipt_id,
         sequence=r.sequence,
@@ -43,6 +85,37 @@ def receipt(r: Receipt) -> common_pb2.AuditReceipt:
     )
 
 
+def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Source:
+    out = sources_pb2.Source(
+        source_id=s.source_id,
+        revision=s.revision,
+        source_kind=KINDS.to_proto(s.kind.value),
+        classification=CLASSIFICATIONS.to_proto(s.classification.value),
+        status=STATUSES.to_proto(s.status.value),
+        effective_retrieval_state=STATES.to_proto(state),
+        created_at=timestamp(s.created_at_us),
+        updated_at=timestamp(s.updated_at_us),
+        thread_id=s.thread_id,
+        provenance=sources_pb2.SourceProvenance(
+            principal_id=s.provenance.principal_id,
+            principal_kind=s.provenance.principal_kind,
+            surface=s.provenance.surface,
+            request_id=s.provenance.request_id,
+            received_at=timestamp(s.created_at_us),
+        ),
+        save_intent=s.save_intent.intent,
+        save_intent_source=s.save_intent.source,
+        labels=s.labels,
+        content_sha256=s.body.sha256(),
+    )
+    if include_content:
+        out.content = s.body.content
+        out.messages.extend(
+            sources_pb2.Message(role=m.role, content=m.content) for m in s.body.messages
+        )
+    return out
+
+
 def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
     out = events_pb2.Event(
         sequence=logged.sequence, at=timestamp(logged.at_us), event_id=logged.event_id
@@ -52,10 +125,29 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         out.thread_memory_mode_updated.CopyFrom(
             thread_mode_pb2.ThreadMemoryModeUpdated(
                 thread_id=e.thread_id,
-                previous_mode=MODES[Mode(e.previous_mode)],
-                mode=MODES[Mode(e.mode)],
+                previous_mode=MODES.to_proto(e.previous_mode),
+                mode=MODES.to_proto(e.mode),
                 revision=e.revision,
                 effective_at=timestamp(e.effective_at_us),
+            )
+        )
+    elif isinstance(e, domain_events.SourceClassificationUpdated):
+        out.source_classification_updated.CopyFrom(
+            sources_pb2.SourceClassificationUpdated(
+                source_id=e.source_id,
+                previous_classification=CLASSIFICATIONS.to_proto(e.previous_classification),
+                classification=CLASSIFICATIONS.to_proto(e.classification),
+                revision=e.revision,
+                effective_at=timestamp(e.effective_at_us),
+            )
+        )
+    elif isinstance(e, domain_events.MemoryInserted):
+        out.memory_inserted.CopyFrom(
+            sources_pb2.MemoryInserted(
+                source_id=e.source_id,
+                revision=e.revision,
+                source_kind=KINDS.to_proto(e.source_kind),
+                status=STATUSES.to_proto(e.status),
             )
         )
     return out

@@ -9,15 +9,20 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from agentmem.core import validation
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
-from agentmem.v1 import audit_pb2, events_pb2, thread_mode_pb2
+from agentmem.v1 import audit_pb2, events_pb2, retrieval_pb2, sources_pb2, thread_mode_pb2
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.sources import Classification, SaveIntent
+from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc import mapping
+from runtime_svc.grpc.mapping import CLASSIFICATIONS, KINDS, MODES, REASONS, STATES, STATUSES
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.memories import InsertCommand, Memories
+from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
+from runtime_svc.storage.sources import SourceFilter
 
 T = TypeVar("T")
 CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller")
@@ -28,44 +33,184 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self,
         *,
         thread_modes: ThreadModes,
+        memories: Memories,
+        retrieval: Retrieval,
         audit: Audit,
         feed: EventFeed,
         wakeups: TenantWakeups,
         pool: ThreadPoolExecutor,
         poll_interval: float,
     ) -> None:
-        self._thread_modes, self._audit, self._feed = thread_modes, audit, feed
+        self._thread_modes, self._memories, self._retrieval = thread_modes, memories, retrieval
+        self._audit, self._feed = audit, feed
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
+    # Thread memory mode
+
     async def ReadThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
         state = await self._run(self._thread_modes.read, CALLER.get(), request.thread_id)
         return thread_mode_pb2.ReadThreadMemoryModeResponse(
             thread_id=state.thread_id,
-            mode=mapping.MODES[state.mode],
+            mode=MODES.to_proto(state.mode),
             revision=state.revision,
             effective_at=mapping.timestamp(state.effective_at_us),
         )
 
     async def SetThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
-        validation.enum_value("mode", request.mode, mapping.MODES_FROM_PROTO)
+        mode = Mode(MODES.from_proto("mode", request.mode))
         change = await self._run(
-            self._thread_modes.set,
-            CALLER.get(),
-            request.thread_id,
-            request.expected_revision,
-            mapping.MODES_FROM_PROTO[request.mode],
+            self._thread_modes.set, CALLER.get(), request.thread_id, request.expected_revision, mode
         )
         return thread_mode_pb2.SetThreadMemoryModeResponse(
             thread_id=change.current.thread_id,
-            previous_mode=mapping.MODES[change.previous.mode],
-            mode=mapping.MODES[change.current.mode],
+            previous_mode=MODES.to_proto(change.previous.mode),
+            mode=MODES.to_proto(change.current.mode),
             revision=change.current.revision,
             effective_at=mapping.timestamp(change.current.effective_at_us),
             receipt=mapping.receipt(change.receipt),
         )
+
+    # Memories and sources
+
+    async def InsertMemory(self, request, context):  # type: ignore[no-untyped-def]
+        md = request.metadata
+        cmd = InsertCommand(
+            content=request.content,
+            messages=[(m.role, m.content) for m in request.messages],
+            thread_id=request.thread_id,
+            kind=KINDS.from_proto("source_kind", request.source_kind, optional=True),
+            intent=SaveIntent(md.save_intent, md.save_intent_source, md.save_intent_evidence),
+            labels=dict(md.labels),
+            validate_only=request.validate_only,
+        )
+        result = await self._run(self._memories.insert, CALLER.get(), cmd)
+        return sources_pb2.InsertMemoryResponse(
+            source_id=result.source_id,
+            revision=result.revision,
+            status=STATUSES.to_proto(result.status),
+            receipt=mapping.receipt(result.receipt),
+            deduplicated=result.deduplicated,
+        )
+
+    async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
+        f = request.filter
+        flt = SourceFilter(
+            classification=CLASSIFICATIONS.from_proto(
+                "filter.classification", f.classification, optional=True
+            ),
+            status=STATUSES.from_proto("filter.status", f.status, optional=True),
+            effective_state=STATES.from_proto(
+                "filter.effective_state", f.effective_state, optional=True
+            ),
+            kind=KINDS.from_proto("filter.source_kind", f.source_kind, optional=True),
+            thread_id=f.thread_id,
+        )
+        rows, token = await self._run(
+            self._memories.list, CALLER.get(), flt, request.page_size, request.page_token
+        )
+        return sources_pb2.ListSourcesResponse(
+            sources=[
+                sources_pb2.SourceSummary(
+                    source_id=r.source_id,
+                    revision=r.revision,
+                    source_kind=KINDS.to_proto(r.kind),
+                    classification=CLASSIFICATIONS.to_proto(r.classification),
+                    status=STATUSES.to_proto(r.status),
+                    effective_retrieval_state=STATES.to_proto(r.state),
+                )
+                for r in rows
+            ],
+            next_page_token=token,
+        )
+
+    async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
+        source, state = await self._run(
+            self._memories.get, CALLER.get(), request.source_id, request.include_content
+        )
+        return mapping.source(source, state, include_content=request.include_content)
+
+    async def SetSourceClassification(self, request, context):  # type: ignore[no-untyped-def]
+        classification = Classification(
+            CLASSIFICATIONS.from_proto("classification", request.classification)
+        )
+        change = await self._run(
+            self._memories.classify,
+            CALLER.get(),
+            request.source_id,
+            request.expected_revision,
+            classification,
+        )
+        return sources_pb2.SetSourceClassificationResponse(
+            source_id=change.source.source_id,
+            previous_classification=CLASSIFICATIONS.to_proto(change.previous.value),
+            classification=CLASSIFICATIONS.to_proto(change.source.classification.value),
+            revision=change.source.revision,
+            effective_at=mapping.timestamp(change.source.updated_at_us),
+            receipt=mapping.receipt(change.receipt),
+        )
+
+    # Retrieval
+
+    async def SearchMemories(self, request, context):  # type: ignore[no-untyped-def]
+        hits = await self._run(
+            self._retrieval.search, CALLER.get(), request.query, request.thread_id, request.limit
+        )
+        return retrieval_pb2.SearchMemoriesResponse(
+            hits=[
+                retrieval_pb2.SearchHit(
+                    source_id=h.source_id,
+                    revision=h.revision,
+                    score=h.score,
+                    snippet=h.text,
+                    citation=retrieval_pb2.Citation(source_id=h.source_id, revision=h.revision),
+                )
+                for h in hits
+            ]
+        )
+
+    async def AssemblePrompt(self, request, context):  # type: ignore[no-untyped-def]
+        result = await self._run(
+            self._retrieval.assemble,
+            CALLER.get(),
+            request.query,
+            request.thread_id,
+            request.token_budget,
+        )
+        return retrieval_pb2.AssemblePromptResponse(
+            context=result.block.context,
+            citations=[
+                retrieval_pb2.Citation(source_id=c.source_id, revision=c.revision)
+                for c in result.block.cited
+            ],
+            prompt_record_id=result.prompt_record_id,
+            tokens_used=result.block.tokens,
+        )
+
+    async def ExplainRetrieval(self, request, context):  # type: ignore[no-untyped-def]
+        result = await self._run(
+            self._retrieval.explain, CALLER.get(), request.query, request.thread_id, request.limit
+        )
+        return retrieval_pb2.ExplainRetrievalResponse(
+            entries=[
+                retrieval_pb2.ExplanationEntry(
+                    source_id=e.source_id,
+                    revision=e.revision,
+                    classification=CLASSIFICATIONS.to_proto(e.classification),
+                    included=e.included,
+                    reason=REASONS.to_proto(e.reason),
+                    rank=e.rank,
+                    score=e.score,
+                )
+                for e in result.entries
+            ],
+            total_matches=result.total_matches,
+            truncated=result.truncated,
+        )
+
+    # Audit and events
 
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         rows, token = await self._run(
@@ -88,9 +233,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self, request: events_pb2.WatchEventsRequest, context
     ) -> AsyncIterator[events_pb2.Event]:
         caller = CALLER.get()
-        for kind in request.kinds:
-            validation.enum_value("kinds", kind, mapping.EVENT_KINDS)
-        kinds = sorted({mapping.EVENT_KINDS[k] for k in request.kinds})
+        kinds = sorted({mapping.EVENT_KINDS.from_proto("kinds", k) for k in request.kinds})
         position = request.after_sequence
         waiter = self._wakeups.waiter(caller.tenant_id)
         try:
@@ -116,4 +259,5 @@ def caller_from(ctx) -> Caller:  # type: ignore[no-untyped-def]
         principal_kind=kinds.get(ctx.principal_kind, "service"),
         scopes=frozenset(ctx.scopes),
         request_id=ctx.request_id,
+        surface=ctx.surface or "grpc",
     )

@@ -19,7 +19,7 @@ class Audit:
         validation.identifier("target_id", target_id, required=False)
         size = validation.page_size(page_size)
         key = paging.query_key(caller.tenant_id, "audit", target_id)
-        after = paging.decode(page_token, key)
+        after = paging.decode(page_token, key, 0)
         with self._uow.read(caller.tenant_id) as tx:
             rows = tx.receipts.page(target_id, after, size + 1)
         more = len(rows) > size

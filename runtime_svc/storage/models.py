@@ -5,7 +5,7 @@ Times are integer microseconds since the Unix epoch (exact, portable, hashable).
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Index, MetaData, String, Text
+from sqlalchemy import BigInteger, Index, Integer, MetaData, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -31,6 +31,8 @@ class TenantState(Base):
     events_compacted_through: Mapped[int] = mapped_column(BigInteger, default=0)
     receipt_sequence: Mapped[int] = mapped_column(BigInteger, default=0)
     receipt_head_hash: Mapped[str] = mapped_column(String(64), default="")
+    # How many of the tenant's sources have an entry in the search index.
+    indexed_docs: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class ThreadModeRow(Base):
@@ -74,3 +76,82 @@ class AuditReceiptRow(Base):
     hash: Mapped[str] = mapped_column(String(64))
 
     __table_args__ = (Index("ix_audit_receipts_target", "tenant_id", "target_id", "sequence"),)
+
+
+# An integer primary key that is SQLite's rowid (so the search index can share it).
+RowId = BigInteger().with_variant(Integer, "sqlite")
+
+
+class SourceRow(Base):
+    """A stored unit of memory. `pk` is internal (never leaves the runtime); `source_id` is
+    the opaque public id. `raw` holds the bytes as given; `generated_form` the indexed text."""
+
+    __tablename__ = "sources"
+    pk: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    source_id: Mapped[str] = mapped_column(String(40))
+    revision: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16))
+    classification: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16))
+    thread_id: Mapped[str] = mapped_column(String(128))
+    raw: Mapped[str] = mapped_column(Text)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    generated_form: Mapped[str] = mapped_column(Text)
+    # Provenance of the derived forms: the source revision each was made from (0: none).
+    generated_revision: Mapped[int] = mapped_column(BigInteger)
+    indexed_revision: Mapped[int] = mapped_column(BigInteger)
+    principal_id: Mapped[str] = mapped_column(String(128))
+    principal_kind: Mapped[str] = mapped_column(String(16))
+    surface: Mapped[str] = mapped_column(String(16))
+    request_id: Mapped[str] = mapped_column(String(128))
+    save_intent: Mapped[str] = mapped_column(String(32))
+    save_intent_source: Mapped[str] = mapped_column(String(64))
+    save_intent_evidence: Mapped[str] = mapped_column(String(200))
+    labels: Mapped[str] = mapped_column(Text)  # JSON object
+    created_at_us: Mapped[int] = mapped_column(BigInteger)
+    updated_at_us: Mapped[int] = mapped_column(BigInteger)
+    # What the eligibility predicate needs beyond classification and status.
+    revoked_at_us: Mapped[int] = mapped_column(BigInteger)
+    assent_state: Mapped[str] = mapped_column(String(16))
+    assent_expires_at_us: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "source_id"),
+        Index(
+            "ix_sources_request",
+            "tenant_id",
+            "request_id",
+            unique=True,
+            sqlite_where=text("request_id != ''"),
+            postgresql_where=text("request_id != ''"),
+        ),
+    )
+
+
+class PromptRecordRow(Base):
+    """A prompt block that was handed out: a derived record of every source it cites."""
+
+    __tablename__ = "prompt_records"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    prompt_record_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(String(128))
+    created_at_us: Mapped[int] = mapped_column(BigInteger)
+    token_budget: Mapped[int] = mapped_column(BigInteger)
+    tokens_used: Mapped[int] = mapped_column(BigInteger)
+    # SHA-256 of the query: enough to recognise a repeat, never the text.
+    query_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class DerivedProvenanceRow(Base):
+    """Provenance of derived records that draw on several sources (prompt records, …):
+    one row per (derived record, source revision). Revocation readback reads this."""
+
+    __tablename__ = "derived_provenance"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    derived_kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    derived_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    source_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    source_revision: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (Index("ix_derived_provenance_source", "tenant_id", "source_id"),)

@@ -34,6 +34,7 @@ class TenantCounters:
     events_compacted_through: int = 0
     receipt_sequence: int = 0
     receipt_head_hash: str = ""
+    indexed_docs: int = 0
 
 
 class TenantStateRepository(_Repository):
@@ -48,6 +49,7 @@ class TenantStateRepository(_Repository):
                 events_compacted_through=0,
                 receipt_sequence=0,
                 receipt_head_hash="",
+                indexed_docs=0,
             ).on_conflict_do_nothing(index_elements=["tenant_id"])
         )
         return self._select(for_update=True) or TenantCounters()
@@ -61,9 +63,16 @@ class TenantStateRepository(_Repository):
             _state.c.events_compacted_through,
             _state.c.receipt_sequence,
             _state.c.receipt_head_hash,
+            _state.c.indexed_docs,
         ).where(_state.c.tenant_id == self.tenant_id)
         row = self.session.execute(stmt.with_for_update() if for_update else stmt).one_or_none()
         return TenantCounters(**row._mapping) if row else None
+
+    def total_indexed(self) -> int:
+        """Index entries of all tenants together (a statistic for query planning)."""
+        return self.session.execute(
+            select(func.coalesce(func.sum(_state.c.indexed_docs), 0))
+        ).scalar_one()
 
     def save(self, counters: TenantCounters) -> None:
         self.session.execute(

@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
+from runtime_svc.storage.search_index import SearchIndex
+from runtime_svc.storage.sources import PromptRecords, SourceRepository
 
 
 class Transaction:
@@ -27,6 +29,9 @@ class Transaction:
         self.thread_modes = repositories.ThreadModeRepository(session, tenant_id)
         self.events = repositories.EventLog(session, tenant_id)
         self.receipts = repositories.ReceiptChain(session, tenant_id)
+        self.sources = SourceRepository(session, tenant_id)
+        self.index = SearchIndex(session, tenant_id)
+        self.prompt_records = PromptRecords(session, tenant_id)
         self.counters = repositories.TenantCounters()
         self._after_commit: list[Callable[[], None]] = []
 
@@ -69,8 +74,27 @@ class UnitOfWork:
                 session.rollback()
 
 
-def _storage_error(e: OperationalError) -> AgentmemError:
-    text = str(e.orig).lower() if e.orig else ""
-    if "locked" in text or "busy" in text or "serializ" in text or "deadlock" in text:
-        return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=type(e.orig).__name__)
-    return AgentmemError(Reason.UNAVAILABLE, detail=type(e.orig).__name__)
+_CONFLICT = ("locked", "busy", "serializ", "deadlock")
+_UNREACHABLE = (
+    "unable to open",
+    "disk i/o",
+    "connection",
+    "server closed",
+    "terminating",
+    "could not connect",
+    "read-only",
+    "no space",
+)
+
+
+def _storage_error(e: OperationalError) -> Exception:
+    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database → UNAVAILABLE;
+    anything else is a defect and surfaces as INTERNAL. The driver's message (which holds
+    no bound values) goes to the log only."""
+    message = str(e.orig) if e.orig is not None else type(e).__name__
+    lowered = message.lower()
+    if any(word in lowered for word in _CONFLICT):
+        return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
+    if any(word in lowered for word in _UNREACHABLE):
+        return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])
+    return AgentmemError(Reason.INTERNAL, detail=message[:200])

@@ -24,20 +24,22 @@ _sym_db = _symbol_database.Default()
 
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
+from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n)agentmem/runtime/v1/runtime_service.proto\x12\x13\x61gentmem.runtime.v1\x1a\x17\x61gentmem/v1/audit.proto\x1a\x18\x61gentmem/v1/events.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto\"\x96\x01\n\x0b\x43\x61llContext\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x14\n\x0cprincipal_id\x18\x02 \x01(\t\x12:\n\x0eprincipal_kind\x18\x03 \x01(\x0e\x32\".agentmem.runtime.v1.PrincipalKind\x12\x0e\n\x06scopes\x18\x04 \x03(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t*~\n\rPrincipalKind\x12\x1e\n\x1aPRINCIPAL_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13PRINCIPAL_KIND_USER\x10\x01\x12\x18\n\x14PRINCIPAL_KIND_AGENT\x10\x02\x12\x1a\n\x16PRINCIPAL_KIND_SERVICE\x10\x03\x32\xf3\x03\n\x0eRuntimeService\x12k\n\x14ReadThreadMemoryMode\x12(.agentmem.v1.ReadThreadMemoryModeRequest\x1a).agentmem.v1.ReadThreadMemoryModeResponse\x12h\n\x13SetThreadMemoryMode\x12\'.agentmem.v1.SetThreadMemoryModeRequest\x1a(.agentmem.v1.SetThreadMemoryModeResponse\x12\x62\n\x11ListAuditReceipts\x12%.agentmem.v1.ListAuditReceiptsRequest\x1a&.agentmem.v1.ListAuditReceiptsResponse\x12_\n\x10VerifyAuditChain\x12$.agentmem.v1.VerifyAuditChainRequest\x1a%.agentmem.v1.VerifyAuditChainResponse\x12\x45\n\x0cStreamEvents\x12\x1f.agentmem.v1.WatchEventsRequest\x1a\x12.agentmem.v1.Event0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n)agentmem/runtime/v1/runtime_service.proto\x12\x13\x61gentmem.runtime.v1\x1a\x17\x61gentmem/v1/audit.proto\x1a\x18\x61gentmem/v1/events.proto\x1a\x1b\x61gentmem/v1/retrieval.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto\"\xb9\x01\n\x0b\x43\x61llContext\x12\x11\n\ttenant_id\x18\x01 \x01(\t\x12\x14\n\x0cprincipal_id\x18\x02 \x01(\t\x12:\n\x0eprincipal_kind\x18\x03 \x01(\x0e\x32\".agentmem.runtime.v1.PrincipalKind\x12\x0e\n\x06scopes\x18\x04 \x03(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x0f\n\x07surface\x18\x06 \x01(\t\x12\x10\n\x08trace_id\x18\x07 \x01(\t*~\n\rPrincipalKind\x12\x1e\n\x1aPRINCIPAL_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13PRINCIPAL_KIND_USER\x10\x01\x12\x18\n\x14PRINCIPAL_KIND_AGENT\x10\x02\x12\x1a\n\x16PRINCIPAL_KIND_SERVICE\x10\x03\x32\xe8\x08\n\x0eRuntimeService\x12k\n\x14ReadThreadMemoryMode\x12(.agentmem.v1.ReadThreadMemoryModeRequest\x1a).agentmem.v1.ReadThreadMemoryModeResponse\x12h\n\x13SetThreadMemoryMode\x12\'.agentmem.v1.SetThreadMemoryModeRequest\x1a(.agentmem.v1.SetThreadMemoryModeResponse\x12S\n\x0cInsertMemory\x12 .agentmem.v1.InsertMemoryRequest\x1a!.agentmem.v1.InsertMemoryResponse\x12P\n\x0bListSources\x12\x1f.agentmem.v1.ListSourcesRequest\x1a .agentmem.v1.ListSourcesResponse\x12?\n\tGetSource\x12\x1d.agentmem.v1.GetSourceRequest\x1a\x13.agentmem.v1.Source\x12t\n\x17SetSourceClassification\x12+.agentmem.v1.SetSourceClassificationRequest\x1a,.agentmem.v1.SetSourceClassificationResponse\x12Y\n\x0eSearchMemories\x12\".agentmem.v1.SearchMemoriesRequest\x1a#.agentmem.v1.SearchMemoriesResponse\x12Y\n\x0e\x41ssemblePrompt\x12\".agentmem.v1.AssemblePromptRequest\x1a#.agentmem.v1.AssemblePromptResponse\x12_\n\x10\x45xplainRetrieval\x12$.agentmem.v1.ExplainRetrievalRequest\x1a%.agentmem.v1.ExplainRetrievalResponse\x12\x62\n\x11ListAuditReceipts\x12%.agentmem.v1.ListAuditReceiptsRequest\x1a&.agentmem.v1.ListAuditReceiptsResponse\x12_\n\x10VerifyAuditChain\x12$.agentmem.v1.VerifyAuditChainRequest\x1a%.agentmem.v1.VerifyAuditChainResponse\x12\x45\n\x0cStreamEvents\x12\x1f.agentmem.v1.WatchEventsRequest\x1a\x12.agentmem.v1.Event0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.runtime.v1.runtime_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PRINCIPALKIND']._serialized_start=301
-  _globals['_PRINCIPALKIND']._serialized_end=427
-  _globals['_CALLCONTEXT']._serialized_start=149
-  _globals['_CALLCONTEXT']._serialized_end=299
-  _globals['_RUNTIMESERVICE']._serialized_start=430
-  _globals['_RUNTIMESERVICE']._serialized_end=929
+  _globals['_PRINCIPALKIND']._serialized_start=392
+  _globals['_PRINCIPALKIND']._serialized_end=518
+  _globals['_CALLCONTEXT']._serialized_start=205
+  _globals['_CALLCONTEXT']._serialized_end=390
+  _globals['_RUNTIMESERVICE']._serialized_start=521
+  _globals['_RUNTIMESERVICE']._serialized_end=1649
 # @@protoc_insertion_point(module_scope)

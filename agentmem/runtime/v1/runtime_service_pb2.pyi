@@ -1,5 +1,7 @@
 from agentmem.v1 import audit_pb2 as _audit_pb2
 from agentmem.v1 import events_pb2 as _events_pb2
+from agentmem.v1 import retrieval_pb2 as _retrieval_pb2
+from agentmem.v1 import sources_pb2 as _sources_pb2
 from agentmem.v1 import thread_mode_pb2 as _thread_mode_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -22,15 +24,19 @@ PRINCIPAL_KIND_AGENT: PrincipalKind
 PRINCIPAL_KIND_SERVICE: PrincipalKind
 
 class CallContext(_message.Message):
-    __slots__ = ("tenant_id", "principal_id", "principal_kind", "scopes", "request_id")
+    __slots__ = ("tenant_id", "principal_id", "principal_kind", "scopes", "request_id", "surface", "trace_id")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_KIND_FIELD_NUMBER: _ClassVar[int]
     SCOPES_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SURFACE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     principal_id: str
     principal_kind: PrincipalKind
     scopes: _containers.RepeatedScalarFieldContainer[str]
     request_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., principal_kind: _Optional[_Union[PrincipalKind, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    surface: str
+    trace_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., principal_kind: _Optional[_Union[PrincipalKind, str]] = ..., scopes: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., surface: _Optional[str] = ..., trace_id: _Optional[str] = ...) -> None: ...

@@ -5,6 +5,8 @@ import warnings
 
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
+from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -49,6 +51,41 @@ class RuntimeServiceStub:
                 request_serializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.FromString,
                 _registered_method=True)
+        self.InsertMemory = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/InsertMemory',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.FromString,
+                _registered_method=True)
+        self.ListSources = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/ListSources',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.FromString,
+                _registered_method=True)
+        self.GetSource = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/GetSource',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.Source.FromString,
+                _registered_method=True)
+        self.SetSourceClassification = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/SetSourceClassification',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+                _registered_method=True)
+        self.SearchMemories = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/SearchMemories',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.FromString,
+                _registered_method=True)
+        self.AssemblePrompt = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/AssemblePrompt',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.FromString,
+                _registered_method=True)
+        self.ExplainRetrieval = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/ExplainRetrieval',
+                request_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
+                _registered_method=True)
         self.ListAuditReceipts = channel.unary_unary(
                 '/agentmem.runtime.v1.RuntimeService/ListAuditReceipts',
                 request_serializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.SerializeToString,
@@ -79,6 +116,48 @@ class RuntimeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetThreadMemoryMode(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InsertMemory(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSources(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSource(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetSourceClassification(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchMemories(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AssemblePrompt(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExplainRetrieval(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,6 +194,41 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.SetThreadMemoryMode,
                     request_deserializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.SerializeToString,
+            ),
+            'InsertMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.InsertMemory,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.SerializeToString,
+            ),
+            'ListSources': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSources,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.SerializeToString,
+            ),
+            'GetSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSource,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.Source.SerializeToString,
+            ),
+            'SetSourceClassification': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSourceClassification,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.SerializeToString,
+            ),
+            'SearchMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchMemories,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.SerializeToString,
+            ),
+            'AssemblePrompt': grpc.unary_unary_rpc_method_handler(
+                    servicer.AssemblePrompt,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.SerializeToString,
+            ),
+            'ExplainRetrieval': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainRetrieval,
+                    request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.SerializeToString,
             ),
             'ListAuditReceipts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAuditReceipts,
@@ -189,6 +303,195 @@ class RuntimeService:
             '/agentmem.runtime.v1.RuntimeService/SetThreadMemoryMode',
             agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeRequest.SerializeToString,
             agentmem_dot_v1_dot_thread__mode__pb2.SetThreadMemoryModeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InsertMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/InsertMemory',
+            agentmem_dot_v1_dot_sources__pb2.InsertMemoryRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.InsertMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSources(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/ListSources',
+            agentmem_dot_v1_dot_sources__pb2.ListSourcesRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.ListSourcesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/GetSource',
+            agentmem_dot_v1_dot_sources__pb2.GetSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.Source.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSourceClassification(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/SetSourceClassification',
+            agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/SearchMemories',
+            agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AssemblePrompt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/AssemblePrompt',
+            agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.AssemblePromptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainRetrieval(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/ExplainRetrieval',
+            agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
+            agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
             options,
             channel_credentials,
             insecure,

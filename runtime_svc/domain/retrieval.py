@@ -1,0 +1,141 @@
+"""Retrieval rules: which query terms to search for, how matches are explained, and how the
+prompt block is rendered within a token budget. Pure functions, no storage."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.text import Term, count_tokens
+
+
+def select_terms(
+    terms: Sequence[Term],
+    doc_freq: Mapping[str, int],
+    *,
+    tenant_docs: int,
+    total_docs: int,
+    posting_budget: int,
+) -> list[Term]:
+    """The query terms worth searching for.
+
+    Full-text cost grows with the postings the terms touch, not with k: an OR of common words
+    over a large tenant reads most of its index. When the tenant is small (at most
+    `posting_budget` indexed memories) every term is kept. Otherwise terms are taken rarest
+    first (estimated postings in the tenant = global document frequency times the tenant's share)
+    while their estimated postings fit the budget; the rarest term is always kept. Common
+    terms carry little bm25 weight, so the ranking of what matters changes little.
+    """
+    if tenant_docs <= posting_budget or len(terms) <= 1:
+        return list(terms)
+    share = tenant_docs / max(total_docs, tenant_docs, 1)
+    chosen: list[Term] = []
+    spent = 0.0
+    for term in sorted(terms, key=lambda t: (doc_freq.get(t.stem, 0), t.stem)):
+        cost = doc_freq.get(term.stem, 0) * share
+        if chosen and spent + cost > posting_budget:
+            break
+        chosen.append(term)
+        spent += cost
+    return chosen
+
+
+class Reason(StrEnum):
+    SELECTED = "selected"
+    BELOW_LIMIT = "below_limit"
+    THREAD_MEMORY_DISABLED = "thread_memory_disabled"
+    # otherwise the source's effective state names the reason (cold, pending_review, …)
+
+
+@dataclass(frozen=True)
+class Match:
+    source_id: str
+    revision: int
+    classification: str
+    state: State
+    score: float  # higher is better
+
+
+@dataclass(frozen=True)
+class Entry:
+    source_id: str
+    revision: int
+    classification: str
+    included: bool
+    reason: str  # a Reason or a State value
+    rank: int = 0
+    score: float = 0.0
+
+
+def ranking_key(m: Match) -> tuple[float, str]:
+    """Best score first, ties broken by source id: the order search uses too."""
+    return (-m.score, m.source_id)
+
+
+def explain(matches: Sequence[Match], limit: int, *, thread_disabled: bool) -> list[Entry]:
+    """Selected (by rank), then eligible below the limit, then filtered with their reason."""
+    eligible = sorted((m for m in matches if m.state is State.ELIGIBLE), key=ranking_key)
+    filtered = sorted((m for m in matches if m.state is not State.ELIGIBLE), key=ranking_key)
+    entries = []
+    for rank, m in enumerate(eligible, start=1):
+        if thread_disabled:
+            reason, included = Reason.THREAD_MEMORY_DISABLED, False
+        elif rank <= limit:
+            reason, included = Reason.SELECTED, True
+        else:
+            reason, included = Reason.BELOW_LIMIT, False
+        entries.append(
+            Entry(
+                m.source_id,
+                m.revision,
+                m.classification,
+                included,
+                reason.value,
+                rank=rank,
+                score=m.score,
+            )
+        )
+    entries += [
+        Entry(m.source_id, m.revision, m.classification, False, m.state.value) for m in filtered
+    ]
+    return entries
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source_id: str
+    revision: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    context: str
+    cited: tuple[Candidate, ...]
+    tokens: int
+
+
+HEADER = "<memories>\nWhat you remember about the user; each line cites its source.\n"
+FOOTER = "</memories>"
+
+
+def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptBlock:
+    """Whole memories in rank order while the block fits the budget; one that does not fit
+    is skipped (never cut), and the next ones are still tried."""
+    fixed = count_tokens(HEADER) + count_tokens(FOOTER)
+    if not candidates or fixed >= token_budget:
+        return PromptBlock("", (), 0)
+    lines, cited, used = [], [], fixed
+    for c in candidates:
+        line = f"[{len(cited) + 1}] ({c.source_id}@{c.revision}) {' '.join(c.text.split())}\n"
+        cost = count_tokens(line)
+        if used + cost > token_budget:
+            continue
+        lines.append(line)
+        cited.append(c)
+        used += cost
+    if not cited:
+        return PromptBlock("", (), 0)
+    return PromptBlock(HEADER + "".join(lines) + FOOTER, tuple(cited), used)

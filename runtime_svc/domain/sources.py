@@ -1,0 +1,162 @@
+"""Sources: stored units of memory, their revisions, classification and generated form."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from agentmem.core import validation
+from agentmem.core.errors import invalid_field, revision_mismatch
+
+MAX_CONTENT_CHARS = 32_000
+MAX_MESSAGES = 200
+ROLES = frozenset({"user", "assistant", "system", "tool"})
+MAX_LABELS = 32
+MAX_LABEL_CHARS = 128
+
+
+class SourceKind(StrEnum):
+    MEMORY = "memory"
+    CONVERSATION = "conversation"
+    FOREIGN = "foreign"
+    LEGACY = "legacy"
+
+
+class Classification(StrEnum):
+    ACTIVE = "active"
+    COLD = "cold"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    PENDING_REVIEW = "pending_review"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Body:
+    """What the caller stored: one text, or a conversation."""
+
+    content: str = ""
+    messages: tuple[Message, ...] = ()
+
+    def raw(self) -> str:
+        """The stored bytes, exactly as given (messages as JSON)."""
+        if self.messages:
+            return json.dumps([[m.role, m.content] for m in self.messages], ensure_ascii=False)
+        return self.content
+
+    def generated_form(self) -> str:
+        """The text that is indexed and injected: the content, or `role: text` lines."""
+        if self.messages:
+            return "\n".join(f"{m.role}: {m.content}" for m in self.messages)
+        return self.content
+
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw().encode()).hexdigest()
+
+    @staticmethod
+    def from_raw(kind: SourceKind, raw: str) -> Body:
+        if kind is SourceKind.CONVERSATION:
+            return Body(messages=tuple(Message(r, c) for r, c in json.loads(raw)))
+        return Body(content=raw)
+
+
+def check_body(content: str, messages: list[tuple[str, str]]) -> Body:
+    if bool(content) == bool(messages):
+        raise invalid_field("content", "give exactly one of content and messages")
+    if content:
+        _check_text("content", content)
+        return Body(content=content)
+    if len(messages) > MAX_MESSAGES:
+        raise invalid_field("messages", f"at most {MAX_MESSAGES} messages")
+    total = 0
+    for i, (role, text) in enumerate(messages):
+        if role not in ROLES:
+            raise invalid_field(f"messages[{i}].role", f"must be one of {sorted(ROLES)}")
+        _check_text(f"messages[{i}].content", text)
+        total += len(text)
+    if total > MAX_CONTENT_CHARS:
+        raise invalid_field("messages", f"at most {MAX_CONTENT_CHARS} characters in all")
+    return Body(messages=tuple(Message(r, t) for r, t in messages))
+
+
+def _check_text(name: str, text: str) -> None:
+    if not text.strip():
+        raise invalid_field(name, "must not be blank")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise invalid_field(name, f"must be at most {MAX_CONTENT_CHARS} characters")
+    if "\x00" in text:
+        raise invalid_field(name, "must not contain NUL bytes")
+
+
+def check_labels(labels: dict[str, str]) -> dict[str, str]:
+    if len(labels) > MAX_LABELS:
+        raise invalid_field("metadata.labels", f"at most {MAX_LABELS} labels")
+    for key, value in labels.items():
+        validation.identifier("metadata.labels key", key)
+        if len(value) > MAX_LABEL_CHARS or "\x00" in value:
+            raise invalid_field("metadata.labels", f"values: at most {MAX_LABEL_CHARS} characters")
+    return dict(labels)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    principal_id: str
+    principal_kind: str
+    surface: str
+    request_id: str
+
+
+@dataclass(frozen=True)
+class SaveIntent:
+    intent: str = ""
+    source: str = ""
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Source:
+    source_id: str
+    revision: int
+    kind: SourceKind
+    classification: Classification
+    status: Status
+    thread_id: str
+    body: Body
+    provenance: Provenance
+    save_intent: SaveIntent
+    labels: dict[str, str] = field(default_factory=dict)
+    created_at_us: int = 0
+    updated_at_us: int = 0
+    revoked_at_us: int = 0
+    assent_state: str = ""
+    assent_expires_at_us: int = 0
+
+    def eligibility_row(self) -> dict[str, object]:
+        return {
+            "classification": self.classification.value,
+            "status": self.status.value,
+            "revoked_at_us": self.revoked_at_us,
+            "assent_state": self.assent_state,
+            "assent_expires_at_us": self.assent_expires_at_us,
+        }
+
+
+def classify(
+    source: Source, *, expected_revision: int, classification: Classification, now_us: int
+) -> Source:
+    validation.non_negative("expected_revision", expected_revision)
+    if expected_revision != source.revision:
+        raise revision_mismatch(f"source/{source.source_id}", source.revision)
+    return replace(
+        source, classification=classification, revision=source.revision + 1, updated_at_us=now_us
+    )

@@ -1,0 +1,149 @@
+"""Use cases: search, prompt assembly and explanation, over one eligibility predicate.
+
+All three read the calling thread's memory mode and pick query terms the same way, so an
+explanation always describes exactly the selection that search and prompt assembly make.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+
+from agentmem.core import validation
+from runtime_svc.domain import retrieval, text, thread_mode
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
+from runtime_svc.services.clock import Clock
+from runtime_svc.storage.search_index import Hit
+from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+
+PROMPT_CANDIDATES = 50
+EXPLAIN_CAP = 1000
+STATS_TTL_S = 300.0
+
+
+@dataclass(frozen=True)
+class Explanation:
+    entries: list[Entry]
+    total_matches: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Assembled:
+    block: PromptBlock
+    prompt_record_id: str
+
+
+class IndexStatistics:
+    """Document frequencies and the index size, cached for a few minutes: they steer which
+    query terms are worth searching for, and drift slowly."""
+
+    def __init__(self, ttl_s: float = STATS_TTL_S) -> None:
+        self._ttl = ttl_s
+        self._df: dict[str, tuple[int, float]] = {}
+        self._total: tuple[int, float] = (0, 0.0)
+        self._lock = threading.Lock()
+
+    def doc_freq(self, tx: Transaction, stems: list[str]) -> dict[str, int]:
+        now, out = time.monotonic(), {}
+        for s in stems:
+            cached = self._df.get(s)
+            if cached is None or cached[1] < now:
+                cached = (tx.index.doc_freq(s), now + self._ttl)
+                with self._lock:
+                    self._df[s] = cached
+            out[s] = cached[0]
+        return out
+
+    def total_docs(self, tx: Transaction) -> int:
+        value, expires = self._total
+        if expires < time.monotonic():
+            value = tx.tenant.total_indexed()
+            self._total = (value, time.monotonic() + self._ttl)
+        return value
+
+
+class Retrieval:
+    def __init__(
+        self, uow: UnitOfWork, clock: Clock, *, default_mode: thread_mode.Mode, posting_budget: int
+    ) -> None:
+        self._uow, self._clock = uow, clock
+        self._default_mode = default_mode
+        self._budget = posting_budget
+        self._stats = IndexStatistics()
+
+    def _terms(self, tx: Transaction, query: str) -> list[text.Term]:
+        terms = text.query_terms(query)
+        tenant_docs = tx.tenant.get().indexed_docs
+        if tenant_docs <= self._budget or len(terms) <= 1:
+            return terms
+        return retrieval.select_terms(
+            terms,
+            self._stats.doc_freq(tx, [t.stem for t in terms]),
+            tenant_docs=tenant_docs,
+            total_docs=self._stats.total_docs(tx),
+            posting_budget=self._budget,
+        )
+
+    def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
+        if not thread_id:
+            return False
+        state = tx.thread_modes.get(thread_id) or thread_mode.default(thread_id, self._default_mode)
+        return state.mode is thread_mode.Mode.DISABLED
+
+    def search(self, caller: Caller, query: str, thread_id: str, limit: int) -> list[Hit]:
+        _check(query, thread_id, limit)
+        with self._uow.read(caller.tenant_id) as tx:
+            if self._thread_disabled(tx, thread_id):
+                return []
+            return tx.index.search(self._terms(tx, query), limit, self._clock())
+
+    def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
+        _check(query, thread_id, 1)
+        validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
+        with self._uow.read(caller.tenant_id) as tx:
+            if self._thread_disabled(tx, thread_id):
+                return Assembled(PromptBlock("", (), 0), "")
+            hits = tx.index.search(
+                self._terms(tx, query), PROMPT_CANDIDATES, self._clock(), full_text=True
+            )
+        block = retrieval.render_prompt(
+            [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
+        )
+        if not block.cited:
+            return Assembled(block, "")
+        record_id = new_id("prm")
+        with self._uow.write(caller.tenant_id) as tx:
+            tx.prompt_records.add(
+                record_id,
+                thread_id=thread_id,
+                created_at_us=self._clock(),
+                token_budget=token_budget,
+                tokens_used=block.tokens,
+                query_sha256=hashlib.sha256(query.encode()).hexdigest(),
+                cited=[(c.source_id, c.revision) for c in block.cited],
+            )
+        return Assembled(block, record_id)
+
+    def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
+        _check(query, thread_id, limit)
+        now = self._clock()
+        with self._uow.read(caller.tenant_id) as tx:
+            disabled = self._thread_disabled(tx, thread_id)
+            rows, total = tx.index.matches(self._terms(tx, query), now, EXPLAIN_CAP)
+        matches = [
+            Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
+        ]
+        entries = retrieval.explain(matches, limit, thread_disabled=disabled)
+        return Explanation(entries, total, truncated=total > len(entries))
+
+
+def _check(query: str, thread_id: str, limit: int) -> None:
+    validation.query(query)
+    validation.identifier("thread_id", thread_id, required=False)
+    validation.in_range("limit", limit, 1, validation.MAX_LIMIT)

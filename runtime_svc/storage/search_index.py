@@ -1,0 +1,170 @@
+"""The full-text search index (SQLite FTS5), with the eligibility filter in the same query.
+
+One index row per source that has an index entry; its rowid is the source's internal pk.
+`body` holds the generated form. `scope` holds tokens that carry the filter inside the
+index: the tenant's token on every row, and the tenant's eligibility token while the source
+is eligible. A query intersects the query terms with the scope token inside FTS5, so top-k
+is taken among the tenant's eligible sources only and cost follows the tenant's size, not
+the whole index. The same statement joins the source row and applies the full eligibility
+predicate (including what depends on the time, such as an assent's expiry) and the tenant
+check, so the tokens only ever narrow what the predicate allows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
+from sqlalchemy.orm import Session
+
+from runtime_svc.domain.text import Term
+from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.sources import sources
+
+_meta = MetaData()
+memory_index = Table(
+    "memory_index",
+    _meta,
+    Column("rowid", Integer, primary_key=True),
+    Column("body", Text),
+    Column("scope", Text),
+)
+vocab = Table("memory_index_vocab", _meta, Column("term", Text), Column("doc", Integer))
+_fts = literal_column("memory_index")
+# bm25 weights per column: body counts, scope tokens do not.
+_bm25 = func.bm25(_fts, 1.0, 0.0)
+SNIPPET_TOKENS = 24
+
+
+@dataclass(frozen=True)
+class Hit:
+    pk: int
+    source_id: str
+    revision: int
+    score: float  # higher is better
+    text: str  # a snippet, or the whole generated form
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    source_id: str
+    revision: int
+    classification: str
+    state: str
+    score: float
+
+
+class SearchIndex:
+    def __init__(self, session: Session, tenant_id: str) -> None:
+        self.session = session
+        self.tenant_id = tenant_id
+        digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
+        self._tenant_token, self._eligible_token = f"tt{digest}", f"te{digest}"
+
+    def _scope(self, eligible: bool) -> str:
+        return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
+
+    def put(self, pk: int, body: str, *, eligible: bool) -> None:
+        self.session.execute(
+            insert(memory_index).values(rowid=pk, body=body, scope=self._scope(eligible))
+        )
+
+    def set_eligible(self, pk: int, eligible: bool) -> None:
+        self.session.execute(
+            update(memory_index)
+            .where(memory_index.c.rowid == pk)
+            .values(scope=self._scope(eligible))
+        )
+
+    def remove(self, pk: int) -> None:
+        self.session.execute(delete(memory_index).where(memory_index.c.rowid == pk))
+
+    def _match(self, terms: Sequence[Term], *, eligible_only: bool) -> str:
+        scope = self._eligible_token if eligible_only else self._tenant_token
+        words = " OR ".join(f'"{t.word}"' for t in terms)
+        return f'scope : "{scope}" AND body : ({words})'
+
+    def search(
+        self, terms: Sequence[Term], limit: int, now_us: int, *, full_text: bool = False
+    ) -> list[Hit]:
+        """Top `limit` eligible sources by bm25, ties broken by source id; each with a snippet
+        around the matched words, or (`full_text`) the whole generated form."""
+        if not terms:
+            return []
+        text = (
+            sources.c.generated_form
+            if full_text
+            else func.snippet(_fts, 0, "", "", "…", SNIPPET_TOKENS)
+        )
+        stmt = (
+            select(
+                sources.c.pk,
+                sources.c.source_id,
+                sources.c.revision,
+                (-_bm25).label("score"),
+                text.label("snippet"),
+            )
+            .select_from(memory_index.join(sources, sources.c.pk == memory_index.c.rowid))
+            .where(
+                _fts.op("MATCH")(bindparam("match", self._match(terms, eligible_only=True))),
+                sources.c.tenant_id == self.tenant_id,
+                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
+            )
+            .order_by(_bm25, sources.c.source_id)
+            .limit(limit)
+        )
+        return [Hit(*r) for r in self.session.execute(stmt)]
+
+    def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
+        """Every indexed source of the tenant matching the terms, whatever its state: up to
+        `cap` of them (eligible ones first, best first), and how many there are."""
+        if not terms:
+            return [], 0
+        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us))
+        scored = (
+            select(
+                sources.c.source_id,
+                sources.c.revision,
+                sources.c.classification,
+                state.label("state"),
+                (-_bm25).label("score"),
+            )
+            .select_from(memory_index.join(sources, sources.c.pk == memory_index.c.rowid))
+            .where(
+                _fts.op("MATCH")(bindparam("match", self._match(terms, eligible_only=False))),
+                sources.c.tenant_id == self.tenant_id,
+            )
+            .subquery()
+        )
+        # bm25() is only usable beside MATCH: rank in an outer query over its result.
+        stmt = (
+            select(scored, func.count().over().label("total"))
+            .order_by(scored.c.state != "eligible", scored.c.score.desc(), scored.c.source_id)
+            .limit(cap)
+        )
+        rows = self.session.execute(stmt).all()
+        return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
+
+    def doc_freq(self, stem: str) -> int:
+        """In how many index rows (all tenants) the stem occurs."""
+        return (
+            self.session.execute(
+                select(vocab.c.doc).where(vocab.c.term == stem)
+            ).scalar_one_or_none()
+            or 0
+        )

@@ -1,0 +1,209 @@
+"""Sources and the derived records stored beside them (prompt records and their provenance)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, Row, bindparam, insert, select, update
+
+from runtime_svc.domain.sources import (
+    Body,
+    Classification,
+    Provenance,
+    SaveIntent,
+    Source,
+    SourceKind,
+    Status,
+)
+from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.models import DerivedProvenanceRow, PromptRecordRow, SourceRow
+from runtime_svc.storage.repositories import _Repository
+
+sources = SourceRow.__table__
+prompt_records = PromptRecordRow.__table__
+derived_provenance = DerivedProvenanceRow.__table__
+
+
+@dataclass(frozen=True)
+class Stored:
+    pk: int  # internal; never leaves the runtime
+    source: Source
+    indexed_revision: int  # 0: no index entry
+
+
+@dataclass(frozen=True)
+class SourceFilter:
+    classification: str = ""
+    status: str = ""
+    effective_state: str = ""
+    kind: str = ""
+    thread_id: str = ""
+
+
+@dataclass(frozen=True)
+class Summary:
+    source_id: str
+    revision: int
+    kind: str
+    classification: str
+    status: str
+    state: str
+
+
+class SourceRepository(_Repository):
+    def add(self, s: Source, *, indexed: bool) -> int:
+        result = self.session.execute(
+            insert(sources).values(
+                tenant_id=self.tenant_id,
+                source_id=s.source_id,
+                revision=s.revision,
+                kind=s.kind.value,
+                classification=s.classification.value,
+                status=s.status.value,
+                thread_id=s.thread_id,
+                raw=s.body.raw(),
+                content_sha256=s.body.sha256(),
+                generated_form=s.body.generated_form(),
+                generated_revision=s.revision,
+                indexed_revision=s.revision if indexed else 0,
+                principal_id=s.provenance.principal_id,
+                principal_kind=s.provenance.principal_kind,
+                surface=s.provenance.surface,
+                request_id=s.provenance.request_id,
+                save_intent=s.save_intent.intent,
+                save_intent_source=s.save_intent.source,
+                save_intent_evidence=s.save_intent.evidence,
+                labels=json.dumps(s.labels, sort_keys=True),
+                created_at_us=s.created_at_us,
+                updated_at_us=s.updated_at_us,
+                revoked_at_us=s.revoked_at_us,
+                assent_state=s.assent_state,
+                assent_expires_at_us=s.assent_expires_at_us,
+            )
+        )
+        return result.inserted_primary_key[0]
+
+    def get(self, source_id: str) -> Stored | None:
+        return self._one(sources.c.source_id == source_id)
+
+    def by_request_id(self, request_id: str) -> Stored | None:
+        return self._one(sources.c.request_id == request_id)
+
+    def _one(self, where: ColumnElement[bool]) -> Stored | None:
+        row = self.session.execute(
+            select(sources).where(sources.c.tenant_id == self.tenant_id, where)
+        ).one_or_none()
+        return _stored(row) if row else None
+
+    def save_state(self, pk: int, s: Source, *, indexed_revision: int) -> None:
+        """Writes a new revision's state (classification, status, revocation, assent)."""
+        self.session.execute(
+            update(sources)
+            .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
+            .values(
+                revision=s.revision,
+                classification=s.classification.value,
+                status=s.status.value,
+                updated_at_us=s.updated_at_us,
+                revoked_at_us=s.revoked_at_us,
+                assent_state=s.assent_state,
+                assent_expires_at_us=s.assent_expires_at_us,
+                indexed_revision=indexed_revision,
+            )
+        )
+
+    def page(self, f: SourceFilter, after: str, limit: int, now_us: int) -> list[Summary]:
+        state = eligibility_sql.state(sources.c, _now(now_us))
+        stmt = (
+            select(
+                sources.c.source_id,
+                sources.c.revision,
+                sources.c.kind,
+                sources.c.classification,
+                sources.c.status,
+                state.label("state"),
+            )
+            .where(sources.c.tenant_id == self.tenant_id, sources.c.source_id > after)
+            .order_by(sources.c.source_id)
+            .limit(limit)
+        )
+        for column, value in (
+            ("classification", f.classification),
+            ("status", f.status),
+            ("kind", f.kind),
+            ("thread_id", f.thread_id),
+        ):
+            if value:
+                stmt = stmt.where(sources.c[column] == value)
+        if f.effective_state:
+            stmt = stmt.where(state == f.effective_state)
+        return [Summary(*r) for r in self.session.execute(stmt)]
+
+
+def _now(now_us: int) -> ColumnElement[int]:
+    return bindparam("now_us", now_us)
+
+
+def _stored(r: Row) -> Stored:
+    kind = SourceKind(r.kind)
+    return Stored(
+        pk=r.pk,
+        source=Source(
+            source_id=r.source_id,
+            revision=r.revision,
+            kind=kind,
+            classification=Classification(r.classification),
+            status=Status(r.status),
+            thread_id=r.thread_id,
+            body=Body.from_raw(kind, r.raw),
+            provenance=Provenance(r.principal_id, r.principal_kind, r.surface, r.request_id),
+            save_intent=SaveIntent(r.save_intent, r.save_intent_source, r.save_intent_evidence),
+            labels=json.loads(r.labels),
+            created_at_us=r.created_at_us,
+            updated_at_us=r.updated_at_us,
+            revoked_at_us=r.revoked_at_us,
+            assent_state=r.assent_state,
+            assent_expires_at_us=r.assent_expires_at_us,
+        ),
+        indexed_revision=r.indexed_revision,
+    )
+
+
+class PromptRecords(_Repository):
+    def add(
+        self,
+        record_id: str,
+        *,
+        thread_id: str,
+        created_at_us: int,
+        token_budget: int,
+        tokens_used: int,
+        query_sha256: str,
+        cited: list[tuple[str, int]],
+    ) -> None:
+        self.session.execute(
+            insert(prompt_records).values(
+                tenant_id=self.tenant_id,
+                prompt_record_id=record_id,
+                thread_id=thread_id,
+                created_at_us=created_at_us,
+                token_budget=token_budget,
+                tokens_used=tokens_used,
+                query_sha256=query_sha256,
+            )
+        )
+        if cited:
+            self.session.execute(
+                insert(derived_provenance),
+                [
+                    {
+                        "tenant_id": self.tenant_id,
+                        "derived_kind": "prompt_record",
+                        "derived_id": record_id,
+                        "source_id": sid,
+                        "source_revision": rev,
+                    }
+                    for sid, rev in cited
+                ],
+            )
