@@ -36,8 +36,8 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-bench: install ## latency of the services next to a bare two-hop gRPC echo
-	$(BIN)/python bench/thread_mode.py
+bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_ARGS=--million for 1M)
+	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache data

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.text import Term, count_tokens
+from runtime_svc.domain.text import Term, count_tokens, stem
+from runtime_svc.domain.text import words as text_words
 
 
 def select_terms(
@@ -139,3 +140,18 @@ def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptB
     if not cited:
         return PromptBlock("", (), 0)
     return PromptBlock(HEADER + "".join(lines) + FOOTER, tuple(cited), used)
+
+
+SNIPPET_WORDS = 24
+
+
+def snippet(text: str, terms: Sequence[Term], words: int = SNIPPET_WORDS) -> str:
+    """About `words` words of `text` around the first word that matches a query term."""
+    tokens = text.split()
+    stems = {t.stem for t in terms}
+    first = next(
+        (i for i, tok in enumerate(tokens) if any(stem(w) in stems for w in text_words(tok))), 0
+    )
+    start = max(0, min(first - words // 3, len(tokens) - words))
+    end = min(len(tokens), start + words)
+    return ("…" if start else "") + " ".join(tokens[start:end]) + ("…" if end < len(tokens) else "")

@@ -164,7 +164,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     source_id=h.source_id,
                     revision=h.revision,
                     score=h.score,
-                    snippet=h.text,
+                    snippet=h.snippet,
                     citation=retrieval_pb2.Citation(source_id=h.source_id, revision=h.revision),
                 )
                 for h in hits

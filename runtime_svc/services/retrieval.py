@@ -18,12 +18,19 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.search_index import Hit
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 PROMPT_CANDIDATES = 50
 EXPLAIN_CAP = 1000
 STATS_TTL_S = 300.0
+
+
+@dataclass(frozen=True)
+class Found:
+    source_id: str
+    revision: int
+    score: float
+    snippet: str
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,16 @@ class Retrieval:
         state = tx.thread_modes.get(thread_id) or thread_mode.default(thread_id, self._default_mode)
         return state.mode is thread_mode.Mode.DISABLED
 
-    def search(self, caller: Caller, query: str, thread_id: str, limit: int) -> list[Hit]:
+    def search(self, caller: Caller, query: str, thread_id: str, limit: int) -> list[Found]:
         _check(query, thread_id, limit)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            return tx.index.search(self._terms(tx, query), limit, self._clock())
+            terms = self._terms(tx, query)
+            hits = tx.index.search(terms, limit, self._clock())
+        return [
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
+        ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
         _check(query, thread_id, 1)
@@ -109,9 +120,7 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            hits = tx.index.search(
-                self._terms(tx, query), PROMPT_CANDIDATES, self._clock(), full_text=True
-            )
+            hits = tx.index.search(self._terms(tx, query), PROMPT_CANDIDATES, self._clock())
         block = retrieval.render_prompt(
             [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
         )

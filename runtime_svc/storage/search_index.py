@@ -48,7 +48,6 @@ vocab = Table("memory_index_vocab", _meta, Column("term", Text), Column("doc", I
 _fts = literal_column("memory_index")
 # bm25 weights per column: body counts, scope tokens do not.
 _bm25 = func.bm25(_fts, 1.0, 0.0)
-SNIPPET_TOKENS = 24
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class Hit:
     source_id: str
     revision: int
     score: float  # higher is better
-    text: str  # a snippet, or the whole generated form
+    text: str  # the generated form
 
 
 @dataclass(frozen=True)
@@ -84,6 +83,16 @@ class SearchIndex:
             insert(memory_index).values(rowid=pk, body=body, scope=self._scope(eligible))
         )
 
+    def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
+        """Bulk import: (pk, body, eligible) per source."""
+        self.session.execute(
+            insert(memory_index),
+            [
+                {"rowid": pk, "body": body, "scope": self._scope(eligible)}
+                for pk, body, eligible in rows
+            ],
+        )
+
     def set_eligible(self, pk: int, eligible: bool) -> None:
         self.session.execute(
             update(memory_index)
@@ -99,33 +108,40 @@ class SearchIndex:
         words = " OR ".join(f'"{t.word}"' for t in terms)
         return f'scope : "{scope}" AND body : ({words})'
 
-    def search(
-        self, terms: Sequence[Term], limit: int, now_us: int, *, full_text: bool = False
-    ) -> list[Hit]:
-        """Top `limit` eligible sources by bm25, ties broken by source id; each with a snippet
-        around the matched words, or (`full_text`) the whole generated form."""
+    def _scored(self, terms: Sequence[Term], *, eligible_only: bool):  # type: ignore[no-untyped-def]
+        """The index's matches with their bm25 score, computed inside FTS5 and materialized,
+        so the query always starts from the (scope-narrowed) matches and then joins the few
+        source rows it needs, whatever the planner thinks of the tenant's size."""
+        return (
+            select(memory_index.c.rowid.label("pk"), (-_bm25).label("score"))
+            .where(
+                _fts.op("MATCH")(
+                    bindparam("match", self._match(terms, eligible_only=eligible_only))
+                )
+            )
+            .cte("scored")
+            .prefix_with("MATERIALIZED")
+        )
+
+    def search(self, terms: Sequence[Term], limit: int, now_us: int) -> list[Hit]:
+        """Top `limit` eligible sources by bm25, ties broken by source id, with their text."""
         if not terms:
             return []
-        text = (
-            sources.c.generated_form
-            if full_text
-            else func.snippet(_fts, 0, "", "", "…", SNIPPET_TOKENS)
-        )
+        scored = self._scored(terms, eligible_only=True)
         stmt = (
             select(
                 sources.c.pk,
                 sources.c.source_id,
                 sources.c.revision,
-                (-_bm25).label("score"),
-                text.label("snippet"),
+                scored.c.score,
+                sources.c.generated_form,
             )
-            .select_from(memory_index.join(sources, sources.c.pk == memory_index.c.rowid))
+            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
             .where(
-                _fts.op("MATCH")(bindparam("match", self._match(terms, eligible_only=True))),
                 sources.c.tenant_id == self.tenant_id,
                 eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
             )
-            .order_by(_bm25, sources.c.source_id)
+            .order_by(scored.c.score.desc(), sources.c.source_id)
             .limit(limit)
         )
         return [Hit(*r) for r in self.session.execute(stmt)]
@@ -135,26 +151,20 @@ class SearchIndex:
         `cap` of them (eligible ones first, best first), and how many there are."""
         if not terms:
             return [], 0
-        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us))
-        scored = (
+        scored = self._scored(terms, eligible_only=False)
+        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
+        stmt = (
             select(
                 sources.c.source_id,
                 sources.c.revision,
                 sources.c.classification,
-                state.label("state"),
-                (-_bm25).label("score"),
+                state,
+                scored.c.score,
+                func.count().over().label("total"),
             )
-            .select_from(memory_index.join(sources, sources.c.pk == memory_index.c.rowid))
-            .where(
-                _fts.op("MATCH")(bindparam("match", self._match(terms, eligible_only=False))),
-                sources.c.tenant_id == self.tenant_id,
-            )
-            .subquery()
-        )
-        # bm25() is only usable beside MATCH: rank in an outer query over its result.
-        stmt = (
-            select(scored, func.count().over().label("total"))
-            .order_by(scored.c.state != "eligible", scored.c.score.desc(), scored.c.source_id)
+            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
+            .where(sources.c.tenant_id == self.tenant_id)
+            .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
             .limit(cap)
         )
         rows = self.session.execute(stmt).all()

@@ -53,36 +53,21 @@ class Summary:
 
 class SourceRepository(_Repository):
     def add(self, s: Source, *, indexed: bool) -> int:
-        result = self.session.execute(
-            insert(sources).values(
-                tenant_id=self.tenant_id,
-                source_id=s.source_id,
-                revision=s.revision,
-                kind=s.kind.value,
-                classification=s.classification.value,
-                status=s.status.value,
-                thread_id=s.thread_id,
-                raw=s.body.raw(),
-                content_sha256=s.body.sha256(),
-                generated_form=s.body.generated_form(),
-                generated_revision=s.revision,
-                indexed_revision=s.revision if indexed else 0,
-                principal_id=s.provenance.principal_id,
-                principal_kind=s.provenance.principal_kind,
-                surface=s.provenance.surface,
-                request_id=s.provenance.request_id,
-                save_intent=s.save_intent.intent,
-                save_intent_source=s.save_intent.source,
-                save_intent_evidence=s.save_intent.evidence,
-                labels=json.dumps(s.labels, sort_keys=True),
-                created_at_us=s.created_at_us,
-                updated_at_us=s.updated_at_us,
-                revoked_at_us=s.revoked_at_us,
-                assent_state=s.assent_state,
-                assent_expires_at_us=s.assent_expires_at_us,
-            )
-        )
+        result = self.session.execute(insert(sources).values(_values(self.tenant_id, s, indexed)))
         return result.inserted_primary_key[0]
+
+    def add_many(self, batch: list[Source], *, indexed: bool) -> list[int]:
+        """Bulk import: adds the sources and returns their internal pks, in order."""
+        self.session.execute(insert(sources), [_values(self.tenant_id, s, indexed) for s in batch])
+        ids = [s.source_id for s in batch]
+        pks = dict(
+            self.session.execute(
+                select(sources.c.source_id, sources.c.pk).where(
+                    sources.c.tenant_id == self.tenant_id, sources.c.source_id.in_(ids)
+                )
+            ).all()
+        )
+        return [pks[i] for i in ids]
 
     def get(self, source_id: str) -> Stored | None:
         return self._one(sources.c.source_id == source_id)
@@ -139,6 +124,36 @@ class SourceRepository(_Repository):
         if f.effective_state:
             stmt = stmt.where(state == f.effective_state)
         return [Summary(*r) for r in self.session.execute(stmt)]
+
+
+def _values(tenant_id: str, s: Source, indexed: bool) -> dict[str, object]:
+    return {
+        "tenant_id": tenant_id,
+        "source_id": s.source_id,
+        "revision": s.revision,
+        "kind": s.kind.value,
+        "classification": s.classification.value,
+        "status": s.status.value,
+        "thread_id": s.thread_id,
+        "raw": s.body.raw(),
+        "content_sha256": s.body.sha256(),
+        "generated_form": s.body.generated_form(),
+        "generated_revision": s.revision,
+        "indexed_revision": s.revision if indexed else 0,
+        "principal_id": s.provenance.principal_id,
+        "principal_kind": s.provenance.principal_kind,
+        "surface": s.provenance.surface,
+        "request_id": s.provenance.request_id,
+        "save_intent": s.save_intent.intent,
+        "save_intent_source": s.save_intent.source,
+        "save_intent_evidence": s.save_intent.evidence,
+        "labels": json.dumps(s.labels, sort_keys=True),
+        "created_at_us": s.created_at_us,
+        "updated_at_us": s.updated_at_us,
+        "revoked_at_us": s.revoked_at_us,
+        "assent_state": s.assent_state,
+        "assent_expires_at_us": s.assent_expires_at_us,
+    }
 
 
 def _now(now_us: int) -> ColumnElement[int]:

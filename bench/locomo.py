@@ -1,0 +1,118 @@
+"""LoCoMo-dev retrieval recall through both services, next to naive FTS5 on the same data.
+
+Each conversation is one user's memory (its own tenant); every turn is one memory with its
+dia_id as a label, stored two ways: "Speaker: text", and with the session's date in front
+("1:56 pm on 8 May, 2023 Caroline: ..."), as a chat host that keeps when things were said
+would. A question counts as found at k when all its
+evidence turns are among the top k. Category 5 (adversarial) questions are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentmem.client import connect  # noqa: E402
+from agentmem.v1 import retrieval_pb2, sources_pb2  # noqa: E402
+from bench import servers  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
+
+
+def conversations(data_dir: Path = DATA) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(data_dir.glob("*.json"))]
+
+
+def turns(conv: dict, dated: bool = False) -> list[tuple[str, str]]:
+    """(dia_id, memory text) for every turn."""
+    out = []
+    for key, value in conv.items():
+        if re.fullmatch(r"session_\d+", key) and isinstance(value, list):
+            date = f"{conv.get(key + '_date_time', '')} " if dated else ""
+            out += [(t["dia_id"], f"{date}{t['speaker']}: {t['text']}") for t in value]
+    return out
+
+
+def questions(conv: dict) -> list[dict]:
+    return [q for q in conv["qa"] if q.get("category") != 5 and q.get("evidence")]
+
+
+def found(ranked: list[str], evidence: list[str], k: int) -> bool:
+    return set(evidence) <= set(ranked[:k])
+
+
+def naive_fts(convs: list[dict]) -> dict[str, float]:
+    """Question words OR-ed, bm25, LIMIT 10, default tokenizer, no filter."""
+    hits = {5: 0, 10: 0}
+    total = 0
+    for conv in convs:
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(dia, body)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", turns(conv))
+        for q in questions(conv):
+            words = re.findall(r"\w+", q["question"].lower())
+            match = " OR ".join(f'"{w}"' for w in words)
+            ranked = [
+                r[0]
+                for r in db.execute(
+                    "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (match,)
+                )
+            ]
+            total += 1
+            for k in hits:
+                hits[k] += found(ranked, q["evidence"], k)
+    return {f"recall@{k}": round(v / total, 3) for k, v in hits.items()} | {"questions": total}
+
+
+def agentmem_recall(
+    address: str, convs: list[dict], tokens: list[str], dated: bool
+) -> dict[str, float]:
+    hits = {5: 0, 10: 0}
+    total = 0
+    for conv, token in zip(convs, tokens, strict=True):
+        with connect(address, token) as client:
+            by_source = {}
+            for dia, text in turns(conv, dated):
+                r = client.InsertMemory(
+                    sources_pb2.InsertMemoryRequest(
+                        content=text, metadata=sources_pb2.InsertMetadata(labels={"dia_id": dia})
+                    )
+                )
+                by_source[r.source_id] = dia
+            for q in questions(conv):
+                res = client.SearchMemories(
+                    retrieval_pb2.SearchMemoriesRequest(query=q["question"], limit=10)
+                )
+                ranked = [by_source[h.source_id] for h in res.hits]
+                total += 1
+                for k in hits:
+                    hits[k] += found(ranked, q["evidence"], k)
+    return {f"recall@{k}": round(v / total, 3) for k, v in hits.items()} | {"questions": total}
+
+
+def run() -> dict[str, dict]:
+    convs = conversations()
+    out = {}
+    for dated in (False, True):
+        tokens = [f"locomo-{dated}-{i}" for i in range(len(convs))]
+        keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
+        with tempfile.TemporaryDirectory() as tmp, servers.agentmem(Path(tmp), keys) as address:
+            label = "agentmem, dated turns" if dated else "agentmem"
+            out[label] = agentmem_recall(address, convs, tokens, dated)
+    out["naive FTS5 (floor)"] = naive_fts(convs)
+    return out
+
+
+if __name__ == "__main__":
+    for name, r in run().items():
+        print(
+            f"{name:<28} recall@5 {r['recall@5']:.3f}  recall@10 {r['recall@10']:.3f}  "
+            f"({r['questions']} questions)"
+        )

@@ -1,0 +1,303 @@
+"""`make bench`: retrieval through both services on synthetic corpora, next to its floors.
+
+Floors, measured in the same run on the same machine: a bare two-hop gRPC echo (the cost of
+two gRPC hops, no work) and the naive FTS5 query on the same corpus (the question's words
+OR-ed, bm25, LIMIT 10, no filter). Also insert throughput and LoCoMo-dev recall.
+
+    python -m bench.retrieval            # 10k and 100k memories
+    python -m bench.retrieval --million  # also 1M in one tenant and 1M over 1,000 tenants
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+
+from agentmem.client import connect
+from agentmem.v1 import retrieval_pb2, sources_pb2, thread_mode_pb2
+from bench import corpus, locomo, servers
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    s = sorted(samples_ms)
+    return {
+        "p50_ms": round(statistics.median(s), 3),
+        "p99_ms": round(s[max(int(len(s) * 0.99) - 1, 0)], 3),
+        "n": len(s),
+    }
+
+
+def timed(calls: list[Callable[[], object]], warmup: int) -> dict[str, float]:
+    for call in calls[:warmup]:
+        call()
+    samples = []
+    for call in calls:
+        t = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - t) * 1000)
+    return percentiles(samples)
+
+
+def naive_floor(db_path: Path, questions: list[str]) -> dict[str, float]:
+    db = sqlite3.connect(db_path)
+    calls = []
+    for q in questions:
+        match = "body : (" + " OR ".join(f'"{w}"' for w in re.findall(r"\w+", q.lower())) + ")"
+        calls.append(
+            lambda m=match: db.execute(
+                "SELECT rowid FROM memory_index WHERE memory_index MATCH ? "
+                "ORDER BY bm25(memory_index) LIMIT 10",
+                (m,),
+            ).fetchall()
+        )
+    result = timed(calls, warmup=min(5, len(calls)))
+    db.close()
+    return result
+
+
+def echo_floor(tmp: Path, n: int = 2000) -> dict[str, float]:
+    with servers.echo_floor(tmp) as address, grpc.insecure_channel(address) as ch:
+        echo = ch.unary_unary("/bench.Echo/Echo", lambda b: b, lambda b: b)
+        return timed([lambda: echo(b"x" * 64, timeout=10)] * n, warmup=200)
+
+
+def retrieval_rpcs(
+    address: str,
+    token_for: Callable[[int], str],
+    questions: list[str],
+) -> dict[str, dict]:
+    clients: dict[str, object] = {}
+
+    def client(i: int):  # type: ignore[no-untyped-def]
+        token = token_for(i)
+        if token not in clients:
+            clients[token] = connect(address, token)
+        return clients[token]
+
+    out = {}
+    for name, make in (
+        (
+            "SearchMemories",
+            lambda c, q: c.SearchMemories(
+                retrieval_pb2.SearchMemoriesRequest(query=q, limit=10), timeout=30
+            ),
+        ),
+        (
+            "AssemblePrompt",
+            lambda c, q: c.AssemblePrompt(
+                retrieval_pb2.AssemblePromptRequest(query=q, thread_id="bench", token_budget=400),
+                timeout=30,
+            ),
+        ),
+        (
+            "ExplainRetrieval",
+            lambda c, q: c.ExplainRetrieval(
+                retrieval_pb2.ExplainRetrievalRequest(query=q, limit=10), timeout=30
+            ),
+        ),
+    ):
+        calls = [lambda i=i, q=q, make=make: make(client(i), q) for i, q in enumerate(questions)]
+        out[name] = timed(calls, warmup=min(20, len(calls)))
+    for c in clients.values():
+        c.close()  # type: ignore[attr-defined]
+    return out
+
+
+def scenario(
+    tmp: Path,
+    name: str,
+    tenants: int,
+    per_tenant: int,
+    cold: list[float],
+    n_questions: int,
+    floor_questions: int,
+) -> list[dict]:
+    print(
+        f"-- {name}: loading {tenants * per_tenant:,} memories "
+        f"({tenants} tenant{'s' if tenants > 1 else ''})",
+        flush=True,
+    )
+    data = tmp / name
+    data.mkdir()
+    db_path = data / "agentmem.db"
+    tenant_ids = [f"bench-{i}" for i in range(tenants)]
+    started = time.perf_counter()
+    corpus.load(db_path, tenant_ids, per_tenant)
+    load_s = time.perf_counter() - started
+    lang = corpus.Language(seed=99)
+    questions = [lang.question() for _ in range(n_questions)]
+    keys = [servers.key(f"tok-{t}", t, servers.ALL_SCOPES) for t in tenant_ids]
+    rows = []
+    floor = naive_floor(db_path, questions[:floor_questions])
+    with servers.agentmem(tmp, keys, data_dir=data) as address:
+        for fraction in cold:
+            if fraction:
+                for t in tenant_ids:
+                    corpus.make_cold(db_path, t, fraction)
+            result = retrieval_rpcs(address, lambda i: f"tok-{tenant_ids[i % tenants]}", questions)
+            row = {
+                "scenario": name,
+                "memories": tenants * per_tenant,
+                "tenants": tenants,
+                "cold": fraction,
+                "load_s": round(load_s, 1),
+                "naive_fts_floor": floor,
+                **result,
+            }
+            rows.append(row)
+            print(
+                f"   cold {fraction:>4.0%}: "
+                + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
+                flush=True,
+            )
+    return rows
+
+
+def insert_throughput(tmp: Path, n: int = 2000) -> dict[str, float]:
+    keys = [servers.key("tok-ins", "ins", servers.ALL_SCOPES)]
+    lang = corpus.Language(seed=5)
+    texts = [lang.sentence() for _ in range(n * 2)]
+    out = {}
+    with (
+        servers.agentmem(tmp, keys, data_dir=tmp / "inserts") as address,
+        connect(address, "tok-ins") as client,
+    ):
+
+        def insert(text: str) -> None:
+            client.InsertMemory(sources_pb2.InsertMemoryRequest(content=text), timeout=30)
+
+        for in_flight, batch in ((1, texts[: n // 2]), (16, texts[n:])):
+            with ThreadPoolExecutor(in_flight) as pool:
+                t = time.perf_counter()
+                list(pool.map(insert, batch))
+                out[f"inserts_per_s_{in_flight}_in_flight"] = round(
+                    len(batch) / (time.perf_counter() - t)
+                )
+        read = thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id="t1")
+        out["ReadThreadMemoryMode"] = timed(
+            [lambda: client.ReadThreadMemoryMode(read, timeout=10)] * 2000, warmup=200
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--million", action="store_true", help="add the 1M-memory corpora")
+    parser.add_argument("--questions", type=int, default=200)
+    args = parser.parse_args()
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    report: dict = {"machine": machine, "date": time.strftime("%Y-%m-%d")}
+    with tempfile.TemporaryDirectory(prefix="agentmem-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        print("-- floors: two-hop gRPC echo", flush=True)
+        report["echo_floor"] = echo_floor(tmp)
+        print(f"   {report['echo_floor']}", flush=True)
+        rows = scenario(tmp, "10k", 1, 10_000, [0.0], args.questions, 200)
+        rows += scenario(tmp, "100k", 1, 100_000, [0.0, 0.1, 0.5], args.questions, 100)
+        if args.million:
+            rows += scenario(tmp, "1M-1000-tenants", 1000, 1000, [0.1], args.questions, 20)
+            rows += scenario(tmp, "1M-one-tenant", 1, 1_000_000, [0.0, 0.1], args.questions, 20)
+        report["retrieval"] = rows
+        print("-- inserts and thread-mode reads", flush=True)
+        report["writes"] = insert_throughput(tmp)
+        print("-- LoCoMo-dev recall", flush=True)
+        report["locomo"] = locomo.run()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
+    print()
+    print(table(report))
+
+
+def table(report: dict) -> str:
+    echo = report["echo_floor"]["p50_ms"]
+    lines = [
+        f"machine: {report['machine']} ({report['date']})",
+        f"floor, two-hop gRPC echo: p50 {echo} ms, p99 {report['echo_floor']['p99_ms']} ms",
+        "",
+        "| corpus | cold | naive FTS5 p50 / p99 | Search p50 / p99 | Assemble p50 / p99 "
+        "| Explain p50 / p99 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in report["retrieval"]:
+        cells = [f"{r['naive_fts_floor']['p50_ms']} / {r['naive_fts_floor']['p99_ms']}"]
+        cells += [
+            f"{r[k]['p50_ms']} / {r[k]['p99_ms']}"
+            for k in ("SearchMemories", "AssemblePrompt", "ExplainRetrieval")
+        ]
+        lines.append(f"| {r['scenario']} | {r['cold']:.0%} | " + " | ".join(cells) + " |")
+    w = report["writes"]
+    lines += [
+        "",
+        f"inserts: {w['inserts_per_s_1_in_flight']}/s with 1 in flight, "
+        f"{w['inserts_per_s_16_in_flight']}/s with 16 in flight; "
+        f"ReadThreadMemoryMode p50 {w['ReadThreadMemoryMode']['p50_ms']} ms, "
+        f"p99 {w['ReadThreadMemoryMode']['p99_ms']} ms",
+    ]
+    for name, r in report["locomo"].items():
+        lines.append(f"LoCoMo-dev {name}: recall@5 {r['recall@5']}, recall@10 {r['recall@10']}")
+    lines += ["", "targets:", *targets(report)]
+    return "\n".join(lines)
+
+
+def targets(report: dict) -> list[str]:
+    echo = report["echo_floor"]["p50_ms"]
+    by = {(r["scenario"], r["cold"]): r for r in report["retrieval"]}
+    out = []
+
+    def check(label: str, value: float, limit: float, unit: str = "ms") -> None:
+        out.append(
+            f"  {'ok  ' if value <= limit else 'MISS'} {label}: {value:.3f} {unit} "
+            f"(limit {limit:.3f} {unit})"
+        )
+
+    base = by[("100k", 0.0)]
+    check(
+        "100k one tenant: Search p50 <= echo + naive FTS5 p50",
+        base["SearchMemories"]["p50_ms"],
+        echo + base["naive_fts_floor"]["p50_ms"],
+    )
+    for cold in (0.1, 0.5):
+        r = by[("100k", cold)]
+        check(
+            f"100k, {cold:.0%} cold: Search p50 <= 1.10 x nothing cold",
+            r["SearchMemories"]["p50_ms"],
+            1.10 * base["SearchMemories"]["p50_ms"],
+        )
+    if ("1M-1000-tenants", 0.1) in by:
+        r = by[("1M-1000-tenants", 0.1)]
+        check("1M over 1,000 tenants: Search p50 <= 10 ms", r["SearchMemories"]["p50_ms"], 10)
+        check("1M over 1,000 tenants: Search p99 <= 50 ms", r["SearchMemories"]["p99_ms"], 50)
+    if ("1M-one-tenant", 0.0) in by:
+        r = by[("1M-one-tenant", 0.0)]
+        check(
+            "1M one tenant: Search p50 <= naive FTS5 p50 / 20",
+            r["SearchMemories"]["p50_ms"],
+            r["naive_fts_floor"]["p50_ms"] / 20,
+        )
+    w = report["writes"]
+    out.append(
+        f"  {'ok  ' if w['inserts_per_s_16_in_flight'] >= 500 else 'MISS'} inserts with 16 "
+        f"in flight >= 500/s: {w['inserts_per_s_16_in_flight']}/s"
+    )
+    recall = report["locomo"]["agentmem, dated turns"]["recall@5"]
+    out.append(f"  {'ok  ' if recall >= 0.5 else 'MISS'} LoCoMo-dev recall@5 >= 0.50: {recall}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
