@@ -147,7 +147,7 @@ def make_cold(db_path: Path, tenant: str, fraction: float, *, seed: int = 11) ->
     uow = UnitOfWork(db)
     rng = random.Random(seed)
     with uow.write(tenant) as tx:
-        rows = tx.session.execute(
+        rows = tx.conn.execute(
             text("SELECT pk, classification FROM sources WHERE tenant_id = :t ORDER BY pk"),
             {"t": tenant},
         ).all()
@@ -156,7 +156,7 @@ def make_cold(db_path: Path, tenant: str, fraction: float, *, seed: int = 11) ->
             want = Classification.COLD if pk in cold else Classification.ACTIVE
             if want.value == classification:
                 continue
-            tx.session.execute(
+            tx.conn.execute(
                 text(
                     "UPDATE sources SET classification = :c, revision = revision + 1 WHERE pk = :pk"
                 ),

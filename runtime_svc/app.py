@@ -27,6 +27,7 @@ from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
+from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime")
@@ -46,6 +47,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     pool = ThreadPoolExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     wakeups = TenantWakeups(loop)
     uow = UnitOfWork(db)
+    writer = GroupCommitter(uow, settings.runtime.group_commit)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
     default_mode = Mode(settings.memory.default_thread_mode)
@@ -68,6 +70,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         feed=feed,
         wakeups=wakeups,
         pool=pool,
+        writer=writer,
         poll_interval=settings.events.poll_interval,
     )
 
@@ -99,6 +102,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         with contextlib.suppress(asyncio.CancelledError):
             await compactor
         pool.shutdown(wait=True)
+        writer.close()
         db.dispose()
 
     served.on_stop.append(close)

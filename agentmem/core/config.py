@@ -128,8 +128,11 @@ class Runtime(_Strict):
     listen: str = "127.0.0.1:50052"
     grace: float = Field(default=10.0, ge=0)
     reflection: bool = True
-    # Worker threads for database work.
+    # Worker threads for database reads.
     workers: int = Field(default=8, ge=1, le=256)
+    # At most this many mutations waiting at the same time share one transaction and commit
+    # (group commit); 1 commits each on its own.
+    group_commit: int = Field(default=32, ge=1, le=1024)
 
 
 class Internal(_Strict):

@@ -22,6 +22,7 @@ from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.memories import InsertCommand, Memories
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
+from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.sources import SourceFilter
 
 T = TypeVar("T")
@@ -39,14 +40,20 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         feed: EventFeed,
         wakeups: TenantWakeups,
         pool: ThreadPoolExecutor,
+        writer: GroupCommitter,
         poll_interval: float,
     ) -> None:
         self._thread_modes, self._memories, self._retrieval = thread_modes, memories, retrieval
         self._audit, self._feed = audit, feed
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
+        self._writer = writer
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    async def _write(self, fn: Callable[..., T], *args: object) -> T:
+        """Mutations go through group commit (one writer, one commit per batch)."""
+        return await asyncio.wrap_future(self._writer.submit(fn, *args))
 
     # Thread memory mode
 
@@ -61,7 +68,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def SetThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
         mode = Mode(MODES.from_proto("mode", request.mode))
-        change = await self._run(
+        change = await self._write(
             self._thread_modes.set, CALLER.get(), request.thread_id, request.expected_revision, mode
         )
         return thread_mode_pb2.SetThreadMemoryModeResponse(
@@ -86,7 +93,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             labels=dict(md.labels),
             validate_only=request.validate_only,
         )
-        result = await self._run(self._memories.insert, CALLER.get(), cmd)
+        result = await self._write(self._memories.insert, CALLER.get(), cmd)
         return sources_pb2.InsertMemoryResponse(
             source_id=result.source_id,
             revision=result.revision,
@@ -136,7 +143,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         classification = Classification(
             CLASSIFICATIONS.from_proto("classification", request.classification)
         )
-        change = await self._run(
+        change = await self._write(
             self._memories.classify,
             CALLER.get(),
             request.source_id,

@@ -43,7 +43,7 @@ class EventFeed:
         """Drops events older than the retention; returns how many tenants were compacted."""
         cutoff = self._clock() - int(self._retention.total_seconds() * 1_000_000)
         with self._uow.read("") as tx:
-            tenants = repositories.tenants_with_events_before(tx.session, cutoff)
+            tenants = repositories.tenants_with_events_before(tx.conn, cutoff)
         for tenant_id in tenants:
             with self._uow.write(tenant_id) as tx:
                 newest = tx.events.newest_before(cutoff)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt, link
@@ -21,8 +20,8 @@ _receipts = AuditReceiptRow.__table__
 
 
 class _Repository:
-    def __init__(self, session: Session, tenant_id: str) -> None:
-        self.session = session
+    def __init__(self, conn: Connection, tenant_id: str) -> None:
+        self.conn = conn
         self.tenant_id = tenant_id
 
 
@@ -37,55 +36,61 @@ class TenantCounters:
     indexed_docs: int = 0
 
 
+_STATE_COLUMNS = (
+    _state.c.event_sequence,
+    _state.c.events_compacted_through,
+    _state.c.receipt_sequence,
+    _state.c.receipt_head_hash,
+    _state.c.indexed_docs,
+)
+# Hot-path statements are built once, with bound parameters, so SQLAlchemy compiles them once.
+_SELECT_STATE = select(*_STATE_COLUMNS).where(_state.c.tenant_id == bindparam("tenant"))
+_LOCK_STATE = _SELECT_STATE.with_for_update()
+_SAVE_STATE = update(_state).where(_state.c.tenant_id == bindparam("_tenant"))
+_SELECT_THREAD = select(_threads.c.mode, _threads.c.revision, _threads.c.effective_at_us).where(
+    _threads.c.tenant_id == bindparam("tenant"), _threads.c.thread_id == bindparam("thread")
+)
+_INSERT_THREAD = insert(_threads)
+_UPDATE_THREAD = update(_threads).where(
+    _threads.c.tenant_id == bindparam("_tenant"), _threads.c.thread_id == bindparam("_thread")
+)
+_INSERT_EVENT = insert(_events)
+_INSERT_RECEIPT = insert(_receipts)
+
+
 class TenantStateRepository(_Repository):
     def lock(self) -> TenantCounters:
         """The tenant's counters, created if new, locked until the transaction ends."""
-        dialect = self.session.get_bind().dialect.name
-        ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_state)
-        self.session.execute(
-            ins.values(
-                tenant_id=self.tenant_id,
-                event_sequence=0,
-                events_compacted_through=0,
-                receipt_sequence=0,
-                receipt_head_hash="",
-                indexed_docs=0,
-            ).on_conflict_do_nothing(index_elements=["tenant_id"])
-        )
-        return self._select(for_update=True) or TenantCounters()
+        params = {"tenant": self.tenant_id}
+        row = self.conn.execute(_LOCK_STATE, params).one_or_none()
+        if row is None:
+            dialect = self.conn.dialect.name
+            ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_state)
+            self.conn.execute(
+                ins.on_conflict_do_nothing(index_elements=["tenant_id"]),
+                {"tenant_id": self.tenant_id, **TenantCounters().__dict__},
+            )
+            row = self.conn.execute(_LOCK_STATE, params).one()
+        return TenantCounters(**row._mapping)
 
     def get(self) -> TenantCounters:
-        return self._select(for_update=False) or TenantCounters()
-
-    def _select(self, *, for_update: bool) -> TenantCounters | None:
-        stmt = select(
-            _state.c.event_sequence,
-            _state.c.events_compacted_through,
-            _state.c.receipt_sequence,
-            _state.c.receipt_head_hash,
-            _state.c.indexed_docs,
-        ).where(_state.c.tenant_id == self.tenant_id)
-        row = self.session.execute(stmt.with_for_update() if for_update else stmt).one_or_none()
-        return TenantCounters(**row._mapping) if row else None
+        row = self.conn.execute(_SELECT_STATE, {"tenant": self.tenant_id}).one_or_none()
+        return TenantCounters(**row._mapping) if row else TenantCounters()
 
     def total_indexed(self) -> int:
         """Index entries of all tenants together (a statistic for query planning)."""
-        return self.session.execute(
+        return self.conn.execute(
             select(func.coalesce(func.sum(_state.c.indexed_docs), 0))
         ).scalar_one()
 
     def save(self, counters: TenantCounters) -> None:
-        self.session.execute(
-            update(_state).where(_state.c.tenant_id == self.tenant_id).values(**counters.__dict__)
-        )
+        self.conn.execute(_SAVE_STATE, {"_tenant": self.tenant_id, **counters.__dict__})
 
 
 class ThreadModeRepository(_Repository):
     def get(self, thread_id: str) -> ThreadMode | None:
-        row = self.session.execute(
-            select(_threads.c.mode, _threads.c.revision, _threads.c.effective_at_us).where(
-                _threads.c.tenant_id == self.tenant_id, _threads.c.thread_id == thread_id
-            )
+        row = self.conn.execute(
+            _SELECT_THREAD, {"tenant": self.tenant_id, "thread": thread_id}
         ).one_or_none()
         if row is None:
             return None
@@ -98,16 +103,13 @@ class ThreadModeRepository(_Repository):
             "effective_at_us": state.effective_at_us,
         }
         if state.revision == 1:
-            self.session.execute(
-                insert(_threads).values(
-                    tenant_id=self.tenant_id, thread_id=state.thread_id, **values
-                )
+            self.conn.execute(
+                _INSERT_THREAD,
+                {"tenant_id": self.tenant_id, "thread_id": state.thread_id, **values},
             )
             return
-        self.session.execute(
-            update(_threads)
-            .where(_threads.c.tenant_id == self.tenant_id, _threads.c.thread_id == state.thread_id)
-            .values(**values)
+        self.conn.execute(
+            _UPDATE_THREAD, {"_tenant": self.tenant_id, "_thread": state.thread_id, **values}
         )
 
 
@@ -118,22 +120,23 @@ class EventLog(_Repository):
         """Appends under the locked tenant row: the next sequence, no gaps."""
         sequence = state.event_sequence + 1
         state.event_sequence = sequence
-        self.session.execute(
-            insert(_events).values(
-                tenant_id=self.tenant_id,
-                sequence=sequence,
-                event_id=event_id,
-                kind=event.kind,
-                at_us=at_us,
-                payload=domain_events.to_payload(event),
-            )
+        self.conn.execute(
+            _INSERT_EVENT,
+            {
+                "tenant_id": self.tenant_id,
+                "sequence": sequence,
+                "event_id": event_id,
+                "kind": event.kind,
+                "at_us": at_us,
+                "payload": domain_events.to_payload(event),
+            },
         )
         return domain_events.LoggedEvent(sequence, event_id, at_us, event)
 
     def compact_through(self, state: TenantCounters, sequence: int) -> None:
         if sequence <= state.events_compacted_through:
             return
-        self.session.execute(
+        self.conn.execute(
             delete(_events).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.sequence <= sequence
             )
@@ -161,21 +164,21 @@ class EventLog(_Repository):
             domain_events.LoggedEvent(
                 r.sequence, r.event_id, r.at_us, domain_events.from_payload(r.kind, r.payload)
             )
-            for r in self.session.execute(stmt)
+            for r in self.conn.execute(stmt)
         ]
 
     def newest_before(self, cutoff_us: int) -> int:
         """The highest sequence of an event older than the cutoff (0 when none)."""
-        return self.session.execute(
+        return self.conn.execute(
             select(func.coalesce(func.max(_events.c.sequence), 0)).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
             )
         ).scalar_one()
 
 
-def tenants_with_events_before(session: Session, cutoff_us: int) -> list[str]:
+def tenants_with_events_before(conn: Connection, cutoff_us: int) -> list[str]:
     return list(
-        session.execute(
+        conn.execute(
             select(_events.c.tenant_id).where(_events.c.at_us < cutoff_us).distinct()
         ).scalars()
     )
@@ -189,7 +192,7 @@ class ReceiptChain(_Repository):
             state.receipt_head_hash,
         )
         state.receipt_sequence, state.receipt_head_hash = linked.sequence, linked.hash
-        self.session.execute(insert(_receipts).values(tenant_id=self.tenant_id, **linked.__dict__))
+        self.conn.execute(_INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__})
         return linked
 
     def page(self, target_id: str, after_sequence: int, limit: int) -> list[Receipt]:
@@ -201,7 +204,7 @@ class ReceiptChain(_Repository):
         )
         if target_id:
             stmt = stmt.where(_receipts.c.target_id == target_id)
-        return [Receipt(**r._mapping) for r in self.session.execute(stmt)]
+        return [Receipt(**r._mapping) for r in self.conn.execute(stmt)]
 
     def all(self, batch: int = 1000) -> Iterator[Receipt]:
         after = 0

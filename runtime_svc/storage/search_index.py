@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import (
     Column,
+    Connection,
     Integer,
     MetaData,
     Table,
@@ -30,7 +31,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import Session
 
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
@@ -46,6 +46,7 @@ memory_index = Table(
 )
 vocab = Table("memory_index_vocab", _meta, Column("term", Text), Column("doc", Integer))
 _fts = literal_column("memory_index")
+_INSERT_ROW = insert(memory_index)
 # bm25 weights per column: body counts, scope tokens do not.
 _bm25 = func.bm25(_fts, 1.0, 0.0)
 
@@ -69,8 +70,8 @@ class MatchRow:
 
 
 class SearchIndex:
-    def __init__(self, session: Session, tenant_id: str) -> None:
-        self.session = session
+    def __init__(self, conn: Connection, tenant_id: str) -> None:
+        self.conn = conn
         self.tenant_id = tenant_id
         digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
         self._tenant_token, self._eligible_token = f"tt{digest}", f"te{digest}"
@@ -79,13 +80,11 @@ class SearchIndex:
         return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
 
     def put(self, pk: int, body: str, *, eligible: bool) -> None:
-        self.session.execute(
-            insert(memory_index).values(rowid=pk, body=body, scope=self._scope(eligible))
-        )
+        self.conn.execute(_INSERT_ROW, {"rowid": pk, "body": body, "scope": self._scope(eligible)})
 
     def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
         """Bulk import: (pk, body, eligible) per source."""
-        self.session.execute(
+        self.conn.execute(
             insert(memory_index),
             [
                 {"rowid": pk, "body": body, "scope": self._scope(eligible)}
@@ -94,14 +93,14 @@ class SearchIndex:
         )
 
     def set_eligible(self, pk: int, eligible: bool) -> None:
-        self.session.execute(
+        self.conn.execute(
             update(memory_index)
             .where(memory_index.c.rowid == pk)
             .values(scope=self._scope(eligible))
         )
 
     def remove(self, pk: int) -> None:
-        self.session.execute(delete(memory_index).where(memory_index.c.rowid == pk))
+        self.conn.execute(delete(memory_index).where(memory_index.c.rowid == pk))
 
     def _match(self, terms: Sequence[Term], *, eligible_only: bool) -> str:
         scope = self._eligible_token if eligible_only else self._tenant_token
@@ -144,7 +143,7 @@ class SearchIndex:
             .order_by(scored.c.score.desc(), sources.c.source_id)
             .limit(limit)
         )
-        return [Hit(*r) for r in self.session.execute(stmt)]
+        return [Hit(*r) for r in self.conn.execute(stmt)]
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
@@ -167,14 +166,12 @@ class SearchIndex:
             .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
             .limit(cap)
         )
-        rows = self.session.execute(stmt).all()
+        rows = self.conn.execute(stmt).all()
         return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
 
     def doc_freq(self, stem: str) -> int:
         """In how many index rows (all tenants) the stem occurs."""
         return (
-            self.session.execute(
-                select(vocab.c.doc).where(vocab.c.term == stem)
-            ).scalar_one_or_none()
+            self.conn.execute(select(vocab.c.doc).where(vocab.c.term == stem)).scalar_one_or_none()
             or 0
         )

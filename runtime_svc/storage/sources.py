@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Row, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Row, Select, bindparam, insert, select, update
 
 from runtime_svc.domain.sources import (
     Body,
@@ -23,6 +23,15 @@ from runtime_svc.storage.repositories import _Repository
 sources = SourceRow.__table__
 prompt_records = PromptRecordRow.__table__
 derived_provenance = DerivedProvenanceRow.__table__
+
+
+_INSERT_SOURCE = insert(sources)
+_BY_SOURCE_ID = select(sources).where(
+    sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key")
+)
+_BY_REQUEST_ID = select(sources).where(
+    sources.c.tenant_id == bindparam("tenant"), sources.c.request_id == bindparam("key")
+)
 
 
 @dataclass(frozen=True)
@@ -53,15 +62,15 @@ class Summary:
 
 class SourceRepository(_Repository):
     def add(self, s: Source, *, indexed: bool) -> int:
-        result = self.session.execute(insert(sources).values(_values(self.tenant_id, s, indexed)))
+        result = self.conn.execute(_INSERT_SOURCE, _values(self.tenant_id, s, indexed))
         return result.inserted_primary_key[0]
 
     def add_many(self, batch: list[Source], *, indexed: bool) -> list[int]:
         """Bulk import: adds the sources and returns their internal pks, in order."""
-        self.session.execute(insert(sources), [_values(self.tenant_id, s, indexed) for s in batch])
+        self.conn.execute(insert(sources), [_values(self.tenant_id, s, indexed) for s in batch])
         ids = [s.source_id for s in batch]
         pks = dict(
-            self.session.execute(
+            self.conn.execute(
                 select(sources.c.source_id, sources.c.pk).where(
                     sources.c.tenant_id == self.tenant_id, sources.c.source_id.in_(ids)
                 )
@@ -70,20 +79,18 @@ class SourceRepository(_Repository):
         return [pks[i] for i in ids]
 
     def get(self, source_id: str) -> Stored | None:
-        return self._one(sources.c.source_id == source_id)
+        return self._one(_BY_SOURCE_ID, source_id)
 
     def by_request_id(self, request_id: str) -> Stored | None:
-        return self._one(sources.c.request_id == request_id)
+        return self._one(_BY_REQUEST_ID, request_id)
 
-    def _one(self, where: ColumnElement[bool]) -> Stored | None:
-        row = self.session.execute(
-            select(sources).where(sources.c.tenant_id == self.tenant_id, where)
-        ).one_or_none()
+    def _one(self, stmt: Select, key: str) -> Stored | None:
+        row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
         return _stored(row) if row else None
 
     def save_state(self, pk: int, s: Source, *, indexed_revision: int) -> None:
         """Writes a new revision's state (classification, status, revocation, assent)."""
-        self.session.execute(
+        self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
             .values(
@@ -123,7 +130,7 @@ class SourceRepository(_Repository):
                 stmt = stmt.where(sources.c[column] == value)
         if f.effective_state:
             stmt = stmt.where(state == f.effective_state)
-        return [Summary(*r) for r in self.session.execute(stmt)]
+        return [Summary(*r) for r in self.conn.execute(stmt)]
 
 
 def _values(tenant_id: str, s: Source, indexed: bool) -> dict[str, object]:
@@ -197,7 +204,7 @@ class PromptRecords(_Repository):
         query_sha256: str,
         cited: list[tuple[str, int]],
     ) -> None:
-        self.session.execute(
+        self.conn.execute(
             insert(prompt_records).values(
                 tenant_id=self.tenant_id,
                 prompt_record_id=record_id,
@@ -209,7 +216,7 @@ class PromptRecords(_Repository):
             )
         )
         if cited:
-            self.session.execute(
+            self.conn.execute(
                 insert(derived_provenance),
                 [
                     {

@@ -9,11 +9,15 @@ it committed.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session, sessionmaker
 
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
@@ -23,15 +27,15 @@ from runtime_svc.storage.sources import PromptRecords, SourceRepository
 
 
 class Transaction:
-    def __init__(self, session: Session, tenant_id: str) -> None:
-        self.session = session
-        self.tenant = repositories.TenantStateRepository(session, tenant_id)
-        self.thread_modes = repositories.ThreadModeRepository(session, tenant_id)
-        self.events = repositories.EventLog(session, tenant_id)
-        self.receipts = repositories.ReceiptChain(session, tenant_id)
-        self.sources = SourceRepository(session, tenant_id)
-        self.index = SearchIndex(session, tenant_id)
-        self.prompt_records = PromptRecords(session, tenant_id)
+    def __init__(self, conn: Connection, tenant_id: str) -> None:
+        self.conn = conn
+        self.tenant = repositories.TenantStateRepository(conn, tenant_id)
+        self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
+        self.events = repositories.EventLog(conn, tenant_id)
+        self.receipts = repositories.ReceiptChain(conn, tenant_id)
+        self.sources = SourceRepository(conn, tenant_id)
+        self.index = SearchIndex(conn, tenant_id)
+        self.prompt_records = PromptRecords(conn, tenant_id)
         self.counters = repositories.TenantCounters()
         self._after_commit: list[Callable[[], None]] = []
 
@@ -39,39 +43,101 @@ class Transaction:
         self._after_commit.append(callback)
 
 
+@dataclass
+class _Batch:
+    """An open group-commit transaction: writes join it as savepoints."""
+
+    conn: Connection
+    counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+
+
 class UnitOfWork:
     def __init__(self, db: Database) -> None:
-        self._writer = sessionmaker(db.writer, expire_on_commit=False)
-        self._reader = sessionmaker(db.reader, expire_on_commit=False)
+        self._db = db
+        # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
+        # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
+        self._write_turn = threading.Lock() if db.dialect == "sqlite" else contextlib.nullcontext()
+        self._local = threading.local()
 
     @contextmanager
     def write(self, tenant_id: str) -> Iterator[Transaction]:
-        """A write transaction; commits when the block ends without an exception."""
-        with self._writer() as session:
-            tx = Transaction(session, tenant_id)
+        """A write transaction; commits when the block ends without an exception.
+
+        Inside `batch()` (same thread) it is a savepoint of the batch's transaction instead:
+        its changes are kept if the block succeeds, undone alone if it fails, and committed
+        with the batch."""
+        batch: _Batch | None = getattr(self._local, "batch", None)
+        if batch is not None:
+            with self._savepoint(batch, tenant_id) as tx:
+                yield tx
+            return
+        with self._write_turn, self._db.writer.connect() as conn:
+            tx = Transaction(conn, tenant_id)
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
                 tx.tenant.save(tx.counters)
-                session.commit()
+                conn.commit()
             except OperationalError as e:
-                session.rollback()
+                conn.rollback()
                 raise _storage_error(e) from e
             except BaseException:
-                session.rollback()
+                conn.rollback()
                 raise
         for callback in tx._after_commit:
             callback()
 
     @contextmanager
-    def read(self, tenant_id: str) -> Iterator[Transaction]:
-        with self._reader() as session:
+    def _savepoint(self, batch: _Batch, tenant_id: str) -> Iterator[Transaction]:
+        tx = Transaction(batch.conn, tenant_id)
+        if tenant_id not in batch.counters:
+            batch.counters[tenant_id] = tx.tenant.lock()
+        tx.counters = batch.counters[tenant_id]
+        before = dataclasses.replace(tx.counters)
+        savepoint = batch.conn.begin_nested()
+        try:
+            yield tx
+            savepoint.commit()
+        except BaseException:
+            savepoint.rollback()
+            tx.counters.__dict__.update(before.__dict__)
+            raise
+        batch.after_commit += tx._after_commit
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group commit: every `write()` of this thread inside the block shares one
+        transaction, committed once at the end (or rolled back whole if the commit fails)."""
+        with self._write_turn, self._db.writer.connect() as conn:
+            batch = _Batch(conn)
+            conn.begin()
+            self._local.batch = batch
             try:
-                yield Transaction(session, tenant_id)
+                yield
+                for tenant_id, counters in batch.counters.items():
+                    repositories.TenantStateRepository(conn, tenant_id).save(counters)
+                conn.commit()
+            except OperationalError as e:
+                conn.rollback()
+                raise _storage_error(e) from e
+            except BaseException:
+                conn.rollback()
+                raise
+            finally:
+                self._local.batch = None
+        for callback in batch.after_commit:
+            callback()
+
+    @contextmanager
+    def read(self, tenant_id: str) -> Iterator[Transaction]:
+        with self._db.reader.connect() as conn:
+            try:
+                yield Transaction(conn, tenant_id)
             except OperationalError as e:
                 raise _storage_error(e) from e
             finally:
-                session.rollback()
+                conn.rollback()
 
 
 _CONFLICT = ("locked", "busy", "serializ", "deadlock")

@@ -1,0 +1,79 @@
+"""Group commit: mutations queue for one writer thread, which runs those waiting together in
+one transaction (each in its own savepoint) and commits once.
+
+Each mutation still sees every earlier one (they run one after another on the same
+connection), fails alone (its savepoint is rolled back), and is answered only after the
+commit that makes it durable; if that commit fails, every mutation of the batch fails.
+Under load this turns N commits into one; alone, a mutation runs at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from runtime_svc.storage.unit_of_work import UnitOfWork
+
+log = logging.getLogger("agentmem.runtime.writes")
+_STOP = object()
+
+
+class GroupCommitter:
+    def __init__(self, uow: UnitOfWork, max_batch: int) -> None:
+        self._uow = uow
+        self._max = max_batch
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="runtime-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._queue.put((fn, args, future))
+        return future
+
+    def close(self) -> None:
+        self._queue.put(_STOP)
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is _STOP:
+                return
+            jobs = [job]
+            while len(jobs) < self._max:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is _STOP:
+                    self._queue.put(_STOP)
+                    break
+                jobs.append(more)
+            self._run(jobs)
+
+    def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Future[Any]]]) -> None:
+        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            with self._uow.batch():
+                for fn, args, future in jobs:
+                    try:
+                        outcomes.append((future, fn(*args), None))
+                    except Exception as e:  # this job alone fails
+                        outcomes.append((future, None, e))
+        except Exception as e:  # the commit failed: nothing of the batch is durable
+            log.warning("group commit failed", extra={"jobs": len(jobs)})
+            for future, _result, error in outcomes:
+                future.set_exception(error or e)
+            for _fn, _args, future in jobs[len(outcomes) :]:
+                future.set_exception(e)
+            return
+        for future, result, error in outcomes:
+            if error is None:
+                future.set_result(result)
+            else:
+                future.set_exception(error)
