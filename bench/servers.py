@@ -61,19 +61,19 @@ def agentmem(
     extra_env: dict[str, str] | None = None,
 ):
     """Runtime and gateway as two processes; yields the gateway address."""
-    env = {
-        "AGENTMEM_INTERNAL__TOKEN": "bench-internal",
-        "AGENTMEM_AUTH__API_KEYS": json.dumps(keys),
-        **(extra_env or {}),
-    }
-    cli = [sys.executable, "-m", "agentmem.cli.main"]
+    env = {"AGENTMEM_INTERNAL__TOKEN": "bench-internal", **(extra_env or {})}
     tag = str(time.monotonic_ns())
+    config = tmp / f"config-{tag}.yaml"
+    config.write_text(json.dumps({"auth": {"api_keys": keys}}))  # JSON is YAML
+    cli = [sys.executable, "-m", "agentmem.cli.main"]
     procs = []
     try:
         runtime, rport = start(
             [
                 *cli,
                 "runtime",
+                "--config",
+                str(config),
                 "--listen",
                 "127.0.0.1:0",
                 "--data-dir",
@@ -84,7 +84,16 @@ def agentmem(
         )
         procs.append(runtime)
         gateway, gport = start(
-            [*cli, "gateway", "--listen", "127.0.0.1:0", "--runtime", f"127.0.0.1:{rport}"],
+            [
+                *cli,
+                "gateway",
+                "--config",
+                str(config),
+                "--listen",
+                "127.0.0.1:0",
+                "--runtime",
+                f"127.0.0.1:{rport}",
+            ],
             tmp / f"g{tag}",
             env,
         )

@@ -46,8 +46,3 @@ def _bearer(authorization: str | None) -> str:
     if scheme.lower() != "bearer" or not token or len(token) > 4096:
         raise AgentmemError(Reason.UNAUTHENTICATED, detail="malformed authorization metadata")
     return token
-
-
-def token_hash(token: str) -> str:
-    """What to put in `auth.api_keys[].sha256` for a token."""
-    return hashlib.sha256(token.encode()).hexdigest()

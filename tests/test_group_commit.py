@@ -27,8 +27,9 @@ def parts(tmp_path):
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
     woken: list[str] = []
-    modes = ThreadModes(uow, Journal(EventRetention(1000), woken.append), system_clock,
-                        Mode.ENABLED)
+    modes = ThreadModes(
+        uow, Journal(EventRetention(1000), woken.append), system_clock, Mode.ENABLED
+    )
     yield uow, modes, woken
     db.dispose()
 

@@ -9,10 +9,7 @@ from collections.abc import Iterable
 
 from agentmem.core.errors import invalid_field
 
-__all__ = ["enum_value", "identifier", "invalid_field", "non_negative", "page_size"]
-
 MAX_ID_LENGTH = 128
-MAX_REQUEST_ID_LENGTH = 128
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
 

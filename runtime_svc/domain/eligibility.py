@@ -64,7 +64,6 @@ RULES: tuple[Rule, ...] = (
     Rule(State.ASSENT_INVALID, Equals("assent_state", "invalid")),
     Rule(State.ASSENT_EXPIRED, Expired("assent_expires_at_us")),
 )
-COLUMNS = tuple(sorted({r.condition.column for r in RULES}))
 
 
 def holds(condition: Condition, row: Mapping[str, Any], now_us: int | None) -> bool:

@@ -46,9 +46,6 @@ class EnumMap:
                 field, "must be one of the defined values (not UNSPECIFIED)"
             ) from None
 
-    def proto_values(self) -> list[int]:
-        return list(self._from)
-
 
 MODES = EnumMap(common_pb2.MemoryMode, "MEMORY_MODE_")
 KINDS = EnumMap(sources_pb2.SourceKind, "SOURCE_KIND_")

@@ -20,12 +20,6 @@ class EventFeed:
     def __init__(self, uow: UnitOfWork, clock: Clock, retention: timedelta) -> None:
         self._uow, self._clock, self._retention = uow, clock, retention
 
-    def check_kinds(self, kinds: Sequence[str]) -> list[str]:
-        unknown = set(kinds) - set(domain_events.KINDS)
-        if unknown:
-            raise validation.invalid_field("kinds", "contains an unknown event kind")
-        return sorted(set(kinds))
-
     def after(
         self, caller: Caller, after_sequence: int, kinds: Sequence[str]
     ) -> list[domain_events.LoggedEvent]:

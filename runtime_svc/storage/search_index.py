@@ -24,7 +24,6 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
-    delete,
     func,
     insert,
     literal_column,
@@ -98,9 +97,6 @@ class SearchIndex:
             .where(memory_index.c.rowid == pk)
             .values(scope=self._scope(eligible))
         )
-
-    def remove(self, pk: int) -> None:
-        self.conn.execute(delete(memory_index).where(memory_index.c.rowid == pk))
 
     def _match(self, terms: Sequence[Term], *, eligible_only: bool) -> str:
         scope = self._eligible_token if eligible_only else self._tenant_token
