@@ -43,6 +43,35 @@ def select_terms(
     return chosen
 
 
+@dataclass(frozen=True)
+class Plan:
+    terms: list[Term]
+    scoped: bool  # narrow inside the index by the tenant's scope tokens
+
+
+def plan(
+    terms: Sequence[Term],
+    doc_freq: Mapping[str, int],
+    *,
+    tenant_docs: int,
+    total_docs: int,
+    posting_budget: int,
+) -> Plan:
+    """Which terms to search, and whether the tenant's scope tokens narrow the search: they
+    do while the tenant holds less than half of the index; beyond that they narrow little
+    and cost a pass over their postings (the eligibility predicate applies either way)."""
+    return Plan(
+        select_terms(
+            terms,
+            doc_freq,
+            tenant_docs=tenant_docs,
+            total_docs=total_docs,
+            posting_budget=posting_budget,
+        ),
+        scoped=tenant_docs * 2 < total_docs,
+    )
+
+
 class Reason(StrEnum):
     SELECTED = "selected"
     BELOW_LIMIT = "below_limit"

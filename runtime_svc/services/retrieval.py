@@ -23,6 +23,7 @@ from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 PROMPT_CANDIDATES = 50
 EXPLAIN_CAP = 1000
 STATS_TTL_S = 300.0
+TOTAL_TTL_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class IndexStatistics:
         value, expires = self._total
         if expires < time.monotonic():
             value = tx.tenant.total_indexed()
-            self._total = (value, time.monotonic() + self._ttl)
+            self._total = (value, time.monotonic() + TOTAL_TTL_S)
         return value
 
 
@@ -84,16 +85,20 @@ class Retrieval:
         self._budget = posting_budget
         self._stats = IndexStatistics()
 
-    def _terms(self, tx: Transaction, query: str) -> list[text.Term]:
+    def _plan(self, tx: Transaction, query: str) -> retrieval.Plan:
         terms = text.query_terms(query)
         tenant_docs = tx.tenant.get().indexed_docs
-        if tenant_docs <= self._budget or len(terms) <= 1:
-            return terms
-        return retrieval.select_terms(
+        total_docs = self._stats.total_docs(tx)
+        doc_freq = (
+            {}
+            if tenant_docs <= self._budget or len(terms) <= 1
+            else self._stats.doc_freq(tx, [t.stem for t in terms])
+        )
+        return retrieval.plan(
             terms,
-            self._stats.doc_freq(tx, [t.stem for t in terms]),
+            doc_freq,
             tenant_docs=tenant_docs,
-            total_docs=self._stats.total_docs(tx),
+            total_docs=total_docs,
             posting_budget=self._budget,
         )
 
@@ -108,10 +113,11 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            terms = self._terms(tx, query)
-            hits = tx.index.search(terms, limit, self._clock())
+            p = self._plan(tx, query)
+            hits = tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
         return [
-            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, p.terms))
+            for h in hits
         ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
@@ -120,7 +126,8 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            hits = tx.index.search(self._terms(tx, query), PROMPT_CANDIDATES, self._clock())
+            p = self._plan(tx, query)
+            hits = tx.index.search(p.terms, PROMPT_CANDIDATES, self._clock(), scoped=p.scoped)
         block = retrieval.render_prompt(
             [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
         )
@@ -144,7 +151,8 @@ class Retrieval:
         now = self._clock()
         with self._uow.read(caller.tenant_id) as tx:
             disabled = self._thread_disabled(tx, thread_id)
-            rows, total = tx.index.matches(self._terms(tx, query), now, EXPLAIN_CAP)
+            p = self._plan(tx, query)
+            rows, total = tx.index.matches(p.terms, now, EXPLAIN_CAP, scoped=p.scoped)
         matches = [
             Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
         ]

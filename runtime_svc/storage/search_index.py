@@ -3,11 +3,14 @@
 One index row per source that has an index entry; its rowid is the source's internal pk.
 `body` holds the generated form. `scope` holds tokens that carry the filter inside the
 index: the tenant's token on every row, and the tenant's eligibility token while the source
-is eligible. A query intersects the query terms with the scope token inside FTS5, so top-k
-is taken among the tenant's eligible sources only and cost follows the tenant's size, not
-the whole index. The same statement joins the source row and applies the full eligibility
-predicate (including what depends on the time, such as an assent's expiry) and the tenant
-check, so the tokens only ever narrow what the predicate allows.
+is eligible. A scoped query intersects the query terms with the scope token inside FTS5, so
+cost follows the tenant's size, not the whole index. Every query, scoped or not, joins the
+source row and applies the tenant check and the full eligibility predicate (including what
+depends on the time, such as an assent's expiry) in the same statement, before ranking and
+LIMIT: top k is always taken among eligible sources, and the tokens only ever narrow what
+the predicate allows. (A token shared by most of the index narrows nothing and costs a
+pass over its postings when FTS5 computes bm25 statistics: the caller scopes only where it
+is selective.)
 """
 
 from __future__ import annotations
@@ -98,12 +101,14 @@ class SearchIndex:
             .values(scope=self._scope(eligible))
         )
 
-    def _match(self, terms: Sequence[Term], *, eligible_only: bool) -> str:
-        scope = self._eligible_token if eligible_only else self._tenant_token
+    def _match(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool) -> str:
         words = " OR ".join(f'"{t.word}"' for t in terms)
+        if not scoped:
+            return f"body : ({words})"
+        scope = self._eligible_token if eligible_only else self._tenant_token
         return f'scope : "{scope}" AND body : ({words})'
 
-    def _scored(self, terms: Sequence[Term], *, eligible_only: bool):  # type: ignore[no-untyped-def]
+    def _scored(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool):  # type: ignore[no-untyped-def]
         """The index's matches with their bm25 score, computed inside FTS5 and materialized,
         so the query always starts from the (scope-narrowed) matches and then joins the few
         source rows it needs, whatever the planner thinks of the tenant's size."""
@@ -111,18 +116,20 @@ class SearchIndex:
             select(memory_index.c.rowid.label("pk"), (-_bm25).label("score"))
             .where(
                 _fts.op("MATCH")(
-                    bindparam("match", self._match(terms, eligible_only=eligible_only))
+                    bindparam(
+                        "match", self._match(terms, eligible_only=eligible_only, scoped=scoped)
+                    )
                 )
             )
             .cte("scored")
             .prefix_with("MATERIALIZED")
         )
 
-    def search(self, terms: Sequence[Term], limit: int, now_us: int) -> list[Hit]:
+    def search(self, terms: Sequence[Term], limit: int, now_us: int, *, scoped: bool) -> list[Hit]:
         """Top `limit` eligible sources by bm25, ties broken by source id, with their text."""
         if not terms:
             return []
-        scored = self._scored(terms, eligible_only=True)
+        scored = self._scored(terms, eligible_only=True, scoped=scoped)
         stmt = (
             select(
                 sources.c.pk,
@@ -141,12 +148,14 @@ class SearchIndex:
         )
         return [Hit(*r) for r in self.conn.execute(stmt)]
 
-    def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
+    def matches(
+        self, terms: Sequence[Term], now_us: int, cap: int, *, scoped: bool
+    ) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
         `cap` of them (eligible ones first, best first), and how many there are."""
         if not terms:
             return [], 0
-        scored = self._scored(terms, eligible_only=False)
+        scored = self._scored(terms, eligible_only=False, scoped=scoped)
         state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
         stmt = (
             select(
