@@ -34,6 +34,7 @@ from runtime_svc.domain.sources import (
 )
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
+from runtime_svc.storage.search_index import SHARDS, shard_name
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 _FUNCTION_WORDS = """
@@ -134,8 +135,10 @@ def load(
                     ]
                 )
                 tx.counters.indexed_docs += n
-    with db.writer.begin() as conn:
-        conn.exec_driver_sql("INSERT INTO memory_index(memory_index) VALUES ('optimize')")
+    with db.writer.begin() as conn:  # merge each shard's segments, as a long-lived index would be
+        for shard in range(SHARDS):
+            name = shard_name(shard)
+            conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
     db.dispose()
 
 

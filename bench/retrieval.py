@@ -28,6 +28,7 @@ import grpc
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2, thread_mode_pb2
 from bench import corpus, locomo, servers
+from runtime_svc.storage.search_index import SHARDS, shard_name
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -54,17 +55,25 @@ def timed(calls: list[Callable[[], object]], warmup: int) -> dict[str, float]:
 
 
 def naive_floor(db_path: Path, questions: list[str]) -> dict[str, float]:
+    """Over the whole corpus: every shard that holds part of it, one after the other."""
     db = sqlite3.connect(db_path)
+    shards = [
+        shard_name(i)
+        for i in range(SHARDS)
+        if db.execute(f"SELECT 1 FROM {shard_name(i)} LIMIT 1").fetchone()
+    ]
+
+    def query(match: str) -> None:
+        for name in shards:
+            db.execute(
+                f"SELECT rowid FROM {name} WHERE {name} MATCH ? ORDER BY bm25({name}) LIMIT 10",
+                (match,),
+            ).fetchall()
+
     calls = []
     for q in questions:
         match = "body : (" + " OR ".join(f'"{w}"' for w in re.findall(r"\w+", q.lower())) + ")"
-        calls.append(
-            lambda m=match: db.execute(
-                "SELECT rowid FROM memory_index WHERE memory_index MATCH ? "
-                "ORDER BY bm25(memory_index) LIMIT 10",
-                (m,),
-            ).fetchall()
-        )
+        calls.append(lambda m=match: query(m))
     result = timed(calls, warmup=min(5, len(calls)))
     db.close()
     return result

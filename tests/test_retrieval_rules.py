@@ -14,21 +14,21 @@ def terms(q):
 def test_small_tenants_search_every_content_word():
     t = terms("What did Caroline say about the adoption agencies?")
     assert [x.word for x in t] == ["caroline", "adoption", "agencies"]
-    p = retrieval.plan(t, {}, tenant_docs=500, total_docs=1_000_000, posting_budget=20_000)
+    p = retrieval.plan(t, {}, tenant_docs=500, index_docs=1_000_000, posting_budget=20_000)
     assert p.terms == t and p.scoped
 
 
 def test_large_tenants_keep_the_rarest_terms_within_the_budget():
     t = terms("common rare middling")
     df = {"common": 600_000, "rare": 2_000, "middl": 15_000}
-    p = retrieval.plan(t, df, tenant_docs=1_000_000, total_docs=1_000_000, posting_budget=20_000)
+    p = retrieval.plan(t, df, tenant_docs=1_000_000, index_docs=1_000_000, posting_budget=20_000)
     assert [x.word for x in p.terms] == ["rare", "middling"] and not p.scoped
     # the rarest term is kept even when it alone is over the budget
     only = retrieval.select_terms(
         t,
         {"common": 9e5, "rare": 5e5, "middl": 7e5},
         tenant_docs=10**6,
-        total_docs=10**6,
+        index_docs=10**6,
         posting_budget=1000,
     )
     assert [x.word for x in only] == ["rare"]
@@ -38,7 +38,7 @@ def test_estimates_use_the_tenants_share_of_the_index():
     t = terms("common rare")
     df = {"common": 600_000, "rare": 50_000}
     kept = retrieval.select_terms(
-        t, df, tenant_docs=100_000, total_docs=1_000_000, posting_budget=70_000
+        t, df, tenant_docs=100_000, index_docs=1_000_000, posting_budget=70_000
     )
     assert [x.word for x in kept] == ["rare", "common"]  # 5k + 60k estimated postings
 

@@ -17,7 +17,7 @@ def select_terms(
     doc_freq: Mapping[str, int],
     *,
     tenant_docs: int,
-    total_docs: int,
+    index_docs: int,
     posting_budget: int,
 ) -> list[Term]:
     """The query terms worth searching for.
@@ -31,7 +31,7 @@ def select_terms(
     """
     if tenant_docs <= posting_budget or len(terms) <= 1:
         return list(terms)
-    share = tenant_docs / max(total_docs, tenant_docs, 1)
+    share = tenant_docs / max(index_docs, tenant_docs, 1)
     chosen: list[Term] = []
     spent = 0.0
     for term in sorted(terms, key=lambda t: (doc_freq.get(t.stem, 0), t.stem)):
@@ -54,7 +54,7 @@ def plan(
     doc_freq: Mapping[str, int],
     *,
     tenant_docs: int,
-    total_docs: int,
+    index_docs: int,
     posting_budget: int,
 ) -> Plan:
     """Which terms to search, and whether the tenant's scope tokens narrow the search: they
@@ -65,10 +65,10 @@ def plan(
             terms,
             doc_freq,
             tenant_docs=tenant_docs,
-            total_docs=total_docs,
+            index_docs=index_docs,
             posting_budget=posting_budget,
         ),
-        scoped=tenant_docs * 2 < total_docs,
+        scoped=tenant_docs * 2 < index_docs,
     )
 
 

@@ -18,6 +18,7 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.services.clock import Clock
+from runtime_svc.storage.search_index import shard_of
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 PROMPT_CANDIDATES = 50
@@ -48,32 +49,38 @@ class Assembled:
 
 
 class IndexStatistics:
-    """Document frequencies and the index size, cached for a few minutes: they steer which
-    query terms are worth searching for, and drift slowly."""
+    """Document frequencies and index shard sizes, cached: they steer which query terms are
+    worth searching for and whether scope tokens narrow a search, and drift slowly."""
 
     def __init__(self, ttl_s: float = STATS_TTL_S) -> None:
         self._ttl = ttl_s
-        self._df: dict[str, tuple[int, float]] = {}
-        self._total: tuple[int, float] = (0, 0.0)
+        self._df: dict[tuple[int, str], tuple[int, float]] = {}
+        self._shards: tuple[dict[int, int], float] = ({}, 0.0)
         self._lock = threading.Lock()
 
     def doc_freq(self, tx: Transaction, stems: list[str]) -> dict[str, int]:
+        """Rows of the tenant's index shard that hold each stem."""
         now, out = time.monotonic(), {}
         for s in stems:
-            cached = self._df.get(s)
+            key = (tx.index.shard, s)
+            cached = self._df.get(key)
             if cached is None or cached[1] < now:
                 cached = (tx.index.doc_freq(s), now + self._ttl)
                 with self._lock:
-                    self._df[s] = cached
+                    self._df[key] = cached
             out[s] = cached[0]
         return out
 
-    def total_docs(self, tx: Transaction) -> int:
-        value, expires = self._total
+    def shard_docs(self, tx: Transaction) -> int:
+        """Rows in the tenant's index shard (all its tenants)."""
+        by_shard, expires = self._shards
         if expires < time.monotonic():
-            value = tx.tenant.total_indexed()
-            self._total = (value, time.monotonic() + TOTAL_TTL_S)
-        return value
+            by_shard = {}
+            for tenant_id, docs in tx.tenant.indexed_by_tenant():
+                shard = shard_of(tenant_id)
+                by_shard[shard] = by_shard.get(shard, 0) + docs
+            self._shards = (by_shard, time.monotonic() + TOTAL_TTL_S)
+        return by_shard.get(tx.index.shard, 0)
 
 
 class Retrieval:
@@ -88,7 +95,7 @@ class Retrieval:
     def _plan(self, tx: Transaction, query: str) -> retrieval.Plan:
         terms = text.query_terms(query)
         tenant_docs = tx.tenant.get().indexed_docs
-        total_docs = self._stats.total_docs(tx)
+        index_docs = self._stats.shard_docs(tx)
         doc_freq = (
             {}
             if tenant_docs <= self._budget or len(terms) <= 1
@@ -98,7 +105,7 @@ class Retrieval:
             terms,
             doc_freq,
             tenant_docs=tenant_docs,
-            total_docs=total_docs,
+            index_docs=index_docs,
             posting_budget=self._budget,
         )
 

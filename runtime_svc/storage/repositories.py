@@ -77,11 +77,10 @@ class TenantStateRepository(_Repository):
         row = self.conn.execute(_SELECT_STATE, {"tenant": self.tenant_id}).one_or_none()
         return TenantCounters(**row._mapping) if row else TenantCounters()
 
-    def total_indexed(self) -> int:
-        """Index entries of all tenants together (a statistic for query planning)."""
-        return self.conn.execute(
-            select(func.coalesce(func.sum(_state.c.indexed_docs), 0))
-        ).scalar_one()
+    def indexed_by_tenant(self) -> list[tuple[str, int]]:
+        """Index entries per tenant (a statistic for query planning)."""
+        rows = self.conn.execute(select(_state.c.tenant_id, _state.c.indexed_docs))
+        return [(r.tenant_id, r.indexed_docs) for r in rows]
 
     def save(self, counters: TenantCounters) -> None:
         self.conn.execute(_SAVE_STATE, {"_tenant": self.tenant_id, **counters.__dict__})

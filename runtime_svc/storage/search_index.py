@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     Column,
@@ -38,19 +39,46 @@ from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.sources import sources
 
-_meta = MetaData()
-memory_index = Table(
-    "memory_index",
-    _meta,
-    Column("rowid", Integer, primary_key=True),
-    Column("body", Text),
-    Column("scope", Text),
-)
-vocab = Table("memory_index_vocab", _meta, Column("term", Text), Column("doc", Integer))
-_fts = literal_column("memory_index")
-_INSERT_ROW = insert(memory_index)
-# bm25 weights per column: body counts, scope tokens do not.
-_bm25 = func.bm25(_fts, 1.0, 0.0)
+# The index is split into shards by tenant: FTS5 computes bm25 statistics with a pass over
+# each query term's postings in the whole table, so a tenant's query pays for the postings
+# of its shard only. Changing the number of shards needs a migration that rebuilds them.
+SHARDS = 16
+
+
+def shard_of(tenant_id: str) -> int:
+    return int(hashlib.sha256(tenant_id.encode()).hexdigest()[:8], 16) % SHARDS
+
+
+def shard_name(shard: int) -> str:
+    return f"memory_index_{shard:02d}"
+
+
+@dataclass(frozen=True)
+class _Shard:
+    table: Table
+    vocab: Table
+    fts: Any  # the table name as an SQL expression, for MATCH and bm25()
+    bm25: Any
+    insert: Any
+
+
+def _shard(i: int) -> _Shard:
+    meta = MetaData()
+    name = shard_name(i)
+    table = Table(
+        name,
+        meta,
+        Column("rowid", Integer, primary_key=True),
+        Column("body", Text),
+        Column("scope", Text),
+    )
+    vocab = Table(f"{name}_vocab", meta, Column("term", Text), Column("doc", Integer))
+    fts = literal_column(name)
+    # bm25 weights per column: body counts, scope tokens do not.
+    return _Shard(table, vocab, fts, func.bm25(fts, 1.0, 0.0), insert(table))
+
+
+_SHARDS = [_shard(i) for i in range(SHARDS)]
 
 
 @dataclass(frozen=True)
@@ -77,17 +105,21 @@ class SearchIndex:
         self.tenant_id = tenant_id
         digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
         self._tenant_token, self._eligible_token = f"tt{digest}", f"te{digest}"
+        self.shard = shard_of(tenant_id)
+        self._s = _SHARDS[self.shard]
 
     def _scope(self, eligible: bool) -> str:
         return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
 
     def put(self, pk: int, body: str, *, eligible: bool) -> None:
-        self.conn.execute(_INSERT_ROW, {"rowid": pk, "body": body, "scope": self._scope(eligible)})
+        self.conn.execute(
+            self._s.insert, {"rowid": pk, "body": body, "scope": self._scope(eligible)}
+        )
 
     def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
         """Bulk import: (pk, body, eligible) per source."""
         self.conn.execute(
-            insert(memory_index),
+            self._s.insert,
             [
                 {"rowid": pk, "body": body, "scope": self._scope(eligible)}
                 for pk, body, eligible in rows
@@ -96,8 +128,8 @@ class SearchIndex:
 
     def set_eligible(self, pk: int, eligible: bool) -> None:
         self.conn.execute(
-            update(memory_index)
-            .where(memory_index.c.rowid == pk)
+            update(self._s.table)
+            .where(self._s.table.c.rowid == pk)
             .values(scope=self._scope(eligible))
         )
 
@@ -113,9 +145,9 @@ class SearchIndex:
         so the query always starts from the (scope-narrowed) matches and then joins the few
         source rows it needs, whatever the planner thinks of the tenant's size."""
         return (
-            select(memory_index.c.rowid.label("pk"), (-_bm25).label("score"))
+            select(self._s.table.c.rowid.label("pk"), (-self._s.bm25).label("score"))
             .where(
-                _fts.op("MATCH")(
+                self._s.fts.op("MATCH")(
                     bindparam(
                         "match", self._match(terms, eligible_only=eligible_only, scoped=scoped)
                     )
@@ -175,8 +207,10 @@ class SearchIndex:
         return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
 
     def doc_freq(self, stem: str) -> int:
-        """In how many index rows (all tenants) the stem occurs."""
+        """In how many rows of the tenant's shard (all its tenants) the stem occurs."""
         return (
-            self.conn.execute(select(vocab.c.doc).where(vocab.c.term == stem)).scalar_one_or_none()
+            self.conn.execute(
+                select(self._s.vocab.c.doc).where(self._s.vocab.c.term == stem)
+            ).scalar_one_or_none()
             or 0
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+SHARDS = 16  # fixed for this schema version (runtime_svc.storage.search_index.SHARDS)
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
@@ -99,19 +101,23 @@ def upgrade() -> None:
         )
 
     if op.get_bind().dialect.name == "sqlite":
-        # The search index: rowid = sources.pk. `body` is the generated form; `scope` holds
-        # the tenant's token, plus its eligibility token while the source is eligible.
-        op.execute(
-            "CREATE VIRTUAL TABLE memory_index USING fts5("
-            "body, scope, tokenize = 'porter unicode61 remove_diacritics 2')"
-        )
-        op.execute("CREATE VIRTUAL TABLE memory_index_vocab USING fts5vocab(memory_index, 'row')")
+        # The search index, in 16 shards by tenant: rowid = sources.pk. `body` is the generated
+        # form; `scope` holds the tenant's token, plus its eligibility token while the source is
+        # eligible.
+        for i in range(SHARDS):
+            name = f"memory_index_{i:02d}"
+            op.execute(
+                f"CREATE VIRTUAL TABLE {name} USING fts5("
+                "body, scope, tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
+            op.execute(f"CREATE VIRTUAL TABLE {name}_vocab USING fts5vocab({name}, 'row')")
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
-        op.execute("DROP TABLE memory_index_vocab")
-        op.execute("DROP TABLE memory_index")
+        for i in range(SHARDS):
+            op.execute(f"DROP TABLE memory_index_{i:02d}_vocab")
+            op.execute(f"DROP TABLE memory_index_{i:02d}")
     with op.batch_alter_table("tenant_state", schema=None) as batch_op:
         batch_op.drop_column("indexed_docs")
 
