@@ -38,6 +38,10 @@ POLICY: dict[str, Rule] = {
     # Stores a prompt record, but a retry only stores another record: safe to repeat.
     _m("AssemblePrompt"): Rule("memory.read", None, idempotent=True),
     _m("ExplainRetrieval"): Rule("memory.read", "retrieval_explain", idempotent=True),
+    _m("ListMemories"): Rule("memory.read", "save_intent", idempotent=True),
+    _m("ReviewMemory"): Rule("memory.review", "save_intent", idempotent=False),
+    _m("GetInsertPolicy"): Rule("memory.admin", "save_intent", idempotent=True),
+    _m("SetInsertPolicy"): Rule("memory.admin", "save_intent", idempotent=False),
     _m("ListAuditReceipts"): Rule("memory.admin", None, idempotent=True),
     _m("VerifyAuditChain"): Rule("memory.admin", None, idempotent=True),
     _m("WatchEvents"): Rule("memory.read", "events", idempotent=True),

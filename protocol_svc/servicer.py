@@ -12,7 +12,13 @@ import grpc
 from agentmem.core.config import CAPABILITIES, Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem.v1 import capabilities_pb2, common_pb2, events_pb2, memory_service_pb2_grpc
+from agentmem.v1 import (
+    capabilities_pb2,
+    common_pb2,
+    events_pb2,
+    memory_service_pb2_grpc,
+    review_pb2,
+)
 from protocol_svc import validation
 from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient
@@ -52,6 +58,18 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
 
     async def GetCapabilities(self, request, context):  # type: ignore[no-untyped-def]
         enabled = self._settings.capabilities.model_dump()
+        if enabled["save_intent"]:  # the tenant's policy (an admin may have overridden it)
+            policy = (
+                await self._runtime.unary(
+                    "GetInsertPolicy",
+                    review_pb2.GetInsertPolicyRequest(),
+                    CALL.get(),
+                    time_remaining=context.time_remaining(),
+                    idempotent=True,
+                )
+            ).insert_policy
+        else:
+            policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
         return capabilities_pb2.GetCapabilitiesResponse(
             api_version=API_VERSION,
             capabilities=[
@@ -60,7 +78,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                 )
                 for n in CAPABILITIES
             ],
-            insert_policy=INSERT_POLICIES[self._settings.memory.insert_policy.value],
+            insert_policy=policy,
         )
 
     async def ReadThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
@@ -91,6 +109,18 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
 
     async def ExplainRetrieval(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("ExplainRetrieval", request, context)
+
+    async def ListMemories(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ListMemories", request, context)
+
+    async def ReviewMemory(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ReviewMemory", request, context)
+
+    async def GetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("GetInsertPolicy", request, context)
+
+    async def SetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("SetInsertPolicy", request, context)
 
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("ListAuditReceipts", request, context)

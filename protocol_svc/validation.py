@@ -11,7 +11,7 @@ from typing import Any
 
 from agentmem.core import validation as v
 from agentmem.core.errors import invalid_field
-from agentmem.v1 import common_pb2, events_pb2, sources_pb2
+from agentmem.v1 import common_pb2, events_pb2, review_pb2, sources_pb2
 
 MAX_PAGE_TOKEN = 512
 
@@ -26,6 +26,9 @@ KINDS = _values(sources_pb2.SourceKind)
 CLASSIFICATIONS = _values(sources_pb2.Classification)
 STATUSES = _values(sources_pb2.Status)
 STATES = _values(sources_pb2.EffectiveRetrievalState)
+MEMORY_FILTERS = _values(review_pb2.MemoryStatusFilter)
+DECISIONS = _values(review_pb2.Decision)
+POLICIES = _values(common_pb2.InsertPolicy)
 
 
 def _optional_enum(name: str, value: int, allowed: tuple[int, ...]) -> None:
@@ -91,6 +94,26 @@ def _assemble(r: Any) -> None:
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 
+def _list_memories(r: Any) -> None:
+    _optional_enum("status_filter", r.status_filter, MEMORY_FILTERS)
+    _page(r)
+
+
+def _review(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+    v.non_negative("expected_revision", r.expected_revision)
+    v.enum_value("decision", r.decision, DECISIONS)
+    v.identifier("request_id", r.request_id, required=False)
+    if len(r.note) > 200:
+        raise invalid_field("note", "must be at most 200 characters")
+
+
+def _set_policy(r: Any) -> None:
+    v.non_negative("expected_revision", r.expected_revision)
+    v.enum_value("insert_policy", r.insert_policy, POLICIES)
+    v.identifier("request_id", r.request_id, required=False)
+
+
 def _audit_list(r: Any) -> None:
     v.identifier("target_id", r.target_id, required=False)
     _page(r)
@@ -117,6 +140,10 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "SearchMemories": _search,
     "AssemblePrompt": _assemble,
     "ExplainRetrieval": _search,
+    "ListMemories": _list_memories,
+    "ReviewMemory": _review,
+    "GetInsertPolicy": _nothing,
+    "SetInsertPolicy": _set_policy,
     "ListAuditReceipts": _audit_list,
     "VerifyAuditChain": _nothing,
     "WatchEvents": _watch,

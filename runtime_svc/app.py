@@ -59,6 +59,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
             system_clock,
             default_mode=default_mode,
             policy=InsertPolicy(settings.memory.insert_policy),
+            allow_self_approval=settings.memory.allow_self_approval,
         ),
         retrieval=Retrieval(
             uow,

@@ -70,8 +70,11 @@ def test_review_pending_stores_but_never_retrieves(make_stack):
     assert marked.status == sources_pb2.STATUS_ACTIVE
     assert search_ids(client, "Squier") == []
     assert search_ids(client, "bass") == [marked.source_id]
-    states = {s.source_id: s.effective_retrieval_state for s in list_sources(client).sources}
-    assert states[pending.source_id] == sources_pb2.EFFECTIVE_RETRIEVAL_STATE_PENDING_REVIEW
+    assert [s.source_id for s in list_sources(client).sources] == [marked.source_id]
+    listed = list_sources(client, status=sources_pb2.STATUS_PENDING_REVIEW).sources
+    assert [(s.source_id, s.effective_retrieval_state) for s in listed] == [
+        (pending.source_id, sources_pb2.EFFECTIVE_RETRIEVAL_STATE_PENDING_REVIEW)
+    ]
 
 
 def test_save_intent_companions_are_length_limited(stack):

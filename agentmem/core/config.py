@@ -84,6 +84,8 @@ class Auth(_Strict):
 class Memory(_Strict):
     insert_policy: InsertPolicyName = InsertPolicyName.PERMISSIVE
     default_thread_mode: ThreadModeName = ThreadModeName.ENABLED
+    # Whether an agent may approve a pending memory it inserted itself.
+    allow_self_approval: bool = False
 
 
 class Capabilities(_Strict):

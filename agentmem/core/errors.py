@@ -25,6 +25,8 @@ class Reason(StrEnum):
     CAPABILITY_DISABLED = "CAPABILITY_DISABLED"
     THREAD_MEMORY_DISABLED = "THREAD_MEMORY_DISABLED"
     NOT_FOUND = "NOT_FOUND"
+    NOT_PENDING_REVIEW = "NOT_PENDING_REVIEW"
+    SELF_APPROVAL_DENIED = "SELF_APPROVAL_DENIED"
     EVENTS_COMPACTED = "EVENTS_COMPACTED"
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
     UNAVAILABLE = "UNAVAILABLE"
@@ -66,6 +68,12 @@ CATALOG: dict[Reason, Entry] = {
         "FAILED_PRECONDITION", "memory is disabled for this thread"
     ),
     Reason.NOT_FOUND: Entry("NOT_FOUND", "not found"),
+    Reason.NOT_PENDING_REVIEW: Entry(
+        "FAILED_PRECONDITION", "only a memory pending review can be approved or rejected"
+    ),
+    Reason.SELF_APPROVAL_DENIED: Entry(
+        "PERMISSION_DENIED", "an agent cannot approve a memory it inserted itself"
+    ),
     Reason.EVENTS_COMPACTED: Entry(
         "OUT_OF_RANGE", "the resume point is older than the retained event log"
     ),

@@ -36,9 +36,40 @@ class MemoryInserted:
     status: str
 
 
-DomainEvent = ThreadMemoryModeUpdated | SourceClassificationUpdated | MemoryInserted
+@dataclass(frozen=True)
+class MemoryReviewed:
+    kind: ClassVar[str] = "memory_reviewed"
+    source_id: str
+    revision: int
+    status: str
+    decision: str
+    reviewer_id: str
+
+
+@dataclass(frozen=True)
+class InsertPolicyUpdated:
+    kind: ClassVar[str] = "insert_policy_updated"
+    previous_insert_policy: str
+    insert_policy: str
+    revision: int
+
+
+DomainEvent = (
+    ThreadMemoryModeUpdated
+    | SourceClassificationUpdated
+    | MemoryInserted
+    | MemoryReviewed
+    | InsertPolicyUpdated
+)
 KINDS: dict[str, type[DomainEvent]] = {
-    cls.kind: cls for cls in (ThreadMemoryModeUpdated, SourceClassificationUpdated, MemoryInserted)
+    cls.kind: cls
+    for cls in (
+        ThreadMemoryModeUpdated,
+        SourceClassificationUpdated,
+        MemoryInserted,
+        MemoryReviewed,
+        InsertPolicyUpdated,
+    )
 }
 
 

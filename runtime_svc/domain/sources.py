@@ -124,6 +124,13 @@ class SaveIntent:
 
 
 @dataclass(frozen=True)
+class Review:
+    reviewer_id: str
+    reviewed_at_us: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Source:
     source_id: str
     revision: int
@@ -140,6 +147,7 @@ class Source:
     revoked_at_us: int = 0
     assent_state: str = ""
     assent_expires_at_us: int = 0
+    review: Review | None = None
 
     def eligibility_row(self) -> dict[str, object]:
         return {

@@ -14,6 +14,7 @@ from agentmem.v1 import (
     common_pb2,
     events_pb2,
     retrieval_pb2,
+    review_pb2,
     sources_pb2,
     thread_mode_pb2,
 )
@@ -54,6 +55,8 @@ STATUSES = EnumMap(sources_pb2.Status, "STATUS_")
 STATES = EnumMap(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
 REASONS = EnumMap(retrieval_pb2.Reason, "REASON_")
 EVENT_KINDS = EnumMap(events_pb2.EventKind, "EVENT_KIND_")
+POLICIES = EnumMap(common_pb2.InsertPolicy, "INSERT_POLICY_")
+DECISIONS = EnumMap(review_pb2.Decision, "DECISION_")
 
 
 def timestamp(us: int) -> Timestamp | None:
@@ -138,6 +141,24 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
                 effective_at=timestamp(e.effective_at_us),
             )
         )
+    elif isinstance(e, domain_events.MemoryReviewed):
+        out.memory_reviewed.CopyFrom(
+            review_pb2.MemoryReviewed(
+                source_id=e.source_id,
+                revision=e.revision,
+                status=STATUSES.to_proto(e.status),
+                decision=DECISIONS.to_proto(e.decision),
+                reviewer_id=e.reviewer_id,
+            )
+        )
+    elif isinstance(e, domain_events.InsertPolicyUpdated):
+        out.insert_policy_updated.CopyFrom(
+            review_pb2.InsertPolicyUpdated(
+                previous_insert_policy=POLICIES.to_proto(e.previous_insert_policy),
+                insert_policy=POLICIES.to_proto(e.insert_policy),
+                revision=e.revision,
+            )
+        )
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(
@@ -146,5 +167,28 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
                 source_kind=KINDS.to_proto(e.source_kind),
                 status=STATUSES.to_proto(e.status),
             )
+        )
+    return out
+
+
+def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
+    out = review_pb2.Memory(
+        source_id=s.source_id,
+        revision=s.revision,
+        source_kind=KINDS.to_proto(s.kind.value),
+        status=STATUSES.to_proto(s.status.value),
+        classification=CLASSIFICATIONS.to_proto(s.classification.value),
+        received_at=timestamp(s.created_at_us),
+        inserted_by=s.provenance.principal_id,
+        save_intent=s.save_intent.intent,
+        save_intent_source=s.save_intent.source,
+    )
+    if s.review is not None:
+        out.reviewed_by = s.review.reviewer_id
+        out.reviewed_at.CopyFrom(timestamp(s.review.reviewed_at_us))
+    if include_content:
+        out.content = s.body.content
+        out.messages.extend(
+            sources_pb2.Message(role=m.role, content=m.content) for m in s.body.messages
         )
     return out

@@ -9,10 +9,20 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from agentmem.core.errors import invalid_field
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
-from agentmem.v1 import audit_pb2, events_pb2, retrieval_pb2, sources_pb2, thread_mode_pb2
+from agentmem.v1 import (
+    audit_pb2,
+    events_pb2,
+    retrieval_pb2,
+    review_pb2,
+    sources_pb2,
+    thread_mode_pb2,
+)
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.sources import Classification, SaveIntent
+from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.review import Decision
+from runtime_svc.domain.sources import Classification, SaveIntent, Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc import mapping
 from runtime_svc.grpc.mapping import CLASSIFICATIONS, KINDS, MODES, REASONS, STATES, STATUSES
@@ -26,6 +36,13 @@ from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.sources import SourceFilter
 
 T = TypeVar("T")
+MEMORY_FILTERS = {
+    review_pb2.MEMORY_STATUS_FILTER_UNSPECIFIED: (Status.ACTIVE.value,),
+    review_pb2.MEMORY_STATUS_FILTER_ACTIVE: (Status.ACTIVE.value,),
+    review_pb2.MEMORY_STATUS_FILTER_PENDING_REVIEW: (Status.PENDING_REVIEW.value,),
+    review_pb2.MEMORY_STATUS_FILTER_REJECTED: (Status.REJECTED.value,),
+    review_pb2.MEMORY_STATUS_FILTER_ALL: tuple(s.value for s in Status),
+}
 CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("caller")
 
 
@@ -157,6 +174,58 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             revision=change.source.revision,
             effective_at=mapping.timestamp(change.source.updated_at_us),
             receipt=mapping.receipt(change.receipt),
+        )
+
+    # Review and insert policy (seed 003)
+
+    async def ListMemories(self, request, context):  # type: ignore[no-untyped-def]
+        caller = CALLER.get()
+        statuses = MEMORY_FILTERS.get(request.status_filter)
+        if statuses is None:
+            raise invalid_field("status_filter", "must be one of the defined values")
+        found, token = await self._run(
+            self._memories.list_memories, caller, statuses, request.page_size, request.page_token
+        )
+        text = "memory.content.read" in caller.scopes
+        return review_pb2.ListMemoriesResponse(
+            memories=[mapping.memory(s, include_content=text) for s in found], next_page_token=token
+        )
+
+    async def ReviewMemory(self, request, context):  # type: ignore[no-untyped-def]
+        decision = Decision(mapping.DECISIONS.from_proto("decision", request.decision))
+        result = await self._write(
+            self._memories.review,
+            CALLER.get(),
+            request.source_id,
+            request.expected_revision,
+            decision,
+            request.note,
+        )
+        return review_pb2.ReviewMemoryResponse(
+            source_id=result.source.source_id,
+            status=STATUSES.to_proto(result.source.status.value),
+            revision=result.source.revision,
+            receipt=mapping.receipt(result.receipt),
+        )
+
+    async def GetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
+        policy, revision = await self._run(self._memories.current_policy, CALLER.get())
+        return review_pb2.GetInsertPolicyResponse(
+            insert_policy=mapping.POLICIES.to_proto(policy),
+            overridden=revision > 0,
+            revision=revision,
+        )
+
+    async def SetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
+        policy = InsertPolicy(mapping.POLICIES.from_proto("insert_policy", request.insert_policy))
+        previous, revision, receipt = await self._write(
+            self._memories.set_policy, CALLER.get(), request.expected_revision, policy
+        )
+        return review_pb2.SetInsertPolicyResponse(
+            previous_insert_policy=mapping.POLICIES.to_proto(previous),
+            insert_policy=mapping.POLICIES.to_proto(policy.value),
+            revision=revision,
+            receipt=mapping.receipt(receipt),
         )
 
     # Retrieval

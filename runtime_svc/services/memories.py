@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentmem.core import paging, validation
-from agentmem.core.errors import AgentmemError, Reason, invalid_field
+from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
 from runtime_svc.domain import eligibility, insert_policy, sources, thread_mode
+from runtime_svc.domain import review as reviewing
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.events import MemoryInserted, SourceClassificationUpdated
+from runtime_svc.domain.events import (
+    InsertPolicyUpdated,
+    MemoryInserted,
+    MemoryReviewed,
+    SourceClassificationUpdated,
+)
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.sources import Classification, SaveIntent, Source, SourceKind, Status
 from runtime_svc.services.clock import Clock
@@ -41,6 +47,12 @@ class Inserted:
 
 
 @dataclass(frozen=True)
+class Reviewed:
+    source: Source
+    receipt: Receipt
+
+
+@dataclass(frozen=True)
 class ClassificationChange:
     previous: Classification
     source: Source
@@ -56,9 +68,11 @@ class Memories:
         *,
         policy: insert_policy.InsertPolicy,
         default_mode: thread_mode.Mode,
+        allow_self_approval: bool = False,
     ) -> None:
         self._uow, self._journal, self._clock = uow, journal, clock
         self._policy, self._default_mode = policy, default_mode
+        self._allow_self_approval = allow_self_approval
 
     def insert(self, caller: Caller, cmd: InsertCommand) -> Inserted:
         body = sources.check_body(cmd.content, cmd.messages)
@@ -66,9 +80,10 @@ class Memories:
         validation.identifier("thread_id", cmd.thread_id, required=False)
         validation.identifier("request_id", caller.request_id, required=False)
         labels = sources.check_labels(cmd.labels)
-        status = insert_policy.decide(self._policy, cmd.intent)
+        insert_policy.check_intent(cmd.intent)
         if cmd.validate_only:
             with self._uow.read(caller.tenant_id) as tx:
+                status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
                 self._check_thread(tx, cmd.thread_id)
             return Inserted("", 0, status, None)
         with self._uow.write(caller.tenant_id) as tx:
@@ -76,6 +91,7 @@ class Memories:
                 earlier = tx.sources.by_request_id(caller.request_id)
                 if earlier is not None:
                     return _replay(tx, earlier, body)
+            status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
             self._check_thread(tx, cmd.thread_id)
             now = self._clock()
             source = Source(
@@ -108,6 +124,95 @@ class Memories:
                 at_us=now,
             )
         return Inserted(source.source_id, 1, status, receipt)
+
+    def policy_in_force(self, tx: Transaction) -> tuple[insert_policy.InsertPolicy, int]:
+        """The tenant's override if an admin set one, else the configured policy; and the
+        override's revision (0 when there is none)."""
+        override = tx.policies.get()
+        if override is None:
+            return self._policy, 0
+        return insert_policy.InsertPolicy(override[0]), override[1]
+
+    def current_policy(self, caller: Caller) -> tuple[str, int]:
+        with self._uow.read(caller.tenant_id) as tx:
+            policy, revision = self.policy_in_force(tx)
+        return policy.value, revision
+
+    def set_policy(
+        self, caller: Caller, expected_revision: int, policy: insert_policy.InsertPolicy
+    ) -> tuple[str, int, Receipt]:
+        validation.non_negative("expected_revision", expected_revision)
+        with self._uow.write(caller.tenant_id) as tx:
+            previous, revision = self.policy_in_force(tx)
+            if expected_revision != revision:
+                raise revision_mismatch("insert_policy", revision)
+            now = self._clock()
+            tx.policies.save(policy.value, revision + 1, now)
+            receipt = self._journal.record(
+                tx,
+                caller,
+                action="insert_policy.set",
+                target=Target("tenant", caller.tenant_id, revision + 1),
+                event=InsertPolicyUpdated(previous.value, policy.value, revision + 1),
+                at_us=now,
+            )
+        return previous.value, revision + 1, receipt
+
+    def review(
+        self,
+        caller: Caller,
+        source_id: str,
+        expected_revision: int,
+        decision: reviewing.Decision,
+        note: str,
+    ) -> Reviewed:
+        """Approve (index it; a user's approval records user_confirmed) or reject."""
+        check_source_id(source_id)
+        with self._uow.write(caller.tenant_id) as tx:
+            stored = _found(tx.sources.get(source_id))
+            now = self._clock()
+            updated = reviewing.review(
+                stored.source,
+                expected_revision=expected_revision,
+                decision=decision,
+                reviewer=caller,
+                note=note,
+                allow_self_approval=self._allow_self_approval,
+                now_us=now,
+            )
+            indexed_revision = 0
+            if updated.status is Status.ACTIVE:
+                tx.index.put(stored.pk, updated.body.generated_form(), eligible=_indexable(updated))
+                tx.counters.indexed_docs += 1
+                indexed_revision = updated.revision
+            tx.sources.save_state(stored.pk, updated, indexed_revision=indexed_revision)
+            receipt = self._journal.record(
+                tx,
+                caller,
+                action=f"memory.review.{decision.value}",
+                target=Target("source", source_id, updated.revision),
+                event=MemoryReviewed(
+                    source_id,
+                    updated.revision,
+                    updated.status.value,
+                    decision.value,
+                    caller.principal_id,
+                ),
+                at_us=now,
+            )
+        return Reviewed(updated, receipt)
+
+    def list_memories(
+        self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
+    ) -> tuple[list[Source], str]:
+        size = validation.page_size(page_size)
+        key = paging.query_key(caller.tenant_id, "memories", ",".join(statuses))
+        after = paging.decode(page_token, key, "")
+        with self._uow.read(caller.tenant_id) as tx:
+            rows = tx.sources.page_memories(statuses, after, size + 1)
+        more = len(rows) > size
+        found = [r.source for r in rows[:size]]
+        return found, paging.encode(key, found[-1].source_id) if more else ""
 
     def _check_thread(self, tx: Transaction, thread_id: str) -> None:
         if not thread_id:

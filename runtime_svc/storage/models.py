@@ -115,6 +115,10 @@ class SourceRow(Base):
     revoked_at_us: Mapped[int] = mapped_column(BigInteger)
     assent_state: Mapped[str] = mapped_column(String(16))
     assent_expires_at_us: Mapped[int] = mapped_column(BigInteger)
+    # Review of a pending insert (seed 003).
+    reviewed_by: Mapped[str] = mapped_column(String(128), server_default="")
+    reviewed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    review_note: Mapped[str] = mapped_column(String(200), server_default="")
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "source_id"),
@@ -155,3 +159,13 @@ class DerivedProvenanceRow(Base):
     source_revision: Mapped[int] = mapped_column(BigInteger)
 
     __table_args__ = (Index("ix_derived_provenance_source", "tenant_id", "source_id"),)
+
+
+class TenantPolicyRow(Base):
+    """A tenant's override of the configured insert policy."""
+
+    __tablename__ = "tenant_policies"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    insert_policy: Mapped[str] = mapped_column(String(32))
+    revision: Mapped[int] = mapped_column(BigInteger)
+    updated_at_us: Mapped[int] = mapped_column(BigInteger)

@@ -11,13 +11,19 @@ from runtime_svc.domain.sources import (
     Body,
     Classification,
     Provenance,
+    Review,
     SaveIntent,
     Source,
     SourceKind,
     Status,
 )
 from runtime_svc.storage import eligibility_sql
-from runtime_svc.storage.models import DerivedProvenanceRow, PromptRecordRow, SourceRow
+from runtime_svc.storage.models import (
+    DerivedProvenanceRow,
+    PromptRecordRow,
+    SourceRow,
+    TenantPolicyRow,
+)
 from runtime_svc.storage.repositories import _Repository
 
 sources = SourceRow.__table__
@@ -89,7 +95,9 @@ class SourceRepository(_Repository):
         return _stored(row) if row else None
 
     def save_state(self, pk: int, s: Source, *, indexed_revision: int) -> None:
-        """Writes a new revision's state (classification, status, revocation, assent)."""
+        """Writes a new revision's state (classification, status, review, save intent,
+        revocation, assent)."""
+        review = s.review
         self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
@@ -98,12 +106,31 @@ class SourceRepository(_Repository):
                 classification=s.classification.value,
                 status=s.status.value,
                 updated_at_us=s.updated_at_us,
+                save_intent=s.save_intent.intent,
+                save_intent_source=s.save_intent.source,
+                save_intent_evidence=s.save_intent.evidence,
+                reviewed_by=review.reviewer_id if review else "",
+                reviewed_at_us=review.reviewed_at_us if review else 0,
+                review_note=review.note if review else "",
                 revoked_at_us=s.revoked_at_us,
                 assent_state=s.assent_state,
                 assent_expires_at_us=s.assent_expires_at_us,
                 indexed_revision=indexed_revision,
             )
         )
+
+    def page_memories(self, statuses: tuple[str, ...], after: str, limit: int) -> list[Stored]:
+        stmt = (
+            select(sources)
+            .where(
+                sources.c.tenant_id == self.tenant_id,
+                sources.c.source_id > after,
+                sources.c.status.in_(statuses),
+            )
+            .order_by(sources.c.source_id)
+            .limit(limit)
+        )
+        return [_stored(r) for r in self.conn.execute(stmt)]
 
     def page(self, f: SourceFilter, after: str, limit: int, now_us: int) -> list[Summary]:
         state = eligibility_sql.state(sources.c, _now(now_us))
@@ -130,6 +157,8 @@ class SourceRepository(_Repository):
                 stmt = stmt.where(sources.c[column] == value)
         if f.effective_state:
             stmt = stmt.where(state == f.effective_state)
+        if not (f.status or f.effective_state):  # default reads leave out pending and rejected
+            stmt = stmt.where(sources.c.status == Status.ACTIVE.value)
         return [Summary(*r) for r in self.conn.execute(stmt)]
 
 
@@ -187,6 +216,9 @@ def _stored(r: Row) -> Stored:
             revoked_at_us=r.revoked_at_us,
             assent_state=r.assent_state,
             assent_expires_at_us=r.assent_expires_at_us,
+            review=Review(r.reviewed_by, r.reviewed_at_us, r.review_note)
+            if r.reviewed_by
+            else None,
         ),
         indexed_revision=r.indexed_revision,
     )
@@ -228,4 +260,30 @@ class PromptRecords(_Repository):
                     }
                     for sid, rev in cited
                 ],
+            )
+
+
+tenant_policies = TenantPolicyRow.__table__
+
+
+class TenantPolicies(_Repository):
+    """A tenant's override of the configured insert policy."""
+
+    def get(self) -> tuple[str, int] | None:
+        row = self.conn.execute(
+            select(tenant_policies.c.insert_policy, tenant_policies.c.revision).where(
+                tenant_policies.c.tenant_id == self.tenant_id
+            )
+        ).one_or_none()
+        return (row.insert_policy, row.revision) if row else None
+
+    def save(self, insert_policy: str, revision: int, now_us: int) -> None:
+        values = {"insert_policy": insert_policy, "revision": revision, "updated_at_us": now_us}
+        if revision == 1:
+            self.conn.execute(insert(tenant_policies).values(tenant_id=self.tenant_id, **values))
+        else:
+            self.conn.execute(
+                update(tenant_policies)
+                .where(tenant_policies.c.tenant_id == self.tenant_id)
+                .values(**values)
             )

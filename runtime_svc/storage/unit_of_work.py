@@ -23,7 +23,7 @@ from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
 from runtime_svc.storage.search_index import SearchIndex
-from runtime_svc.storage.sources import PromptRecords, SourceRepository
+from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 
 
 class Transaction:
@@ -36,6 +36,7 @@ class Transaction:
         self.sources = SourceRepository(conn, tenant_id)
         self.index = SearchIndex(conn, tenant_id)
         self.prompt_records = PromptRecords(conn, tenant_id)
+        self.policies = TenantPolicies(conn, tenant_id)
         self.counters = repositories.TenantCounters()
         self._after_commit: list[Callable[[], None]] = []
 

@@ -6,6 +6,7 @@ import warnings
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
 from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from agentmem.v1 import review_pb2 as agentmem_dot_v1_dot_review__pb2
 from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 
@@ -86,6 +87,26 @@ class RuntimeServiceStub:
                 request_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
                 _registered_method=True)
+        self.ListMemories = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/ListMemories',
+                request_serializer=agentmem_dot_v1_dot_review__pb2.ListMemoriesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_review__pb2.ListMemoriesResponse.FromString,
+                _registered_method=True)
+        self.ReviewMemory = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/ReviewMemory',
+                request_serializer=agentmem_dot_v1_dot_review__pb2.ReviewMemoryRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_review__pb2.ReviewMemoryResponse.FromString,
+                _registered_method=True)
+        self.GetInsertPolicy = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/GetInsertPolicy',
+                request_serializer=agentmem_dot_v1_dot_review__pb2.GetInsertPolicyRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_review__pb2.GetInsertPolicyResponse.FromString,
+                _registered_method=True)
+        self.SetInsertPolicy = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/SetInsertPolicy',
+                request_serializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.FromString,
+                _registered_method=True)
         self.ListAuditReceipts = channel.unary_unary(
                 '/agentmem.runtime.v1.RuntimeService/ListAuditReceipts',
                 request_serializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.SerializeToString,
@@ -163,6 +184,30 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListMemories(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReviewMemory(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetInsertPolicy(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetInsertPolicy(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListAuditReceipts(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -229,6 +274,26 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.ExplainRetrieval,
                     request_deserializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.SerializeToString,
+            ),
+            'ListMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMemories,
+                    request_deserializer=agentmem_dot_v1_dot_review__pb2.ListMemoriesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_review__pb2.ListMemoriesResponse.SerializeToString,
+            ),
+            'ReviewMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReviewMemory,
+                    request_deserializer=agentmem_dot_v1_dot_review__pb2.ReviewMemoryRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_review__pb2.ReviewMemoryResponse.SerializeToString,
+            ),
+            'GetInsertPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetInsertPolicy,
+                    request_deserializer=agentmem_dot_v1_dot_review__pb2.GetInsertPolicyRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_review__pb2.GetInsertPolicyResponse.SerializeToString,
+            ),
+            'SetInsertPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetInsertPolicy,
+                    request_deserializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.SerializeToString,
             ),
             'ListAuditReceipts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAuditReceipts,
@@ -492,6 +557,114 @@ class RuntimeService:
             '/agentmem.runtime.v1.RuntimeService/ExplainRetrieval',
             agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalRequest.SerializeToString,
             agentmem_dot_v1_dot_retrieval__pb2.ExplainRetrievalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/ListMemories',
+            agentmem_dot_v1_dot_review__pb2.ListMemoriesRequest.SerializeToString,
+            agentmem_dot_v1_dot_review__pb2.ListMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/ReviewMemory',
+            agentmem_dot_v1_dot_review__pb2.ReviewMemoryRequest.SerializeToString,
+            agentmem_dot_v1_dot_review__pb2.ReviewMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetInsertPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/GetInsertPolicy',
+            agentmem_dot_v1_dot_review__pb2.GetInsertPolicyRequest.SerializeToString,
+            agentmem_dot_v1_dot_review__pb2.GetInsertPolicyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetInsertPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/SetInsertPolicy',
+            agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.SerializeToString,
+            agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.FromString,
             options,
             channel_credentials,
             insecure,

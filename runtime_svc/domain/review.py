@@ -1,0 +1,62 @@
+"""Review of pending inserts (seed 003, review_pending).
+
+Approval needs the memory.review scope (checked by the gateway); an agent may not approve
+what it inserted itself unless the deployment allows it; a user's approval records the save
+intent as user_confirmed. Rejection keeps the memory out of every read but the explicit
+rejected filter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from enum import StrEnum
+
+from agentmem.core import validation
+from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.sources import Review, SaveIntent, Source, Status
+
+MAX_NOTE = 200
+
+
+class Decision(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+def review(
+    source: Source,
+    *,
+    expected_revision: int,
+    decision: Decision,
+    reviewer: Caller,
+    note: str,
+    allow_self_approval: bool,
+    now_us: int,
+) -> Source:
+    validation.non_negative("expected_revision", expected_revision)
+    if len(note) > MAX_NOTE or "\x00" in note:
+        raise invalid_field("note", f"must be at most {MAX_NOTE} characters")
+    if expected_revision != source.revision:
+        raise revision_mismatch(f"source/{source.source_id}", source.revision)
+    if source.status is not Status.PENDING_REVIEW:
+        raise AgentmemError(Reason.NOT_PENDING_REVIEW)
+    own = reviewer.principal_id == source.provenance.principal_id
+    if (
+        decision is Decision.APPROVE
+        and own
+        and reviewer.principal_kind == "agent"
+        and not allow_self_approval
+    ):
+        raise AgentmemError(Reason.SELF_APPROVAL_DENIED)
+    intent = source.save_intent
+    if decision is Decision.APPROVE and reviewer.principal_kind == "user":
+        intent = SaveIntent("user_confirmed", intent.source, "approved in review")
+    return replace(
+        source,
+        revision=source.revision + 1,
+        status=Status.ACTIVE if decision is Decision.APPROVE else Status.REJECTED,
+        save_intent=intent,
+        updated_at_us=now_us,
+        review=Review(reviewer.principal_id, now_us, note),
+    )
