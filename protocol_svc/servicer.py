@@ -122,6 +122,15 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def SetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("SetInsertPolicy", request, context)
 
+    async def SearchFacts(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("SearchFacts", request, context)
+
+    async def GetProfile(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("GetProfile", request, context)
+
+    async def Ask(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("Ask", request, context)
+
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("ListAuditReceipts", request, context)
 

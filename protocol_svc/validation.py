@@ -11,7 +11,7 @@ from typing import Any
 
 from agentmem.core import validation as v
 from agentmem.core.errors import invalid_field
-from agentmem.v1 import common_pb2, events_pb2, review_pb2, sources_pb2
+from agentmem.v1 import common_pb2, events_pb2, facts_pb2, review_pb2, sources_pb2
 
 MAX_PAGE_TOKEN = 512
 
@@ -29,6 +29,7 @@ STATES = _values(sources_pb2.EffectiveRetrievalState)
 MEMORY_FILTERS = _values(review_pb2.MemoryStatusFilter)
 DECISIONS = _values(review_pb2.Decision)
 POLICIES = _values(common_pb2.InsertPolicy)
+FACT_STATES = _values(facts_pb2.FactStatus)
 
 
 def _optional_enum(name: str, value: int, allowed: tuple[int, ...]) -> None:
@@ -114,6 +115,18 @@ def _set_policy(r: Any) -> None:
     v.identifier("request_id", r.request_id, required=False)
 
 
+def _search_facts(r: Any) -> None:
+    if r.query:
+        v.query(r.query)
+    _optional_enum("status", r.status, FACT_STATES)
+    v.in_range("limit", r.limit, 0, v.MAX_LIMIT)
+
+
+def _ask(r: Any) -> None:
+    v.query(r.question)
+    v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
+
+
 def _audit_list(r: Any) -> None:
     v.identifier("target_id", r.target_id, required=False)
     _page(r)
@@ -144,6 +157,9 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "ReviewMemory": _review,
     "GetInsertPolicy": _nothing,
     "SetInsertPolicy": _set_policy,
+    "SearchFacts": _search_facts,
+    "GetProfile": _nothing,
+    "Ask": _ask,
     "ListAuditReceipts": _audit_list,
     "VerifyAuditChain": _nothing,
     "WatchEvents": _watch,

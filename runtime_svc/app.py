@@ -14,6 +14,7 @@ from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
+from runtime_svc.domain.facts import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
@@ -21,6 +22,7 @@ from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.memories import Memories
 from runtime_svc.services.retrieval import Retrieval
@@ -51,6 +53,9 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
     default_mode = Mode(settings.memory.default_thread_mode)
+    retrieval = Retrieval(
+        uow, system_clock, default_mode=default_mode, posting_budget=settings.search.posting_budget
+    )
     servicer = RuntimeServicer(
         thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
         memories=Memories(
@@ -60,13 +65,10 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
             default_mode=default_mode,
             policy=InsertPolicy(settings.memory.insert_policy),
             allow_self_approval=settings.memory.allow_self_approval,
+            extraction=FactExtraction(RuleExtractor()),
         ),
-        retrieval=Retrieval(
-            uow,
-            system_clock,
-            default_mode=default_mode,
-            posting_budget=settings.search.posting_budget,
-        ),
+        retrieval=retrieval,
+        facts=Facts(uow, system_clock, retrieval),
         audit=Audit(uow),
         feed=feed,
         wakeups=wakeups,

@@ -6,6 +6,7 @@ import warnings
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import capabilities_pb2 as agentmem_dot_v1_dot_capabilities__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
+from agentmem.v1 import facts_pb2 as agentmem_dot_v1_dot_facts__pb2
 from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
 from agentmem.v1 import review_pb2 as agentmem_dot_v1_dot_review__pb2
 from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
@@ -111,6 +112,21 @@ class MemoryServiceStub:
                 '/agentmem.v1.MemoryService/SetInsertPolicy',
                 request_serializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.FromString,
+                _registered_method=True)
+        self.SearchFacts = channel.unary_unary(
+                '/agentmem.v1.MemoryService/SearchFacts',
+                request_serializer=agentmem_dot_v1_dot_facts__pb2.SearchFactsRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_facts__pb2.SearchFactsResponse.FromString,
+                _registered_method=True)
+        self.GetProfile = channel.unary_unary(
+                '/agentmem.v1.MemoryService/GetProfile',
+                request_serializer=agentmem_dot_v1_dot_facts__pb2.GetProfileRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_facts__pb2.GetProfileResponse.FromString,
+                _registered_method=True)
+        self.Ask = channel.unary_unary(
+                '/agentmem.v1.MemoryService/Ask',
+                request_serializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
                 _registered_method=True)
         self.ListAuditReceipts = channel.unary_unary(
                 '/agentmem.v1.MemoryService/ListAuditReceipts',
@@ -233,6 +249,27 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SearchFacts(self, request, context):
+        """Seed 003: facts extracted from eligible memories, with provenance. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetProfile(self, request, context):
+        """Seed 003: the user's profile, consolidated from eligible facts. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Ask(self, request, context):
+        """Seed 003: memory_ask. An answer from eligible facts and memories. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListAuditReceipts(self, request, context):
         """The tenant's audit receipts, oldest first. Scope: memory.admin.
         """
@@ -326,6 +363,21 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.SetInsertPolicy,
                     request_deserializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.SerializeToString,
+            ),
+            'SearchFacts': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchFacts,
+                    request_deserializer=agentmem_dot_v1_dot_facts__pb2.SearchFactsRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_facts__pb2.SearchFactsResponse.SerializeToString,
+            ),
+            'GetProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProfile,
+                    request_deserializer=agentmem_dot_v1_dot_facts__pb2.GetProfileRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_facts__pb2.GetProfileResponse.SerializeToString,
+            ),
+            'Ask': grpc.unary_unary_rpc_method_handler(
+                    servicer.Ask,
+                    request_deserializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.SerializeToString,
             ),
             'ListAuditReceipts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAuditReceipts,
@@ -723,6 +775,87 @@ class MemoryService:
             '/agentmem.v1.MemoryService/SetInsertPolicy',
             agentmem_dot_v1_dot_review__pb2.SetInsertPolicyRequest.SerializeToString,
             agentmem_dot_v1_dot_review__pb2.SetInsertPolicyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchFacts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/SearchFacts',
+            agentmem_dot_v1_dot_facts__pb2.SearchFactsRequest.SerializeToString,
+            agentmem_dot_v1_dot_facts__pb2.SearchFactsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/GetProfile',
+            agentmem_dot_v1_dot_facts__pb2.GetProfileRequest.SerializeToString,
+            agentmem_dot_v1_dot_facts__pb2.GetProfileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Ask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/Ask',
+            agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
+            agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -13,6 +13,7 @@ from agentmem.core.errors import invalid_field
 from agentmem.v1 import (
     common_pb2,
     events_pb2,
+    facts_pb2,
     retrieval_pb2,
     review_pb2,
     sources_pb2,
@@ -20,6 +21,7 @@ from agentmem.v1 import (
 )
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt
+from runtime_svc.domain.facts import Fact
 from runtime_svc.domain.sources import Source
 
 
@@ -192,3 +194,20 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
             sources_pb2.Message(role=m.role, content=m.content) for m in s.body.messages
         )
     return out
+
+
+def fact(f: Fact) -> facts_pb2.Fact:
+    t = f.triple
+    return facts_pb2.Fact(
+        fact_id=f.fact_id,
+        statement=t.statement,
+        subject=t.subject,
+        predicate=t.predicate,
+        object=t.object,
+        confidence=f.confidence,
+        confidence_reason=f.confidence_reason,
+        save_intent=f.save_intent,
+        save_intent_source=f.save_intent_source,
+        source_id=f.source_id,
+        source_revision=f.source_revision,
+    )

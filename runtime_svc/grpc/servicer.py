@@ -14,6 +14,7 @@ from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import (
     audit_pb2,
     events_pb2,
+    facts_pb2,
     retrieval_pb2,
     review_pb2,
     sources_pb2,
@@ -29,6 +30,7 @@ from runtime_svc.grpc.mapping import CLASSIFICATIONS, KINDS, MODES, REASONS, STA
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.facts import FactQuery, Facts
 from runtime_svc.services.memories import InsertCommand, Memories
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
@@ -36,6 +38,12 @@ from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.sources import SourceFilter
 
 T = TypeVar("T")
+FACT_STATES = {
+    facts_pb2.FACT_STATUS_UNSPECIFIED: "eligible",
+    facts_pb2.FACT_STATUS_ELIGIBLE: "eligible",
+    facts_pb2.FACT_STATUS_INELIGIBLE: "ineligible",
+    facts_pb2.FACT_STATUS_ALL: "all",
+}
 MEMORY_FILTERS = {
     review_pb2.MEMORY_STATUS_FILTER_UNSPECIFIED: (Status.ACTIVE.value,),
     review_pb2.MEMORY_STATUS_FILTER_ACTIVE: (Status.ACTIVE.value,),
@@ -53,6 +61,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         thread_modes: ThreadModes,
         memories: Memories,
         retrieval: Retrieval,
+        facts: Facts,
         audit: Audit,
         feed: EventFeed,
         wakeups: TenantWakeups,
@@ -61,7 +70,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         poll_interval: float,
     ) -> None:
         self._thread_modes, self._memories, self._retrieval = thread_modes, memories, retrieval
-        self._audit, self._feed = audit, feed
+        self._audit, self._feed, self._facts = audit, feed, facts
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
 
@@ -226,6 +235,58 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             insert_policy=mapping.POLICIES.to_proto(policy.value),
             revision=revision,
             receipt=mapping.receipt(receipt),
+        )
+
+    # Facts, profile, ask (seed 003)
+
+    async def SearchFacts(self, request, context):  # type: ignore[no-untyped-def]
+        state = FACT_STATES.get(request.status)
+        if state is None:
+            raise invalid_field("status", "must be one of the defined values")
+        q = FactQuery(
+            query=request.query,
+            save_intent=request.save_intent,
+            save_intent_source=request.save_intent_source,
+            state=state,
+            limit=request.limit or 20,
+        )
+        found = await self._run(self._facts.search, CALLER.get(), q)
+        return facts_pb2.SearchFactsResponse(facts=[mapping.fact(f) for f in found])
+
+    async def GetProfile(self, request, context):  # type: ignore[no-untyped-def]
+        entries = await self._run(self._facts.profile, CALLER.get(), request.save_intent_source)
+        return facts_pb2.GetProfileResponse(
+            entries=[
+                facts_pb2.ProfileEntry(
+                    key=e.key, value=e.value, confidence=e.confidence, fact_ids=list(e.fact_ids)
+                )
+                for e in entries
+            ]
+        )
+
+    async def Ask(self, request, context):  # type: ignore[no-untyped-def]
+        a = await self._run(self._facts.ask, CALLER.get(), request.question, request.token_budget)
+        citations, seen = [], set()
+        for p in a.pieces:
+            if (p.source_id, p.source_revision) not in seen:
+                seen.add((p.source_id, p.source_revision))
+                citations.append(
+                    retrieval_pb2.Citation(source_id=p.source_id, revision=p.source_revision)
+                )
+        return facts_pb2.AskResponse(
+            answer=a.text,
+            answer_basis=a.basis,
+            confidence=a.confidence,
+            citations=citations,
+            provenance=[
+                facts_pb2.AskProvenance(
+                    source_id=p.source_id,
+                    source_revision=p.source_revision,
+                    fact_id=p.fact_id,
+                    save_intent=p.save_intent,
+                )
+                for p in a.pieces
+            ],
         )
 
     # Retrieval

@@ -19,6 +19,7 @@ from runtime_svc.domain.events import (
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.sources import Classification, SaveIntent, Source, SourceKind, Status
 from runtime_svc.services.clock import Clock
+from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.storage.sources import SourceFilter, Stored, Summary
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
@@ -68,10 +69,12 @@ class Memories:
         *,
         policy: insert_policy.InsertPolicy,
         default_mode: thread_mode.Mode,
+        extraction: FactExtraction,
         allow_self_approval: bool = False,
     ) -> None:
         self._uow, self._journal, self._clock = uow, journal, clock
         self._policy, self._default_mode = policy, default_mode
+        self._extraction = extraction
         self._allow_self_approval = allow_self_approval
 
     def insert(self, caller: Caller, cmd: InsertCommand) -> Inserted:
@@ -115,6 +118,7 @@ class Memories:
             if indexed:
                 tx.index.put(pk, body.generated_form(), eligible=_indexable(source))
                 tx.counters.indexed_docs += 1
+                self._extraction.extract_into(tx, source, now)
             receipt = self._journal.record(
                 tx,
                 caller,
@@ -184,6 +188,7 @@ class Memories:
             if updated.status is Status.ACTIVE:
                 tx.index.put(stored.pk, updated.body.generated_form(), eligible=_indexable(updated))
                 tx.counters.indexed_docs += 1
+                self._extraction.extract_into(tx, updated, now)
                 indexed_revision = updated.revision
             tx.sources.save_state(stored.pk, updated, indexed_revision=indexed_revision)
             receipt = self._journal.record(

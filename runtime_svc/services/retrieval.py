@@ -18,7 +18,7 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.search_index import shard_of
+from runtime_svc.storage.search_index import Hit, shard_of
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 PROMPT_CANDIDATES = 50
@@ -152,6 +152,12 @@ class Retrieval:
                 cited=[(c.source_id, c.revision) for c in block.cited],
             )
         return Assembled(block, record_id)
+
+    def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
+        """The top eligible memories with their text, for answers (no thread context)."""
+        with self._uow.read(caller.tenant_id) as tx:
+            p = self._plan(tx, query)
+            return tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
 
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)

@@ -5,7 +5,17 @@ Times are integer microseconds since the Unix epoch (exact, portable, hashable).
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Index, Integer, MetaData, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    BigInteger,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -169,3 +179,28 @@ class TenantPolicyRow(Base):
     insert_policy: Mapped[str] = mapped_column(String(32))
     revision: Mapped[int] = mapped_column(BigInteger)
     updated_at_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class FactRow(Base):
+    """A fact extracted from a source: a derived record with its provenance inline."""
+
+    __tablename__ = "facts"
+    pk: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    fact_id: Mapped[str] = mapped_column(String(40))
+    source_id: Mapped[str] = mapped_column(String(40))
+    source_revision: Mapped[int] = mapped_column(BigInteger)
+    subject: Mapped[str] = mapped_column(String(128))
+    predicate: Mapped[str] = mapped_column(String(64))
+    object: Mapped[str] = mapped_column(String(256))
+    statement: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Float)
+    confidence_reason: Mapped[str] = mapped_column(String(128))
+    save_intent: Mapped[str] = mapped_column(String(32))
+    save_intent_source: Mapped[str] = mapped_column(String(64))
+    created_at_us: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "fact_id"),
+        Index("ix_facts_source", "tenant_id", "source_id"),
+    )

@@ -88,6 +88,7 @@ class Hit:
     revision: int
     score: float  # higher is better
     text: str  # the generated form
+    save_intent: str
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,7 @@ class SearchIndex:
                 sources.c.revision,
                 scored.c.score,
                 sources.c.generated_form,
+                sources.c.save_intent,
             )
             .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
             .where(

@@ -22,6 +22,7 @@ from sqlalchemy.exc import OperationalError
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
+from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.search_index import SearchIndex
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 
@@ -37,6 +38,7 @@ class Transaction:
         self.index = SearchIndex(conn, tenant_id)
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id)
+        self.facts = FactRepository(conn, tenant_id)
         self.counters = repositories.TenantCounters()
         self._after_commit: list[Callable[[], None]] = []
 

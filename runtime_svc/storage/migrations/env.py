@@ -24,7 +24,7 @@ def _url() -> str:
 
 # The full-text index is created by hand in the migrations (a virtual table on SQLite)
 # and has no model: autogenerate leaves it alone.
-UNMODELLED_PREFIXES = ("memory_index",)
+UNMODELLED_PREFIXES = ("memory_index", "fact_index")
 
 
 def _include_name(name, type_, parent_names) -> bool:  # type: ignore[no-untyped-def]

@@ -1,0 +1,109 @@
+"""Use cases: extract facts from memories as they become active; search them, consolidate
+the profile, and answer questions from eligible facts and memories (seed 003, P2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentmem.core import validation
+from agentmem.core.errors import AgentmemError, Reason
+from runtime_svc.domain import facts as domain
+from runtime_svc.domain import text
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.insert_policy import check_intent
+from runtime_svc.domain.sources import SaveIntent, Source
+from runtime_svc.services.clock import Clock
+from runtime_svc.services.retrieval import Retrieval
+from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+
+STATES = {"eligible", "ineligible", "all"}
+ASK_FACTS = 10
+ASK_MEMORIES = 5
+
+
+class FactExtraction:
+    """Runs inside the transaction that makes a memory active (insert or approval)."""
+
+    def __init__(self, extractor: domain.Extractor) -> None:
+        self._extractor = extractor
+
+    def extract_into(self, tx: Transaction, source: Source, now_us: int) -> int:
+        level, reason = domain.confidence(source.save_intent.intent)
+        triples = self._extractor.extract(domain.user_texts(source.body))
+        for triple in triples:
+            tx.facts.add(
+                domain.Fact(
+                    new_id("fact"),
+                    triple,
+                    level,
+                    reason,
+                    source.save_intent.intent,
+                    source.save_intent.source,
+                    source.source_id,
+                    source.revision,
+                    now_us,
+                )
+            )
+        return len(triples)
+
+
+@dataclass(frozen=True)
+class FactQuery:
+    query: str = ""
+    save_intent: str = ""
+    save_intent_source: str = ""
+    state: str = "eligible"
+    limit: int = 20
+
+
+class Facts:
+    def __init__(self, uow: UnitOfWork, clock: Clock, retrieval: Retrieval) -> None:
+        self._uow, self._clock, self._retrieval = uow, clock, retrieval
+
+    def search(self, caller: Caller, q: FactQuery) -> list[domain.Fact]:
+        if q.query:
+            validation.query(q.query)
+        check_intent(SaveIntent(q.save_intent, q.save_intent_source))
+        validation.in_range("limit", q.limit, 1, validation.MAX_LIMIT)
+        if q.state != "eligible" and "memory.content.read" not in caller.scopes:
+            raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
+        terms = text.query_terms(q.query) if q.query else None
+        if terms == []:  # a query of stop words only matches nothing
+            return []
+        with self._uow.read(caller.tenant_id) as tx:
+            return tx.facts.search(
+                terms,
+                state=q.state,
+                save_intent=q.save_intent,
+                save_intent_source=q.save_intent_source,
+                now_us=self._clock(),
+                limit=q.limit,
+            )
+
+    def profile(self, caller: Caller, save_intent_source: str) -> list[domain.ProfileEntry]:
+        check_intent(SaveIntent("", save_intent_source))
+        with self._uow.read(caller.tenant_id) as tx:
+            found = tx.facts.search(
+                None,
+                state="eligible",
+                save_intent="",
+                save_intent_source=save_intent_source,
+                now_us=self._clock(),
+                limit=1000,
+            )
+        return domain.profile(found)
+
+    def ask(self, caller: Caller, question: str, token_budget: int) -> domain.Answer:
+        validation.query(question)
+        validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
+        found = self.search(caller, FactQuery(query=question, limit=ASK_FACTS))
+        memories = (
+            []
+            if found
+            else [
+                domain.Piece(" ".join(h.text.split()), h.source_id, h.revision, h.save_intent)
+                for h in self._retrieval.candidates(caller, question, ASK_MEMORIES)
+            ]
+        )
+        return domain.answer(found, memories, token_budget)

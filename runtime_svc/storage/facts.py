@@ -1,0 +1,128 @@
+"""Facts and their full-text index; eligibility comes from the source, in the same query."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    not_,
+    select,
+)
+
+from runtime_svc.domain.facts import Fact, Triple
+from runtime_svc.domain.text import Term
+from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.models import FactRow
+from runtime_svc.storage.repositories import _Repository
+from runtime_svc.storage.sources import sources
+
+facts = FactRow.__table__
+fact_index = Table(
+    "fact_index", MetaData(), Column("rowid", Integer, primary_key=True), Column("statement", Text)
+)
+_fts = literal_column("fact_index")
+_INSERT_FACT = insert(facts)
+_INSERT_INDEX = insert(fact_index)
+_COLUMNS = (
+    facts.c.fact_id,
+    facts.c.subject,
+    facts.c.predicate,
+    facts.c.object,
+    facts.c.statement,
+    facts.c.confidence,
+    facts.c.confidence_reason,
+    facts.c.save_intent,
+    facts.c.save_intent_source,
+    facts.c.source_id,
+    facts.c.source_revision,
+    facts.c.created_at_us,
+)
+
+
+class FactRepository(_Repository):
+    def add(self, fact: Fact) -> None:
+        t = fact.triple
+        pk = self.conn.execute(
+            _INSERT_FACT,
+            {
+                "tenant_id": self.tenant_id,
+                "fact_id": fact.fact_id,
+                "source_id": fact.source_id,
+                "source_revision": fact.source_revision,
+                "subject": t.subject,
+                "predicate": t.predicate,
+                "object": t.object,
+                "statement": t.statement,
+                "confidence": fact.confidence,
+                "confidence_reason": fact.confidence_reason,
+                "save_intent": fact.save_intent,
+                "save_intent_source": fact.save_intent_source,
+                "created_at_us": fact.created_at_us,
+            },
+        ).inserted_primary_key[0]
+        self.conn.execute(_INSERT_INDEX, {"rowid": pk, "statement": t.statement})
+
+    def search(
+        self,
+        terms: Sequence[Term] | None,
+        *,
+        state: str,
+        save_intent: str,
+        save_intent_source: str,
+        now_us: int,
+        limit: int,
+    ) -> list[Fact]:
+        """Facts of the tenant whose source is in `state` ("eligible", "ineligible", "all"),
+        best match first (or most confident first without terms)."""
+        joined = facts.join(
+            sources,
+            and_(
+                sources.c.tenant_id == facts.c.tenant_id, sources.c.source_id == facts.c.source_id
+            ),
+        )
+        order = [facts.c.confidence.desc(), facts.c.created_at_us, facts.c.fact_id]
+        if terms:
+            words = " OR ".join(f'"{t.word}"' for t in terms)
+            scored = (
+                select(fact_index.c.rowid.label("pk"), (-func.bm25(_fts)).label("score"))
+                .where(_fts.op("MATCH")(bindparam("match", f"statement : ({words})")))
+                .cte("fact_scored")
+                .prefix_with("MATERIALIZED")
+            )
+            joined = joined.join(scored, scored.c.pk == facts.c.pk)
+            order = [scored.c.score.desc(), facts.c.fact_id]
+        stmt = select(*_COLUMNS).select_from(joined).where(facts.c.tenant_id == self.tenant_id)
+        eligible = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
+        if state == "eligible":
+            stmt = stmt.where(eligible)
+        elif state == "ineligible":
+            stmt = stmt.where(not_(eligible))
+        if save_intent:
+            stmt = stmt.where(facts.c.save_intent == save_intent)
+        if save_intent_source:
+            stmt = stmt.where(facts.c.save_intent_source == save_intent_source)
+        return [_fact(r) for r in self.conn.execute(stmt.order_by(*order).limit(limit))]
+
+
+def _fact(r) -> Fact:  # type: ignore[no-untyped-def]
+    return Fact(
+        r.fact_id,
+        Triple(r.subject, r.predicate, r.object, r.statement),
+        r.confidence,
+        r.confidence_reason,
+        r.save_intent,
+        r.save_intent_source,
+        r.source_id,
+        r.source_revision,
+        r.created_at_us,
+    )

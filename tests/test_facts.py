@@ -1,0 +1,147 @@
+"""Facts, profile and ask (seed 003, P2): provenance, confidence, eligibility."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from agentmem.v1 import facts_pb2, review_pb2
+from tests.harness import KEYS, READER_A, reason
+from tests.memory_helpers import ACTIVE, COLD, classify, insert
+from tests.test_review import AGENT, USER
+
+SQUIER = "I have a yellow Squier Tele with a black pickguard and Nocaster pickups"
+
+
+def facts(client, query="", **kw):
+    return list(client.SearchFacts(facts_pb2.SearchFactsRequest(query=query, **kw)).facts)
+
+
+def profile(client, **kw):
+    return list(client.GetProfile(facts_pb2.GetProfileRequest(**kw)).entries)
+
+
+def ask(client, question, token_budget=200):
+    return client.Ask(facts_pb2.AskRequest(question=question, token_budget=token_budget))
+
+
+def test_the_seed_example_yields_a_fact_about_the_squier(stack):
+    client = stack.client()
+    s = insert(client, SQUIER, save_intent="explicit_user_request", save_intent_source="opencode")
+    found = facts(client, "Squier")
+    assert len(found) == 1
+    f = found[0]
+    assert f.statement == (
+        "The user has a yellow Squier Tele with a black pickguard and Nocaster pickups"
+    )
+    assert (f.subject, f.predicate) == ("user", "has")
+    assert (f.source_id, f.source_revision) == (s.source_id, 1)
+    assert (f.save_intent, f.save_intent_source) == ("explicit_user_request", "opencode")
+    assert f.confidence == pytest.approx(0.9) and f.confidence_reason
+    entry = profile(client)[0]
+    assert (entry.key, entry.value, list(entry.fact_ids)) == (
+        "user has",
+        "a yellow Squier Tele with a black pickguard and Nocaster pickups",
+        [f.fact_id],
+    )
+    a = ask(client, "Which guitar does the user have? A Squier?")
+    assert a.answer_basis == "facts" and "Squier Tele" in a.answer
+    assert [(p.source_id, p.fact_id, p.save_intent) for p in a.provenance] == [
+        (s.source_id, f.fact_id, "explicit_user_request")
+    ]
+    assert [c.source_id for c in a.citations] == [s.source_id]
+
+
+def test_auto_saved_facts_are_less_certain_and_say_why(stack):
+    client = stack.client()
+    insert(
+        client, "I live in Lisbon", save_intent="explicit_user_request", save_intent_source="claude"
+    )
+    insert(client, "I live in Porto", save_intent="client_auto_save", save_intent_source="opencode")
+    by_object = {f.object: f for f in facts(client, "live")}
+    assert by_object["Lisbon"].confidence > by_object["Porto"].confidence
+    assert "auto-save" in by_object["Porto"].confidence_reason
+    assert [f.object for f in facts(client, save_intent_source="opencode")] == ["Porto"]
+    assert [f.object for f in facts(client, save_intent="explicit_user_request")] == ["Lisbon"]
+    assert profile(client, save_intent_source="claude")[0].value == "Lisbon"
+    assert profile(client)[0].value == "Lisbon; Porto"  # most confident first
+
+
+def test_cold_sources_facts_leave_every_surface_and_come_back(stack):
+    client = stack.client()
+    s = insert(client, SQUIER, save_intent="user_confirmed")
+    insert(client, "The weather was nice")
+    classify(client, s.source_id, 1, COLD)
+    assert facts(client, "Squier") == [] and profile(client) == []
+    assert ask(client, "Squier guitar?").answer_basis == "none"
+    assert [
+        f.source_id for f in facts(client, "Squier", status=facts_pb2.FACT_STATUS_INELIGIBLE)
+    ] == [s.source_id]
+    classify(client, s.source_id, 2, ACTIVE)
+    assert [f.source_id for f in facts(client, "Squier")] == [s.source_id]
+    assert profile(client)[0].key == "user has"
+    assert ask(client, "Squier guitar?").answer_basis == "facts"
+
+
+def test_ineligible_facts_need_the_content_scope(stack):
+    with pytest.raises(grpc.RpcError) as e:
+        facts(stack.client(READER_A), status=facts_pb2.FACT_STATUS_ALL)
+    assert reason(e.value) == "MISSING_SCOPE"
+
+
+def test_ask_falls_back_to_memories_and_to_none(stack):
+    client = stack.client()
+    s = insert(client, "Dinner with Maria at the harbour restaurant was lovely")
+    a = ask(client, "Where was the dinner with Maria?")
+    assert a.answer_basis == "memories" and "harbour" in a.answer
+    assert a.confidence < 0.5 and a.provenance[0].source_id == s.source_id
+    assert a.provenance[0].fact_id == ""
+    assert ask(client, "zebra stripes?").answer_basis == "none"
+
+
+def test_pending_memories_have_no_facts_until_a_user_approves(make_stack):
+    stack = make_stack(
+        memory__insert_policy="review_pending",
+        auth__api_keys=[k.config() for k in (*KEYS, AGENT, USER)],
+    )
+    agent, user = stack.client(AGENT), stack.client(USER)
+    pending = insert(agent, SQUIER)
+    assert facts(user, "Squier") == [] and profile(user) == []
+    assert ask(user, "Squier?").answer_basis == "none"
+    user.ReviewMemory(
+        review_pb2.ReviewMemoryRequest(
+            source_id=pending.source_id, expected_revision=1, decision=review_pb2.DECISION_APPROVE
+        )
+    )
+    f = facts(user, "Squier")[0]
+    assert (f.source_id, f.source_revision, f.save_intent) == (
+        pending.source_id,
+        2,
+        "user_confirmed",
+    )
+    assert ask(user, "Squier?").answer_basis == "facts"
+
+
+def test_refused_inserts_extract_nothing(make_stack):
+    stack = make_stack(memory__insert_policy="require_save_intent")
+    client = stack.client()
+    with pytest.raises(grpc.RpcError):
+        insert(client, SQUIER)
+    assert facts(client, "Squier") == [] and profile(client) == []
+
+
+def test_only_the_users_own_words_become_facts(stack):
+    from agentmem.v1 import sources_pb2
+
+    client = stack.client()
+    client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=[
+                sources_pb2.Message(role="user", content="I play the cello."),
+                sources_pb2.Message(
+                    role="assistant", content="I have no hands, but that is lovely."
+                ),
+            ]
+        )
+    )
+    assert [f.statement for f in facts(client)] == ["The user plays the cello"]
