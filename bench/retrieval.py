@@ -26,7 +26,7 @@ from pathlib import Path
 import grpc
 
 from agentmem.client import connect
-from agentmem.v1 import retrieval_pb2, sources_pb2, thread_mode_pb2
+from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
 from bench import corpus, locomo, servers
 from runtime_svc.storage.search_index import SHARDS, shard_name
 
@@ -201,6 +201,38 @@ def insert_throughput(tmp: Path, n: int = 2000) -> dict[str, float]:
         out["ReadThreadMemoryMode"] = timed(
             [lambda: client.ReadThreadMemoryMode(read, timeout=10)] * 2000, warmup=200
         )
+    out["policies"] = policy_throughput(tmp, texts[:n])
+    return out
+
+
+def policy_throughput(tmp: Path, texts: list[str]) -> dict[str, int]:
+    """Inserts/s with 16 in flight under each insert policy (one tenant each, set by an
+    admin's override): permissive without a marker, require_save_intent with one, and
+    review_pending without one (stored pending)."""
+    cases = {
+        "permissive": (common_pb2.INSERT_POLICY_PERMISSIVE, ""),
+        "require_save_intent": (common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT, "user_confirmed"),
+        "review_pending": (common_pb2.INSERT_POLICY_REVIEW_PENDING, ""),
+    }
+    keys = [servers.key(f"tok-{name}", name, servers.ALL_SCOPES) for name in cases]
+    out = {}
+    with servers.agentmem(tmp, keys, data_dir=tmp / "policies") as address:
+        for name, (policy, intent) in cases.items():
+            with connect(address, f"tok-{name}") as client:
+                client.SetInsertPolicy(
+                    review_pb2.SetInsertPolicyRequest(expected_revision=0, insert_policy=policy)
+                )
+                md = sources_pb2.InsertMetadata(save_intent=intent)
+
+                def insert(text: str, client=client, md=md) -> None:  # type: ignore[no-untyped-def]
+                    client.InsertMemory(
+                        sources_pb2.InsertMemoryRequest(content=text, metadata=md), timeout=30
+                    )
+
+                with ThreadPoolExecutor(16) as pool:
+                    t = time.perf_counter()
+                    list(pool.map(insert, texts))
+                    out[name] = round(len(texts) / (time.perf_counter() - t))
     return out
 
 
@@ -208,7 +240,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--million", action="store_true", help="add the 1M-memory corpora")
     parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--only", default="", help="comma-separated scenarios (e.g. 1M-one-tenant)")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated parts: 10k, 100k, 1M-1000-tenants, 1M-one-tenant, writes, locomo",
+    )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     report: dict = {"machine": machine, "date": time.strftime("%Y-%m-%d")}
@@ -229,9 +265,10 @@ def main() -> None:
             if not only or name in only:
                 rows += scenario(tmp, name, tenants, per_tenant, cold, args.questions, floor_n)
         report["retrieval"] = rows
-        if not only:
+        if not only or "writes" in only:
             print("-- inserts and thread-mode reads", flush=True)
             report["writes"] = insert_throughput(tmp)
+        if not only or "locomo" in only:
             print("-- LoCoMo-dev recall", flush=True)
             report["locomo"] = locomo.run()
     RESULTS.mkdir(exist_ok=True)
@@ -266,6 +303,8 @@ def table(report: dict) -> str:
             f"{w['inserts_per_s_16_in_flight']}/s with 16 in flight; "
             f"ReadThreadMemoryMode p50 {w['ReadThreadMemoryMode']['p50_ms']} ms, "
             f"p99 {w['ReadThreadMemoryMode']['p99_ms']} ms",
+            "inserts/s by insert policy (16 in flight): "
+            + ", ".join(f"{k} {v}" for k, v in w["policies"].items()),
         ]
     for name, r in report.get("locomo", {}).items():
         lines.append(f"LoCoMo-dev {name}: recall@5 {r['recall@5']}, recall@10 {r['recall@10']}")
@@ -311,6 +350,13 @@ def targets(report: dict) -> list[str]:
         )
     w = report.get("writes")
     if w:
+        base_rate = w["policies"]["permissive"]
+        for name, rate in w["policies"].items():
+            ok = "ok  " if rate >= 0.8 * base_rate else "MISS"
+            out.append(
+                f"  {ok} inserts under {name} within 20% of permissive: {rate}/s "
+                f"(permissive {base_rate}/s)"
+            )
         out.append(
             f"  {'ok  ' if w['inserts_per_s_16_in_flight'] >= 500 else 'MISS'} inserts with 16 "
             f"in flight >= 500/s: {w['inserts_per_s_16_in_flight']}/s"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -14,7 +15,7 @@ from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
-from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.facts import Extractor, RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
@@ -65,7 +66,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
             default_mode=default_mode,
             policy=InsertPolicy(settings.memory.insert_policy),
             allow_self_approval=settings.memory.allow_self_approval,
-            extraction=FactExtraction(RuleExtractor()),
+            extraction=FactExtraction(_extractor(settings)),
         ),
         retrieval=retrieval,
         facts=Facts(uow, system_clock, retrieval),
@@ -120,3 +121,17 @@ async def _compact_forever(feed: EventFeed, pool: ThreadPoolExecutor) -> None:
         except Exception:
             log.exception("event compaction failed; will retry")
         await asyncio.sleep(COMPACTION_INTERVAL_S)
+
+
+def _extractor(settings: Settings) -> Extractor:
+    f = settings.facts
+    if f.extractor == "openai_compatible":
+        from runtime_svc.adapters.llm_extractor import OpenAICompatibleExtractor
+
+        return OpenAICompatibleExtractor(
+            endpoint=f.endpoint,
+            model=f.model,
+            api_key=os.environ.get(f.api_key_env, ""),
+            timeout=f.timeout,
+        )
+    return RuleExtractor()

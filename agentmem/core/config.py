@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 SCOPES = (
@@ -109,6 +109,24 @@ class Events(_Strict):
     poll_interval: float = Field(default=1.0, gt=0)
 
 
+class Facts(_Strict):
+    # "rules": the built-in first-person extractor. "openai_compatible": a language model
+    # behind an OpenAI-compatible endpoint (needs the `llm` extra), falling back to the rules
+    # when it fails.
+    extractor: str = Field(default="rules", pattern="^(rules|openai_compatible)$")
+    endpoint: str = ""  # e.g. http://127.0.0.1:8000/v1
+    model: str = ""
+    # Name of the environment variable that holds the endpoint's API key (never the key).
+    api_key_env: str = "AGENTMEM_LLM_API_KEY"
+    timeout: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _endpoint_given(self) -> Facts:
+        if self.extractor == "openai_compatible" and not (self.endpoint and self.model):
+            raise ValueError("openai_compatible needs facts.endpoint and facts.model")
+        return self
+
+
 class Search(_Strict):
     # A query over a tenant with more indexed memories than this searches only its rarest
     # terms whose estimated matches fit within it (see README, "Search").
@@ -165,6 +183,7 @@ class Settings(BaseSettings):
     capabilities: Capabilities = Capabilities()
     events: Events = Events()
     search: Search = Search()
+    facts: Facts = Facts()
     gateway: Gateway = Gateway()
     runtime: Runtime = Runtime()
     internal: Internal = Internal()

@@ -31,7 +31,7 @@ from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactQuery, Facts
-from runtime_svc.services.memories import InsertCommand, Memories
+from runtime_svc.services.memories import InsertCommand, Inserted, Memories
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage.group_commit import GroupCommitter
@@ -119,7 +119,15 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             labels=dict(md.labels),
             validate_only=request.validate_only,
         )
-        result = await self._write(self._memories.insert, CALLER.get(), cmd)
+        caller = CALLER.get()
+        if self._memories.prepare_blocks(cmd):
+            prepared = await self._run(self._memories.prepare, caller, cmd)
+        else:  # checks and rule-based extraction only: cheaper than a hop to a thread
+            prepared = self._memories.prepare(caller, cmd)
+        if isinstance(prepared, Inserted):  # validate_only
+            result = prepared
+        else:
+            result = await self._write(self._memories.commit_insert, caller, cmd, prepared)
         return sources_pb2.InsertMemoryResponse(
             source_id=result.source_id,
             revision=result.revision,
@@ -202,13 +210,18 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def ReviewMemory(self, request, context):  # type: ignore[no-untyped-def]
         decision = Decision(mapping.DECISIONS.from_proto("decision", request.decision))
+        caller = CALLER.get()
+        triples = []
+        if decision is Decision.APPROVE:
+            triples = await self._run(self._memories.triples_of, caller, request.source_id)
         result = await self._write(
             self._memories.review,
-            CALLER.get(),
+            caller,
             request.source_id,
             request.expected_revision,
             decision,
             request.note,
+            triples,
         )
         return review_pb2.ReviewMemoryResponse(
             source_id=result.source.source_id,

@@ -3,6 +3,7 @@ the profile, and answer questions from eligible facts and memories (seed 003, P2
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from agentmem.core import validation
@@ -12,25 +13,39 @@ from runtime_svc.domain import text
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import check_intent
-from runtime_svc.domain.sources import SaveIntent, Source
+from runtime_svc.domain.sources import Body, SaveIntent, Source
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
-STATES = {"eligible", "ineligible", "all"}
+log = logging.getLogger("agentmem.runtime.facts")
 ASK_FACTS = 10
 ASK_MEMORIES = 5
 
 
 class FactExtraction:
-    """Runs inside the transaction that makes a memory active (insert or approval)."""
+    """Facts are extracted before the write (an extractor may be slow) and stored in the
+    transaction that makes the memory active: at insert, or at approval. If the configured
+    extractor fails, the rule-based one answers instead and the failure is logged."""
 
     def __init__(self, extractor: domain.Extractor) -> None:
         self._extractor = extractor
+        self._fallback = domain.RuleExtractor()
+        # The rules take microseconds; anything else (a model behind HTTP) may block.
+        self.blocking = not isinstance(extractor, domain.RuleExtractor)
 
-    def extract_into(self, tx: Transaction, source: Source, now_us: int) -> int:
+    def triples(self, body: Body) -> list[domain.Triple]:
+        texts = domain.user_texts(body)
+        try:
+            return self._extractor.extract(texts)
+        except Exception as e:  # never lose a memory over its facts
+            log.warning("fact extractor failed; using the rules", extra={"error": type(e).__name__})
+            return self._fallback.extract(texts)
+
+    def store(
+        self, tx: Transaction, source: Source, triples: list[domain.Triple], now_us: int
+    ) -> int:
         level, reason = domain.confidence(source.save_intent.intent)
-        triples = self._extractor.extract(domain.user_texts(source.body))
         for triple in triples:
             tx.facts.add(
                 domain.Fact(

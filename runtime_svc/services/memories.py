@@ -16,6 +16,7 @@ from runtime_svc.domain.events import (
     MemoryReviewed,
     SourceClassificationUpdated,
 )
+from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.sources import Classification, SaveIntent, Source, SourceKind, Status
 from runtime_svc.services.clock import Clock
@@ -45,6 +46,14 @@ class Inserted:
     status: Status
     receipt: Receipt | None
     deduplicated: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    body: sources.Body
+    kind: SourceKind
+    labels: dict[str, str]
+    triples: list[Triple]
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,18 @@ class Memories:
         self._allow_self_approval = allow_self_approval
 
     def insert(self, caller: Caller, cmd: InsertCommand) -> Inserted:
+        prepared = self.prepare(caller, cmd)
+        if isinstance(prepared, Inserted):
+            return prepared
+        return self.commit_insert(caller, cmd, prepared)
+
+    def prepare_blocks(self, cmd: InsertCommand) -> bool:
+        """Whether `prepare` may block (reads the database, or calls a slow extractor)."""
+        return cmd.validate_only or self._extraction.blocking
+
+    def prepare(self, caller: Caller, cmd: InsertCommand) -> Prepared | Inserted:
+        """Everything an insert needs that does not hold the write lock: checks, and the
+        facts of the text (an extractor may be slow). A validate_only insert ends here."""
         body = sources.check_body(cmd.content, cmd.messages)
         kind = _kind(cmd.kind, body)
         validation.identifier("thread_id", cmd.thread_id, required=False)
@@ -89,6 +110,10 @@ class Memories:
                 status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
                 self._check_thread(tx, cmd.thread_id)
             return Inserted("", 0, status, None)
+        return Prepared(body, kind, labels, self._extraction.triples(body))
+
+    def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
+        body, kind, labels = prepared.body, prepared.kind, prepared.labels
         with self._uow.write(caller.tenant_id) as tx:
             if caller.request_id:
                 earlier = tx.sources.by_request_id(caller.request_id)
@@ -118,7 +143,7 @@ class Memories:
             if indexed:
                 tx.index.put(pk, body.generated_form(), eligible=_indexable(source))
                 tx.counters.indexed_docs += 1
-                self._extraction.extract_into(tx, source, now)
+                self._extraction.store(tx, source, prepared.triples, now)
             receipt = self._journal.record(
                 tx,
                 caller,
@@ -169,6 +194,7 @@ class Memories:
         expected_revision: int,
         decision: reviewing.Decision,
         note: str,
+        triples: list[Triple],
     ) -> Reviewed:
         """Approve (index it; a user's approval records user_confirmed) or reject."""
         check_source_id(source_id)
@@ -188,7 +214,7 @@ class Memories:
             if updated.status is Status.ACTIVE:
                 tx.index.put(stored.pk, updated.body.generated_form(), eligible=_indexable(updated))
                 tx.counters.indexed_docs += 1
-                self._extraction.extract_into(tx, updated, now)
+                self._extraction.store(tx, updated, triples, now)
                 indexed_revision = updated.revision
             tx.sources.save_state(stored.pk, updated, indexed_revision=indexed_revision)
             receipt = self._journal.record(
@@ -206,6 +232,13 @@ class Memories:
                 at_us=now,
             )
         return Reviewed(updated, receipt)
+
+    def triples_of(self, caller: Caller, source_id: str) -> list[Triple]:
+        """The facts a source's text yields (to approve it without holding the write lock)."""
+        check_source_id(source_id)
+        with self._uow.read(caller.tenant_id) as tx:
+            stored = tx.sources.get(source_id)
+        return self._extraction.triples(stored.source.body) if stored else []
 
     def list_memories(
         self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str

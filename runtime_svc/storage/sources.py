@@ -266,15 +266,16 @@ class PromptRecords(_Repository):
 tenant_policies = TenantPolicyRow.__table__
 
 
+_SELECT_POLICY = select(tenant_policies.c.insert_policy, tenant_policies.c.revision).where(
+    tenant_policies.c.tenant_id == bindparam("tenant")
+)
+
+
 class TenantPolicies(_Repository):
     """A tenant's override of the configured insert policy."""
 
     def get(self) -> tuple[str, int] | None:
-        row = self.conn.execute(
-            select(tenant_policies.c.insert_policy, tenant_policies.c.revision).where(
-                tenant_policies.c.tenant_id == self.tenant_id
-            )
-        ).one_or_none()
+        row = self.conn.execute(_SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
         return (row.insert_policy, row.revision) if row else None
 
     def save(self, insert_policy: str, revision: int, now_us: int) -> None:

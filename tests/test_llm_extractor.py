@@ -1,0 +1,107 @@
+"""The optional language-model extractor, against a local OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agentmem.core import config
+from tests.memory_helpers import insert
+from tests.test_facts import SQUIER, facts
+
+
+class FakeModel(BaseHTTPRequestHandler):
+    """Answers /v1/chat/completions like an OpenAI-compatible server (or fails on demand)."""
+
+    fail = False
+    requests: list[dict] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeModel.requests.append(body)
+        if FakeModel.fail or self.path != "/v1/chat/completions":
+            self.send_response(500)
+            self.end_headers()
+            return
+        content = json.dumps(
+            {
+                "facts": [
+                    {
+                        "subject": "user",
+                        "predicate": "owns",
+                        "object": "a Squier Telecaster",
+                        "statement": "The user owns a Squier Telecaster",
+                    }
+                ]
+            }
+        )
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def model_endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    FakeModel.fail, FakeModel.requests = False, []
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
+    stack = make_stack(
+        facts__extractor="openai_compatible",
+        facts__endpoint=model_endpoint,
+        facts__model="local-model",
+    )
+    client = stack.client()
+    insert(client, SQUIER, save_intent="explicit_user_request")
+    assert [f.statement for f in facts(client, "Telecaster")] == [
+        "The user owns a Squier Telecaster"
+    ]
+    sent = FakeModel.requests[0]
+    assert sent["model"] == "local-model" and SQUIER in sent["messages"][-1]["content"]
+
+
+def test_a_failing_model_falls_back_to_the_rules(make_stack, model_endpoint):
+    FakeModel.fail = True
+    stack = make_stack(
+        facts__extractor="openai_compatible",
+        facts__endpoint=model_endpoint,
+        facts__model="local-model",
+    )
+    client = stack.client()
+    s = insert(client, SQUIER)
+    assert [f.source_id for f in facts(client, "Squier")] == [s.source_id]
+
+
+def test_the_model_extractor_needs_an_endpoint():
+    with pytest.raises(config.ConfigError) as e:
+        config.load(overrides={"facts.extractor": "openai_compatible"})
+    assert "facts" in str(e.value)
