@@ -120,6 +120,7 @@ def test_pending_memories_have_no_facts_until_a_user_approves(make_stack):
         "user_confirmed",
     )
     assert ask(user, "Squier?").answer_basis == "facts"
+    assert [e.fact_ids[0] for e in profile(user)] == [f.fact_id]
 
 
 def test_refused_inserts_extract_nothing(make_stack):
