@@ -131,6 +131,30 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     async def Ask(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("Ask", request, context)
 
+    async def RegisterOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("RegisterOwnerKey", request, context)
+
+    async def RevokeOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("RevokeOwnerKey", request, context)
+
+    async def PrepareForeignSource(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("PrepareForeignSource", request, context)
+
+    async def AdmitForeignSource(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("AdmitForeignSource", request, context)
+
+    async def RevokeSource(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("RevokeSource", request, context)
+
+    async def RevokeAssent(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("RevokeAssent", request, context)
+
+    async def ReadbackSource(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("ReadbackSource", request, context)
+
+    async def EraseSource(self, request, context):  # type: ignore[no-untyped-def]
+        return await self._forward("EraseSource", request, context)
+
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         return await self._forward("ListAuditReceipts", request, context)
 

@@ -127,6 +127,24 @@ def _ask(r: Any) -> None:
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 
+def _owner_key(r: Any) -> None:
+    v.identifier("owner_id", r.owner_id)
+    v.identifier("key_id", r.key_id)
+
+
+def _foreign(r: Any) -> None:
+    v.identifier("canonical_owner", r.canonical_owner)
+
+
+def _source(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+
+
+def _erase(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+    v.non_negative("expected_revision", r.expected_revision)
+
+
 def _audit_list(r: Any) -> None:
     v.identifier("target_id", r.target_id, required=False)
     _page(r)
@@ -160,6 +178,14 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "SearchFacts": _search_facts,
     "GetProfile": _nothing,
     "Ask": _ask,
+    "RegisterOwnerKey": _owner_key,
+    "RevokeOwnerKey": _owner_key,
+    "PrepareForeignSource": _foreign,
+    "AdmitForeignSource": _foreign,
+    "RevokeSource": _source,
+    "RevokeAssent": _source,
+    "ReadbackSource": _source,
+    "EraseSource": _erase,
     "ListAuditReceipts": _audit_list,
     "VerifyAuditChain": _nothing,
     "WatchEvents": _watch,

@@ -24,6 +24,7 @@ from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactExtraction, Facts
+from runtime_svc.services.foreign import ForeignSources
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.memories import Memories
 from runtime_svc.services.retrieval import Retrieval
@@ -70,6 +71,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         ),
         retrieval=retrieval,
         facts=Facts(uow, system_clock, retrieval),
+        foreign=ForeignSources(uow, journal, system_clock),
         audit=Audit(uow),
         feed=feed,
         wakeups=wakeups,

@@ -24,6 +24,11 @@ class Reason(StrEnum):
     MISSING_SCOPE = "MISSING_SCOPE"
     CAPABILITY_DISABLED = "CAPABILITY_DISABLED"
     THREAD_MEMORY_DISABLED = "THREAD_MEMORY_DISABLED"
+    ASSENT_MISSING = "ASSENT_MISSING"
+    ASSENT_INVALID = "ASSENT_INVALID"
+    ASSENT_EXPIRED = "ASSENT_EXPIRED"
+    ASSENT_REVOKED = "ASSENT_REVOKED"
+    ASSENT_STALE = "ASSENT_STALE"
     NOT_FOUND = "NOT_FOUND"
     NOT_PENDING_REVIEW = "NOT_PENDING_REVIEW"
     SELF_APPROVAL_DENIED = "SELF_APPROVAL_DENIED"
@@ -66,6 +71,13 @@ CATALOG: dict[Reason, Entry] = {
     ),
     Reason.THREAD_MEMORY_DISABLED: Entry(
         "FAILED_PRECONDITION", "memory is disabled for this thread"
+    ),
+    Reason.ASSENT_MISSING: Entry("PERMISSION_DENIED", "the canonical owner's assent is missing"),
+    Reason.ASSENT_INVALID: Entry("PERMISSION_DENIED", "the assent does not verify"),
+    Reason.ASSENT_EXPIRED: Entry("PERMISSION_DENIED", "the assent has expired"),
+    Reason.ASSENT_REVOKED: Entry("PERMISSION_DENIED", "the assent or the source was revoked"),
+    Reason.ASSENT_STALE: Entry(
+        "PERMISSION_DENIED", "the assent no longer matches the content or the owner's keys"
     ),
     Reason.NOT_FOUND: Entry("NOT_FOUND", "not found"),
     Reason.NOT_PENDING_REVIEW: Entry(

@@ -1,5 +1,6 @@
 import datetime
 
+from agentmem.v1 import foreign_pb2 as _foreign_pb2
 from agentmem.v1 import review_pb2 as _review_pb2
 from agentmem.v1 import sources_pb2 as _sources_pb2
 from agentmem.v1 import thread_mode_pb2 as _thread_mode_pb2
@@ -21,15 +22,23 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_MEMORY_INSERTED: _ClassVar[EventKind]
     EVENT_KIND_MEMORY_REVIEWED: _ClassVar[EventKind]
     EVENT_KIND_INSERT_POLICY_UPDATED: _ClassVar[EventKind]
+    EVENT_KIND_FOREIGN_SOURCE_ADMITTED: _ClassVar[EventKind]
+    EVENT_KIND_FOREIGN_SOURCE_DENIED: _ClassVar[EventKind]
+    EVENT_KIND_SOURCE_REVOKED: _ClassVar[EventKind]
+    EVENT_KIND_SOURCE_ERASED: _ClassVar[EventKind]
 EVENT_KIND_UNSPECIFIED: EventKind
 EVENT_KIND_THREAD_MEMORY_MODE_UPDATED: EventKind
 EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED: EventKind
 EVENT_KIND_MEMORY_INSERTED: EventKind
 EVENT_KIND_MEMORY_REVIEWED: EventKind
 EVENT_KIND_INSERT_POLICY_UPDATED: EventKind
+EVENT_KIND_FOREIGN_SOURCE_ADMITTED: EventKind
+EVENT_KIND_FOREIGN_SOURCE_DENIED: EventKind
+EVENT_KIND_SOURCE_REVOKED: EventKind
+EVENT_KIND_SOURCE_ERASED: EventKind
 
 class Event(_message.Message):
-    __slots__ = ("sequence", "at", "event_id", "thread_memory_mode_updated", "source_classification_updated", "memory_inserted", "memory_reviewed", "insert_policy_updated")
+    __slots__ = ("sequence", "at", "event_id", "thread_memory_mode_updated", "source_classification_updated", "memory_inserted", "memory_reviewed", "insert_policy_updated", "foreign_source_admitted", "foreign_source_denied", "source_revoked", "source_erased")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -38,6 +47,10 @@ class Event(_message.Message):
     MEMORY_INSERTED_FIELD_NUMBER: _ClassVar[int]
     MEMORY_REVIEWED_FIELD_NUMBER: _ClassVar[int]
     INSERT_POLICY_UPDATED_FIELD_NUMBER: _ClassVar[int]
+    FOREIGN_SOURCE_ADMITTED_FIELD_NUMBER: _ClassVar[int]
+    FOREIGN_SOURCE_DENIED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REVOKED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_ERASED_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     at: _timestamp_pb2.Timestamp
     event_id: str
@@ -46,7 +59,11 @@ class Event(_message.Message):
     memory_inserted: _sources_pb2.MemoryInserted
     memory_reviewed: _review_pb2.MemoryReviewed
     insert_policy_updated: _review_pb2.InsertPolicyUpdated
-    def __init__(self, sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_id: _Optional[str] = ..., thread_memory_mode_updated: _Optional[_Union[_thread_mode_pb2.ThreadMemoryModeUpdated, _Mapping]] = ..., source_classification_updated: _Optional[_Union[_sources_pb2.SourceClassificationUpdated, _Mapping]] = ..., memory_inserted: _Optional[_Union[_sources_pb2.MemoryInserted, _Mapping]] = ..., memory_reviewed: _Optional[_Union[_review_pb2.MemoryReviewed, _Mapping]] = ..., insert_policy_updated: _Optional[_Union[_review_pb2.InsertPolicyUpdated, _Mapping]] = ...) -> None: ...
+    foreign_source_admitted: _foreign_pb2.ForeignSourceAdmitted
+    foreign_source_denied: _foreign_pb2.ForeignSourceDenied
+    source_revoked: _foreign_pb2.SourceRevoked
+    source_erased: _foreign_pb2.SourceErased
+    def __init__(self, sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_id: _Optional[str] = ..., thread_memory_mode_updated: _Optional[_Union[_thread_mode_pb2.ThreadMemoryModeUpdated, _Mapping]] = ..., source_classification_updated: _Optional[_Union[_sources_pb2.SourceClassificationUpdated, _Mapping]] = ..., memory_inserted: _Optional[_Union[_sources_pb2.MemoryInserted, _Mapping]] = ..., memory_reviewed: _Optional[_Union[_review_pb2.MemoryReviewed, _Mapping]] = ..., insert_policy_updated: _Optional[_Union[_review_pb2.InsertPolicyUpdated, _Mapping]] = ..., foreign_source_admitted: _Optional[_Union[_foreign_pb2.ForeignSourceAdmitted, _Mapping]] = ..., foreign_source_denied: _Optional[_Union[_foreign_pb2.ForeignSourceDenied, _Mapping]] = ..., source_revoked: _Optional[_Union[_foreign_pb2.SourceRevoked, _Mapping]] = ..., source_erased: _Optional[_Union[_foreign_pb2.SourceErased, _Mapping]] = ...) -> None: ...
 
 class WatchEventsRequest(_message.Message):
     __slots__ = ("after_sequence", "kinds")

@@ -7,6 +7,7 @@ from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
 from agentmem.v1 import capabilities_pb2 as agentmem_dot_v1_dot_capabilities__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
 from agentmem.v1 import facts_pb2 as agentmem_dot_v1_dot_facts__pb2
+from agentmem.v1 import foreign_pb2 as agentmem_dot_v1_dot_foreign__pb2
 from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
 from agentmem.v1 import review_pb2 as agentmem_dot_v1_dot_review__pb2
 from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
@@ -127,6 +128,46 @@ class MemoryServiceStub:
                 '/agentmem.v1.MemoryService/Ask',
                 request_serializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
+                _registered_method=True)
+        self.RegisterOwnerKey = channel.unary_unary(
+                '/agentmem.v1.MemoryService/RegisterOwnerKey',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyResponse.FromString,
+                _registered_method=True)
+        self.RevokeOwnerKey = channel.unary_unary(
+                '/agentmem.v1.MemoryService/RevokeOwnerKey',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyResponse.FromString,
+                _registered_method=True)
+        self.PrepareForeignSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/PrepareForeignSource',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceResponse.FromString,
+                _registered_method=True)
+        self.AdmitForeignSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/AdmitForeignSource',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceResponse.FromString,
+                _registered_method=True)
+        self.RevokeSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/RevokeSource',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeSourceResponse.FromString,
+                _registered_method=True)
+        self.RevokeAssent = channel.unary_unary(
+                '/agentmem.v1.MemoryService/RevokeAssent',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeAssentRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeAssentResponse.FromString,
+                _registered_method=True)
+        self.ReadbackSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/ReadbackSource',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceResponse.FromString,
+                _registered_method=True)
+        self.EraseSource = channel.unary_unary(
+                '/agentmem.v1.MemoryService/EraseSource',
+                request_serializer=agentmem_dot_v1_dot_foreign__pb2.EraseSourceRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_foreign__pb2.EraseSourceResponse.FromString,
                 _registered_method=True)
         self.ListAuditReceipts = channel.unary_unary(
                 '/agentmem.v1.MemoryService/ListAuditReceipts',
@@ -270,6 +311,62 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterOwnerKey(self, request, context):
+        """Seed 000: register a canonical owner's key. Scope: memory.admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeOwnerKey(self, request, context):
+        """Retire an owner's key; assents it signed stop counting at once. Scope: memory.admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PrepareForeignSource(self, request, context):
+        """The identity a foreign source would get, for the owner to sign. Scope: memory.admit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AdmitForeignSource(self, request, context):
+        """Seed 000: admit a thin pointer with the canonical owner's assent. Scope: memory.admit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeSource(self, request, context):
+        """Revoke a source: never retrieved again; its derived records are purged. Scope: memory.policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeAssent(self, request, context):
+        """Revoke an assent (owner-signed, or by an admin). Scope: memory.admit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadbackSource(self, request, context):
+        """Every derived record of a source and whether any remains. Scope: memory.read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EraseSource(self, request, context):
+        """Erase a source and everything derived from it; a tombstone remains. Scope: memory.policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListAuditReceipts(self, request, context):
         """The tenant's audit receipts, oldest first. Scope: memory.admin.
         """
@@ -378,6 +475,46 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.Ask,
                     request_deserializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.SerializeToString,
+            ),
+            'RegisterOwnerKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterOwnerKey,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyResponse.SerializeToString,
+            ),
+            'RevokeOwnerKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeOwnerKey,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyResponse.SerializeToString,
+            ),
+            'PrepareForeignSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.PrepareForeignSource,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceResponse.SerializeToString,
+            ),
+            'AdmitForeignSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdmitForeignSource,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceResponse.SerializeToString,
+            ),
+            'RevokeSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeSource,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeSourceResponse.SerializeToString,
+            ),
+            'RevokeAssent': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeAssent,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.RevokeAssentRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.RevokeAssentResponse.SerializeToString,
+            ),
+            'ReadbackSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadbackSource,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceResponse.SerializeToString,
+            ),
+            'EraseSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.EraseSource,
+                    request_deserializer=agentmem_dot_v1_dot_foreign__pb2.EraseSourceRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_foreign__pb2.EraseSourceResponse.SerializeToString,
             ),
             'ListAuditReceipts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAuditReceipts,
@@ -856,6 +993,222 @@ class MemoryService:
             '/agentmem.v1.MemoryService/Ask',
             agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
             agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterOwnerKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/RegisterOwnerKey',
+            agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeOwnerKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/RevokeOwnerKey',
+            agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.RevokeOwnerKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PrepareForeignSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/PrepareForeignSource',
+            agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.PrepareForeignSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdmitForeignSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/AdmitForeignSource',
+            agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.AdmitForeignSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/RevokeSource',
+            agentmem_dot_v1_dot_foreign__pb2.RevokeSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.RevokeSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeAssent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/RevokeAssent',
+            agentmem_dot_v1_dot_foreign__pb2.RevokeAssentRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.RevokeAssentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadbackSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/ReadbackSource',
+            agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.ReadbackSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EraseSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/EraseSource',
+            agentmem_dot_v1_dot_foreign__pb2.EraseSourceRequest.SerializeToString,
+            agentmem_dot_v1_dot_foreign__pb2.EraseSourceResponse.FromString,
             options,
             channel_credentials,
             insecure,

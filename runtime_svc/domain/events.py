@@ -54,12 +54,44 @@ class InsertPolicyUpdated:
     revision: int
 
 
+@dataclass(frozen=True)
+class ForeignSourceAdmitted:
+    kind: ClassVar[str] = "foreign_source_admitted"
+    source_id: str
+    revision: int
+
+
+@dataclass(frozen=True)
+class ForeignSourceDenied:
+    kind: ClassVar[str] = "foreign_source_denied"
+    source_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SourceRevoked:
+    kind: ClassVar[str] = "source_revoked"
+    source_id: str
+    revision: int
+    state: str
+
+
+@dataclass(frozen=True)
+class SourceErased:
+    kind: ClassVar[str] = "source_erased"
+    source_id: str
+
+
 DomainEvent = (
     ThreadMemoryModeUpdated
     | SourceClassificationUpdated
     | MemoryInserted
     | MemoryReviewed
     | InsertPolicyUpdated
+    | ForeignSourceAdmitted
+    | ForeignSourceDenied
+    | SourceRevoked
+    | SourceErased
 )
 KINDS: dict[str, type[DomainEvent]] = {
     cls.kind: cls
@@ -69,6 +101,10 @@ KINDS: dict[str, type[DomainEvent]] = {
         MemoryInserted,
         MemoryReviewed,
         InsertPolicyUpdated,
+        ForeignSourceAdmitted,
+        ForeignSourceDenied,
+        SourceRevoked,
+        SourceErased,
     )
 }
 

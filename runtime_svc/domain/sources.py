@@ -47,6 +47,9 @@ class Body:
 
     content: str = ""
     messages: tuple[Message, ...] = ()
+    # The indexed text when it is not the content itself (a foreign source's title and
+    # descriptor, not its pointer JSON).
+    generated: str = ""
 
     def raw(self) -> str:
         """The stored bytes, exactly as given (messages as JSON)."""
@@ -56,6 +59,8 @@ class Body:
 
     def generated_form(self) -> str:
         """The text that is indexed and injected: the content, or `role: text` lines."""
+        if self.generated:
+            return self.generated
         if self.messages:
             return "\n".join(f"{m.role}: {m.content}" for m in self.messages)
         return self.content
@@ -148,6 +153,10 @@ class Source:
     assent_state: str = ""
     assent_expires_at_us: int = 0
     review: Review | None = None
+    canonical_owner: str = ""
+    assent_id: str = ""
+    assent_key_id: str = ""
+    erased_at_us: int = 0
 
     def eligibility_row(self) -> dict[str, object]:
         return {

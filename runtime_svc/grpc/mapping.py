@@ -14,6 +14,7 @@ from agentmem.v1 import (
     common_pb2,
     events_pb2,
     facts_pb2,
+    foreign_pb2,
     retrieval_pb2,
     review_pb2,
     sources_pb2,
@@ -161,6 +162,24 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
                 revision=e.revision,
             )
         )
+    elif isinstance(e, domain_events.ForeignSourceAdmitted):
+        out.foreign_source_admitted.CopyFrom(
+            foreign_pb2.ForeignSourceAdmitted(source_id=e.source_id, revision=e.revision)
+        )
+    elif isinstance(e, domain_events.ForeignSourceDenied):
+        out.foreign_source_denied.CopyFrom(
+            foreign_pb2.ForeignSourceDenied(source_id=e.source_id, reason=e.reason)
+        )
+    elif isinstance(e, domain_events.SourceRevoked):
+        out.source_revoked.CopyFrom(
+            foreign_pb2.SourceRevoked(
+                source_id=e.source_id,
+                revision=e.revision,
+                effective_retrieval_state=STATES.to_proto(e.state),
+            )
+        )
+    elif isinstance(e, domain_events.SourceErased):
+        out.source_erased.CopyFrom(foreign_pb2.SourceErased(source_id=e.source_id))
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(

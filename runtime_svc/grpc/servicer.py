@@ -15,12 +15,14 @@ from agentmem.v1 import (
     audit_pb2,
     events_pb2,
     facts_pb2,
+    foreign_pb2,
     retrieval_pb2,
     review_pb2,
     sources_pb2,
     thread_mode_pb2,
 )
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.foreign import Pointer
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.review import Decision
 from runtime_svc.domain.sources import Classification, SaveIntent, Status
@@ -31,6 +33,7 @@ from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactQuery, Facts
+from runtime_svc.services.foreign import ForeignSources
 from runtime_svc.services.memories import InsertCommand, Inserted, Memories
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.thread_modes import ThreadModes
@@ -62,6 +65,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         memories: Memories,
         retrieval: Retrieval,
         facts: Facts,
+        foreign: ForeignSources,
         audit: Audit,
         feed: EventFeed,
         wakeups: TenantWakeups,
@@ -71,6 +75,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
     ) -> None:
         self._thread_modes, self._memories, self._retrieval = thread_modes, memories, retrieval
         self._audit, self._feed, self._facts = audit, feed, facts
+        self._foreign = foreign
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
 
@@ -302,6 +307,104 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             ],
         )
 
+    # Foreign sources, revocation, readback, erasure (seed 000)
+
+    async def RegisterOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
+        receipt = await self._write(
+            self._foreign.register_key,
+            CALLER.get(),
+            request.owner_id,
+            request.key_id,
+            request.public_key_pem,
+        )
+        return foreign_pb2.RegisterOwnerKeyResponse(
+            owner_id=request.owner_id, key_id=request.key_id, receipt=mapping.receipt(receipt)
+        )
+
+    async def RevokeOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
+        affected, receipt = await self._write(
+            self._foreign.revoke_key, CALLER.get(), request.owner_id, request.key_id
+        )
+        return foreign_pb2.RevokeOwnerKeyResponse(
+            owner_id=request.owner_id,
+            key_id=request.key_id,
+            sources_affected=affected,
+            receipt=mapping.receipt(receipt),
+        )
+
+    async def PrepareForeignSource(self, request, context):  # type: ignore[no-untyped-def]
+        pointer = _pointer(request.pointer)
+        source_id, audience = self._foreign.prepare(CALLER.get(), request.canonical_owner, pointer)
+        return foreign_pb2.PrepareForeignSourceResponse(
+            source_id=source_id, audience=audience, content_digest=pointer.content_digest
+        )
+
+    async def AdmitForeignSource(self, request, context):  # type: ignore[no-untyped-def]
+        o = await self._write(
+            self._foreign.admit,
+            CALLER.get(),
+            request.canonical_owner,
+            _pointer(request.pointer),
+            request.assent,
+            request.body,
+        )
+        return foreign_pb2.AdmitForeignSourceResponse(
+            source_id=o.source_id,
+            revision=o.revision,
+            effective_retrieval_state=STATES.to_proto(o.state),
+            receipt=mapping.receipt(o.receipt),
+        )
+
+    async def RevokeSource(self, request, context):  # type: ignore[no-untyped-def]
+        o = await self._write(
+            self._foreign.revoke_source, CALLER.get(), request.source_id, request.reason
+        )
+        return foreign_pb2.RevokeSourceResponse(
+            source_id=o.source_id,
+            effective_retrieval_state=STATES.to_proto(o.state),
+            receipt=mapping.receipt(o.receipt),
+        )
+
+    async def RevokeAssent(self, request, context):  # type: ignore[no-untyped-def]
+        o = await self._write(
+            self._foreign.revoke_assent,
+            CALLER.get(),
+            request.source_id,
+            request.assent_id,
+            request.revocation,
+        )
+        return foreign_pb2.RevokeAssentResponse(
+            source_id=o.source_id,
+            effective_retrieval_state=STATES.to_proto(o.state),
+            receipt=mapping.receipt(o.receipt),
+        )
+
+    async def ReadbackSource(self, request, context):  # type: ignore[no-untyped-def]
+        r = await self._run(self._foreign.readback, CALLER.get(), request.source_id)
+        return foreign_pb2.ReadbackSourceResponse(
+            source_id=r.source_id,
+            clean=r.clean,
+            effective_retrieval_state=STATES.to_proto(r.state),
+            derivatives=[
+                foreign_pb2.Derivative(
+                    kind=d.kind, derivative_id=d.derivative_id, eligible=d.eligible, state=d.state
+                )
+                for d in r.derivatives
+            ],
+        )
+
+    async def EraseSource(self, request, context):  # type: ignore[no-untyped-def]
+        receipt = await self._write(
+            self._foreign.erase,
+            CALLER.get(),
+            request.source_id,
+            request.expected_revision,
+            request.reason,
+        )
+        return foreign_pb2.EraseSourceResponse(
+            source_id=request.source_id, receipt=mapping.receipt(receipt)
+        )
+
     # Retrieval
 
     async def SearchMemories(self, request, context):  # type: ignore[no-untyped-def]
@@ -399,6 +502,10 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     await asyncio.wait_for(waiter.wait(), timeout=self._poll)
         finally:
             self._wakeups.release(caller.tenant_id, waiter)
+
+
+def _pointer(p) -> Pointer:  # type: ignore[no-untyped-def]
+    return Pointer(p.uri, p.content_digest, p.media_type, p.title, p.descriptor)
 
 
 def caller_from(ctx) -> Caller:  # type: ignore[no-untyped-def]

@@ -39,10 +39,11 @@ class Journal:
         *,
         action: str,
         target: Target,
-        event: domain_events.DomainEvent,
+        event: domain_events.DomainEvent | None,
         at_us: int,
     ) -> Receipt:
-        tx.events.append(tx.counters, event, new_id("evt"), at_us)
+        if event is not None:  # some mutations are audited without an event
+            tx.events.append(tx.counters, event, new_id("evt"), at_us)
         overflow = tx.counters.event_sequence - self._retention.max_events_per_tenant
         if overflow > 0:
             tx.events.compact_through(tx.counters, overflow)

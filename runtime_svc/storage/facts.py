@@ -12,6 +12,7 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    delete,
     func,
     insert,
     literal_column,
@@ -71,6 +72,24 @@ class FactRepository(_Repository):
             },
         ).inserted_primary_key[0]
         self.conn.execute(_INSERT_INDEX, {"rowid": pk, "statement": t.statement})
+
+    def ids_for_source(self, source_id: str) -> list[tuple[int, str]]:
+        return [
+            (r.pk, r.fact_id)
+            for r in self.conn.execute(
+                select(facts.c.pk, facts.c.fact_id).where(
+                    facts.c.tenant_id == self.tenant_id, facts.c.source_id == source_id
+                )
+            )
+        ]
+
+    def purge_for_source(self, source_id: str) -> list[str]:
+        found = self.ids_for_source(source_id)
+        if found:
+            pks = [pk for pk, _ in found]
+            self.conn.execute(delete(fact_index).where(fact_index.c.rowid.in_(pks)))
+            self.conn.execute(delete(facts).where(facts.c.pk.in_(pks)))
+        return [fact_id for _, fact_id in found]
 
     def search(
         self,

@@ -129,6 +129,11 @@ class SourceRow(Base):
     reviewed_by: Mapped[str] = mapped_column(String(128), server_default="")
     reviewed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
     review_note: Mapped[str] = mapped_column(String(200), server_default="")
+    # Foreign sources (seed 000): the owner and the assent in force.
+    canonical_owner: Mapped[str] = mapped_column(String(128), server_default="")
+    assent_id: Mapped[str] = mapped_column(String(128), server_default="")
+    assent_key_id: Mapped[str] = mapped_column(String(128), server_default="")
+    erased_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "source_id"),
@@ -204,3 +209,26 @@ class FactRow(Base):
         UniqueConstraint("tenant_id", "fact_id"),
         Index("ix_facts_source", "tenant_id", "source_id"),
     )
+
+
+class OwnerKeyRow(Base):
+    """A canonical owner's Ed25519 public key for verifying assents."""
+
+    __tablename__ = "owner_keys"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    owner_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    key_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    public_key_pem: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))  # active | revoked
+    created_at_us: Mapped[int] = mapped_column(BigInteger)
+    revoked_at_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class RevokedAssentRow(Base):
+    """Assent ids (jti) revoked for good: an assent with one of them is never accepted."""
+
+    __tablename__ = "revoked_assents"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    assent_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    source_id: Mapped[str] = mapped_column(String(64))
+    revoked_at_us: Mapped[int] = mapped_column(BigInteger)

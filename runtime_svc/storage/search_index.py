@@ -28,6 +28,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    delete,
     func,
     insert,
     literal_column,
@@ -126,6 +127,13 @@ class SearchIndex:
                 for pk, body, eligible in rows
             ],
         )
+
+    def remove(self, pk: int) -> None:
+        self.conn.execute(delete(self._s.table).where(self._s.table.c.rowid == pk))
+
+    def has(self, pk: int) -> bool:
+        stmt = select(self._s.table.c.rowid).where(self._s.table.c.rowid == pk)
+        return self.conn.execute(stmt).first() is not None
 
     def set_eligible(self, pk: int, eligible: bool) -> None:
         self.conn.execute(

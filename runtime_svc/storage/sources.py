@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Row, Select, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Row, Select, bindparam, delete, insert, select, update
 
 from runtime_svc.domain.sources import (
     Body,
@@ -112,12 +112,48 @@ class SourceRepository(_Repository):
                 reviewed_by=review.reviewer_id if review else "",
                 reviewed_at_us=review.reviewed_at_us if review else 0,
                 review_note=review.note if review else "",
+                assent_id=s.assent_id,
+                assent_key_id=s.assent_key_id,
+                erased_at_us=s.erased_at_us,
                 revoked_at_us=s.revoked_at_us,
                 assent_state=s.assent_state,
                 assent_expires_at_us=s.assent_expires_at_us,
                 indexed_revision=indexed_revision,
             )
         )
+
+    def by_owner_key(self, owner: str, key_id: str) -> list[Stored]:
+        rows = self.conn.execute(
+            select(sources).where(
+                sources.c.tenant_id == self.tenant_id,
+                sources.c.canonical_owner == owner,
+                sources.c.assent_key_id == key_id,
+            )
+        )
+        return [_stored(r) for r in rows]
+
+    def purge_derived_forms(self, pk: int, *, erase_bytes: bool) -> None:
+        """Drops the generated form (and, to erase, the stored bytes): a tombstone keeps ids,
+        the content hash and the revision history in receipts."""
+        values: dict[str, object] = {
+            "generated_form": "",
+            "generated_revision": 0,
+            "indexed_revision": 0,
+        }
+        if erase_bytes:
+            values |= {"raw": "", "labels": "{}", "save_intent_evidence": "", "review_note": ""}
+        self.conn.execute(
+            update(sources)
+            .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
+            .values(**values)
+        )
+
+    def derived_forms(self, pk: int) -> tuple[bool, bool]:
+        """(generated form stored, bytes stored)."""
+        row = self.conn.execute(
+            select(sources.c.generated_form, sources.c.raw).where(sources.c.pk == pk)
+        ).one()
+        return bool(row.generated_form), bool(row.raw)
 
     def page_memories(self, statuses: tuple[str, ...], after: str, limit: int) -> list[Stored]:
         stmt = (
@@ -189,6 +225,9 @@ def _values(tenant_id: str, s: Source, indexed: bool) -> dict[str, object]:
         "revoked_at_us": s.revoked_at_us,
         "assent_state": s.assent_state,
         "assent_expires_at_us": s.assent_expires_at_us,
+        "canonical_owner": s.canonical_owner,
+        "assent_id": s.assent_id,
+        "assent_key_id": s.assent_key_id,
     }
 
 
@@ -219,12 +258,46 @@ def _stored(r: Row) -> Stored:
             review=Review(r.reviewed_by, r.reviewed_at_us, r.review_note)
             if r.reviewed_by
             else None,
+            canonical_owner=r.canonical_owner,
+            assent_id=r.assent_id,
+            assent_key_id=r.assent_key_id,
+            erased_at_us=r.erased_at_us,
         ),
         indexed_revision=r.indexed_revision,
     )
 
 
 class PromptRecords(_Repository):
+    def citing(self, source_id: str) -> list[str]:
+        return list(
+            self.conn.execute(
+                select(derived_provenance.c.derived_id).where(
+                    derived_provenance.c.tenant_id == self.tenant_id,
+                    derived_provenance.c.derived_kind == "prompt_record",
+                    derived_provenance.c.source_id == source_id,
+                )
+            ).scalars()
+        )
+
+    def purge_citing(self, source_id: str) -> list[str]:
+        """Deletes every prompt record that cited the source, with its provenance."""
+        ids = self.citing(source_id)
+        if ids:
+            self.conn.execute(
+                delete(derived_provenance).where(
+                    derived_provenance.c.tenant_id == self.tenant_id,
+                    derived_provenance.c.derived_kind == "prompt_record",
+                    derived_provenance.c.derived_id.in_(ids),
+                )
+            )
+            self.conn.execute(
+                delete(prompt_records).where(
+                    prompt_records.c.tenant_id == self.tenant_id,
+                    prompt_records.c.prompt_record_id.in_(ids),
+                )
+            )
+        return ids
+
     def add(
         self,
         record_id: str,

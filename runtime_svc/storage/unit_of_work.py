@@ -23,6 +23,7 @@ from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
 from runtime_svc.storage.facts import FactRepository
+from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.search_index import SearchIndex
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 
@@ -39,6 +40,8 @@ class Transaction:
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id)
         self.facts = FactRepository(conn, tenant_id)
+        self.owner_keys = OwnerKeys(conn, tenant_id)
+        self.revoked_assents = RevokedAssents(conn, tenant_id)
         self.counters = repositories.TenantCounters()
         self._after_commit: list[Callable[[], None]] = []
 
