@@ -259,9 +259,12 @@ def test_a_revoked_assent_id_is_never_accepted_again(stack):
 
 def test_retiring_the_owners_key_makes_its_assents_stale_at_once(setup):
     client, owner, prep = setup
-    legacy = client.InsertMemory(sources_pb2.InsertMemoryRequest(
-        content="Legacy note: the kayak club meets on Fridays",
-        source_kind=sources_pb2.SOURCE_KIND_LEGACY)).source_id
+    legacy = client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            content="Legacy note: the kayak club meets on Fridays",
+            source_kind=sources_pb2.SOURCE_KIND_LEGACY,
+        )
+    ).source_id
     admit(client, owner.sign(assent_claims(prep)))
     r = client.RevokeOwnerKey(foreign_pb2.RevokeOwnerKeyRequest(owner_id=OWNER, key_id="k1"))
     assert r.sources_affected == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 
 from agentmem.cli import client, servers
@@ -15,11 +16,32 @@ def _hash_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    token = os.environ.get("AGENTMEM_TOKEN", "")
+    if not token:
+        print("agentmem: set AGENTMEM_TOKEN to your credential", file=sys.stderr)
+        return 2
+    from agentmem import mcp_server  # needs the `mcp` extra
+
+    mcp_server.run(args.addr, token, args.transport, args.host, args.port)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     servers.add_parsers(sub)
     client.add_parsers(sub)
+    mcp = sub.add_parser("mcp", help="serve memory tools to MCP clients (stdio or HTTP)")
+    mcp.add_argument(
+        "--addr",
+        default=os.environ.get("AGENTMEM_ADDR", "127.0.0.1:50051"),
+        help="gateway address (env AGENTMEM_ADDR)",
+    )
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP transport: listen address")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP transport: port")
+    mcp.set_defaults(func=_mcp)
     ht = sub.add_parser("hash-token", help="print the sha256 to put in auth.api_keys for a token")
     ht.add_argument("token", help="the token, or - to read it from standard input")
     ht.set_defaults(func=_hash_token)
