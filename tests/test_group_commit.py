@@ -66,3 +66,19 @@ def test_results_arrive_only_after_the_commit(parts):
     with uow.read("tenant-a") as tx:  # another connection sees it: it is committed
         assert tx.thread_modes.get("t9").revision == change.current.revision == 1
     committer.close()
+
+
+def test_a_caller_that_went_away_does_not_stop_the_writer(parts):
+    uow, modes, _ = parts
+    committer = GroupCommitter(uow, max_batch=8)
+    gate = threading.Event()
+    blocker = committer.submit(gate.wait)
+    abandoned = committer.submit(modes.set, CALLER, "gone", 0, Mode.DISABLED)
+    assert abandoned.cancel()  # the caller gave up before it ran
+    gate.set()
+    blocker.result(timeout=10)
+    after = committer.submit(modes.set, CALLER, "next", 0, Mode.DISABLED).result(timeout=10)
+    assert after.current.revision == 1
+    with uow.read("tenant-a") as tx:
+        assert tx.thread_modes.get("gone") is None
+    committer.close()

@@ -68,6 +68,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     watch.add_argument("--limit", type=int, default=0, help="stop after this many events")
     watch.set_defaults(func=_run(_watch))
 
+    from agentmem.cli import rpcs
+
+    rpcs.add_parsers(sub, common)
+
     audit = sub.add_parser("audit", help="audit receipts")
     aus = audit.add_subparsers(dest="action", required=True)
     lst = aus.add_parser("list", parents=[common])

@@ -57,6 +57,11 @@ class GroupCommitter:
             self._run(jobs)
 
     def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Future[Any]]]) -> None:
+        # A job whose caller went away before it ran is skipped; once running, it can no
+        # longer be cancelled, so its outcome is always delivered.
+        jobs = [job for job in jobs if job[2].set_running_or_notify_cancel()]
+        if not jobs:
+            return
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         try:
             with self._uow.batch():

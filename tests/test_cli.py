@@ -1,0 +1,197 @@
+"""Every CLI subcommand, through real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from agentmem.cli.main import main
+from tests.harness import ADMIN_A, ROOT
+from tests.test_foreign import OWNER, POINTER
+
+
+@pytest.fixture
+def cli(stack, monkeypatch, capsys):
+    monkeypatch.setenv("AGENTMEM_ADDR", stack.address)
+    monkeypatch.setenv("AGENTMEM_TOKEN", ADMIN_A.token)
+
+    def run(*argv: str, expect: int = 0) -> str:
+        with pytest.raises(SystemExit) as e:
+            main(list(argv))
+        out = capsys.readouterr()
+        assert e.value.code == expect, out.err
+        return out.out
+
+    def js(*argv: str) -> dict:
+        return json.loads(run(*argv, "--json"))
+
+    run.json = js  # type: ignore[attr-defined]
+    return run
+
+
+def test_memory_commands(cli):
+    s = cli.json("insert", "I have a red kayak", "--save-intent", "explicit_user_request")
+    sid = s["source_id"]
+    assert cli.json("sources", "list")["sources"][0]["source_id"] == sid
+    assert cli.json("sources", "get", sid, "--content")["content"] == "I have a red kayak"
+    assert cli.json("search", "kayak")["hits"][0]["source_id"] == sid
+    assert "kayak" in cli.json("prompt", "kayak")["context"]
+    assert cli.json("explain", "kayak")["entries"][0]["reason"] == "REASON_SELECTED"
+    assert cli.json("facts", "search", "kayak")["facts"][0]["object"] == "a red kayak"
+    assert cli.json("profile")["entries"][0]["key"] == "user has"
+    assert cli.json("ask", "Which kayak?")["answer_basis"] == "facts"
+    assert cli.json("memories", "list")["memories"][0]["source_id"] == sid
+    assert "sources: 1" in cli("sources", "list")  # human output
+    assert (
+        cli.json("sources", "classify", sid, "cold", "--expected-revision", "1")["revision"] == "2"
+    )
+    cli.json("sources", "classify", sid, "active", "--expected-revision", "2")
+    assert cli.json("sources", "readback", sid)["clean"] is False
+    assert cli.json("sources", "revoke", sid)["effective_retrieval_state"] == (
+        "EFFECTIVE_RETRIEVAL_STATE_REVOKED"
+    )
+    assert cli.json("sources", "readback", sid)["clean"] is True
+    other = cli.json("insert", "to be erased")["source_id"]
+    assert cli.json("sources", "erase", other, "--expected-revision", "1")["source_id"] == other
+    cli("sources", "get", "src_missing", expect=1)
+
+
+def test_policy_and_review_commands(cli):
+    assert (
+        cli.json("policy", "set", "review_pending", "--expected-revision", "0")["revision"] == "1"
+    )
+    assert cli.json("policy", "get")["insert_policy"] == "INSERT_POLICY_REVIEW_PENDING"
+    sid = cli.json("insert", "pending thing")["source_id"]
+    assert (
+        cli.json("memories", "list", "--status", "pending_review")["memories"][0]["source_id"]
+        == sid
+    )
+    assert (
+        cli.json("memories", "review", sid, "approve", "--expected-revision", "1")["status"]
+        == "STATUS_ACTIVE"
+    )
+
+
+def test_foreign_commands(cli, tmp_path):
+    key = Ed25519PrivateKey.generate()
+    pem = tmp_path / "k.pem"
+    pem.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    cli.json("owner-key", "register", OWNER, "k1", str(pem))
+    pointer = [
+        "--uri",
+        POINTER.uri,
+        "--digest",
+        POINTER.content_digest,
+        "--media-type",
+        POINTER.media_type,
+        "--title",
+        POINTER.title,
+    ]
+    prep = cli.json("foreign", "prepare", OWNER, *pointer)
+    import jwt
+
+    now = int(time.time())
+    token = jwt.encode(
+        {
+            "iss": OWNER,
+            "sub": prep["source_id"],
+            "aud": prep["audience"],
+            "digest": POINTER.content_digest,
+            "iat": now,
+            "exp": now + 600,
+            "jti": "a1",
+        },
+        key,
+        algorithm="EdDSA",
+        headers={"kid": "k1"},
+    )
+    admitted = cli.json("foreign", "admit", OWNER, *pointer, "--assent", token)
+    assert admitted["effective_retrieval_state"] == "EFFECTIVE_RETRIEVAL_STATE_ELIGIBLE"
+    assert (
+        cli.json("foreign", "revoke-assent", prep["source_id"], "a1")["effective_retrieval_state"]
+        == "EFFECTIVE_RETRIEVAL_STATE_REVOKED"
+    )
+    assert cli.json("owner-key", "revoke", OWNER, "k1")["key_id"] == "k1"
+
+
+def test_existing_commands(cli):
+    assert cli.json("capabilities")["api_version"] == "agentmem.v1"
+    assert (
+        cli.json("thread-mode", "set", "t1", "disabled", "--expected-revision", "0")["revision"]
+        == "1"
+    )
+    assert cli.json("thread-mode", "get", "t1")["mode"] == "MEMORY_MODE_DISABLED"
+    assert json.loads(cli("watch", "--limit", "1", "--json"))["sequence"] == 1
+    assert "audit chain ok" in cli("audit", "verify")
+    assert "thread_memory_mode.set" in cli("audit", "list")
+
+
+def test_doctor_speaks_plainly(cli, monkeypatch):
+    out = cli("doctor")
+    assert "the gateway at" in out and "credential is accepted" in out and "PROBLEM" not in out
+    monkeypatch.setenv("AGENTMEM_TOKEN", "wrong")
+    assert "does not know your credential" in cli("doctor", expect=1)
+    monkeypatch.setenv("AGENTMEM_ADDR", "127.0.0.1:1")
+    assert "no gateway answers" in cli("doctor", expect=1)
+
+
+def test_export_respects_the_content_scope(cli, stack, monkeypatch):
+    cli.json("insert", "exportable memory")
+    lines = [json.loads(x) for x in cli("export").splitlines()]
+    assert lines[0]["content"] == "exportable memory"
+    from tests.harness import READER_A
+
+    monkeypatch.setenv("AGENTMEM_TOKEN", READER_A.token)
+    assert "content" not in json.loads(cli("export").splitlines()[0])
+
+
+@pytest.mark.timeout(900)
+def test_import_shows_progress_and_resumes_without_duplicates(stack, tmp_path):
+    n = 10_000
+    path = tmp_path / "memories.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"content": f"imported memory number {i}"}) for i in range(n)) + "\n"
+    )
+    env = {**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token}
+    cmd = [sys.executable, "-m", "agentmem.cli.main", "import", str(path)]
+    first = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    seen = ""
+    while True:  # interrupt once the progress bar shows a good part done
+        chunk = first.stderr.read(200)
+        seen += chunk
+        done = [int(x) for x in re.findall(r"(\d+)/10000", seen)]
+        if (done and done[-1] >= 2000) or not chunk:
+            break
+    first.kill()
+    first.wait()
+    assert done and done[-1] >= 2000  # progress was shown
+    second = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    new, already = map(int, re.search(r"imported (\d+) new, (\d+) already", second.stdout).groups())
+    assert new + already == n and already >= 2000
+    count = 0
+    from agentmem.v1 import sources_pb2
+
+    token = ""
+    client = stack.client()
+    while True:
+        page = client.ListSources(sources_pb2.ListSourcesRequest(page_size=1000, page_token=token))
+        count += len(page.sources)
+        token = page.next_page_token
+        if not token:
+            break
+    assert count == n  # nothing inserted twice
