@@ -195,3 +195,9 @@ def test_import_shows_progress_and_resumes_without_duplicates(stack, tmp_path):
         if not token:
             break
     assert count == n  # nothing inserted twice
+
+
+def test_hash_token_prints_what_the_config_wants(cli):
+    import hashlib
+
+    assert cli("hash-token", "s3cret").strip() == hashlib.sha256(b"s3cret").hexdigest()
