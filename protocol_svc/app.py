@@ -6,7 +6,7 @@ import secrets
 
 import grpc
 
-from agentmem.core import serving
+from agentmem.core import serving, tls
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -71,10 +71,13 @@ async def start(
             "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the gateway "
             "needs it to call the runtime"
         )
+    internal = settings.internal
     runtime = RuntimeClient(
         runtime_address or settings.gateway.runtime_address,
-        settings.internal.token,
+        internal.token,
         default_deadline=settings.gateway.default_deadline,
+        channel_credentials=tls.gateway_credentials(internal) if internal.tls else None,
+        target_name=internal.runtime_name,
     )
     servicer = MemoryServicer(settings, runtime)
     served = await serving.start(

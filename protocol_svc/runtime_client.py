@@ -59,13 +59,15 @@ class RuntimeClient:
         *,
         default_deadline: float,
         channel_credentials: grpc.ChannelCredentials | None = None,
+        target_name: str = "",
     ) -> None:
         if channel_credentials is None:
             self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         else:
-            self._channel = grpc.aio.secure_channel(
-                address, channel_credentials, options=CHANNEL_OPTIONS
-            )
+            options = [*CHANNEL_OPTIONS]
+            if target_name:
+                options.append(("grpc.ssl_target_name_override", target_name))
+            self._channel = grpc.aio.secure_channel(address, channel_credentials, options=options)
         self._stub = runtime_service_pb2_grpc.RuntimeServiceStub(self._channel)
         self._credential = credential
         self._default_deadline = default_deadline

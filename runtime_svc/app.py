@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from agentmem.core import internal_call, serving
+from agentmem.core import internal_call, serving, tls
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -81,6 +81,10 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     )
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
+        if settings.internal.tls and settings.internal.gateway_name not in tls.peer_names(
+            context.auth_context()
+        ):
+            raise AgentmemError(Reason.UNAUTHENTICATED, detail="client certificate name")
         ctx = internal_call.read(settings.internal.token, context.invocation_metadata())
         if ctx is None or not ctx.tenant_id:
             raise AgentmemError(Reason.UNAUTHENTICATED, detail="not the gateway")
@@ -93,6 +97,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
 
     served = await serving.start(
         listen=listen or settings.runtime.listen,
+        credentials=tls.runtime_credentials(settings.internal) if settings.internal.tls else None,
         register=lambda s: runtime_service_pb2_grpc.add_RuntimeServiceServicer_to_server(
             servicer, s
         ),

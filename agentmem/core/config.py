@@ -159,6 +159,28 @@ class Internal(_Strict):
     # Credential the gateway presents to the runtime. Set it by environment
     # (AGENTMEM_INTERNAL__TOKEN), not in the file; `agentmem up` generates one.
     token: str = ""
+    # mTLS between gateway and runtime (PEM file paths). With `ca` set, the runtime serves TLS
+    # with runtime_cert/runtime_key and requires a client certificate from that CA whose
+    # name is gateway_name; the gateway presents gateway_cert/gateway_key.
+    ca: str = ""
+    runtime_cert: str = ""
+    runtime_key: str = ""
+    gateway_cert: str = ""
+    gateway_key: str = ""
+    gateway_name: str = "agentmem-gateway"
+    # The name the runtime's certificate carries, when it differs from the address's host.
+    runtime_name: str = ""
+
+    @model_validator(mode="after")
+    def _tls_complete(self) -> Internal:
+        files = (self.runtime_cert, self.runtime_key, self.gateway_cert, self.gateway_key)
+        if self.ca and not all(files):
+            raise ValueError("with internal.ca set, every certificate and key must be set too")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.ca)
 
 
 class Storage(_Strict):
