@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from agentmem.core import validation
 from agentmem.core.errors import invalid_field, revision_mismatch
+from runtime_svc.domain import eligibility
 
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 200
@@ -157,6 +158,14 @@ class Source:
     assent_id: str = ""
     assent_key_id: str = ""
     erased_at_us: int = 0
+
+    def indexable(self) -> bool:
+        """Eligible unless a time-dependent rule holds: what its index entry's scope says."""
+        return eligibility.eligible_regardless_of_time(self.eligibility_row())
+
+    def state(self, now_us: int) -> str:
+        """Its effective retrieval state now."""
+        return eligibility.effective_state(self.eligibility_row(), now_us).value
 
     def eligibility_row(self) -> dict[str, object]:
         return {

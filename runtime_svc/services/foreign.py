@@ -193,7 +193,7 @@ class ForeignSources:
                 **assent,
             )
             pk = tx.sources.add(source, indexed=True)
-            tx.index.put(pk, source.body.generated_form(), eligible=_indexable(source))
+            tx.index.put(pk, source.body.generated_form(), eligible=source.indexable())
             tx.counters.indexed_docs += 1
         else:  # a fresh assent for the same identity
             source = replace(
@@ -208,14 +208,14 @@ class ForeignSources:
             event=ForeignSourceAdmitted(source_id, source.revision),
             at_us=now,
         )
-        return Outcome(source_id, source.revision, _state(source, now), receipt)
+        return Outcome(source_id, source.revision, source.state(now), receipt)
 
     # Revocation, readback, erasure
 
     def revoke_source(self, caller: Caller, source_id: str, reason: str) -> Outcome:
         _check_reason(reason)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
+            stored = tx.sources.require(source_id)
             return self._revoke(tx, caller, stored, "source.revoke")
 
     def revoke_assent(
@@ -223,7 +223,7 @@ class ForeignSources:
     ) -> Outcome:
         validation.identifier("assent_id", assent_id)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
+            stored = tx.sources.require(source_id)
             owner = stored.source.canonical_owner
             if revocation:
                 foreign.verify_revocation(
@@ -240,7 +240,7 @@ class ForeignSources:
                 return Outcome(
                     source_id,
                     stored.source.revision,
-                    _state(stored.source, self._clock()),
+                    stored.source.state(self._clock()),
                     self._journal.record(
                         tx,
                         caller,
@@ -266,16 +266,16 @@ class ForeignSources:
             caller,
             action=action,
             target=Target("source", source.source_id, source.revision),
-            event=SourceRevoked(source.source_id, source.revision, _state(source, now)),
+            event=SourceRevoked(source.source_id, source.revision, source.state(now)),
             at_us=now,
         )
-        return Outcome(source.source_id, source.revision, _state(source, now), receipt)
+        return Outcome(source.source_id, source.revision, source.state(now), receipt)
 
     def erase(self, caller: Caller, source_id: str, expected_revision: int, reason: str) -> Receipt:
         _check_reason(reason)
         validation.non_negative("expected_revision", expected_revision)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
+            stored = tx.sources.require(source_id)
             if expected_revision != stored.source.revision:
                 raise revision_mismatch(f"source/{source_id}", stored.source.revision)
             now = self._clock()
@@ -302,8 +302,8 @@ class ForeignSources:
 
     def readback(self, caller: Caller, source_id: str) -> Readback:
         with self._uow.read(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
-            state = _state(stored.source, self._clock())
+            stored = tx.sources.require(source_id)
+            state = stored.source.state(self._clock())
             live = state == eligibility.State.ELIGIBLE.value
             generated = tx.sources.derived_forms(stored.pk)[0]
             out = [
@@ -335,7 +335,7 @@ class ForeignSources:
             source = replace(source, revision=source.revision + 1, updated_at_us=now)
         indexed = tx.index.has(stored.pk)
         if indexed:
-            tx.index.set_eligible(stored.pk, _indexable(source))
+            tx.index.set_eligible(stored.pk, source.indexable())
         tx.sources.save_state(stored.pk, source, indexed_revision=source.revision if indexed else 0)
         if announce is not None:
             self._journal.record(
@@ -343,7 +343,7 @@ class ForeignSources:
                 announce,
                 action="assent.invalidate",
                 target=Target("source", source.source_id, source.revision),
-                event=SourceRevoked(source.source_id, source.revision, _state(source, now)),
+                event=SourceRevoked(source.source_id, source.revision, source.state(now)),
                 at_us=now,
             )
 
@@ -362,20 +362,6 @@ def _derivative(kind: str, derivative_id: str, stored: bool, source_live: bool) 
     return Derivative(
         kind, derivative_id, eligible=stored and source_live, state="stored" if stored else "purged"
     )
-
-
-def _indexable(source: Source) -> bool:
-    return eligibility.eligible_regardless_of_time(source.eligibility_row())
-
-
-def _state(source: Source, now: int) -> str:
-    return eligibility.effective_state(source.eligibility_row(), now).value
-
-
-def _found(stored: Stored | None) -> Stored:
-    if stored is None:
-        raise AgentmemError(Reason.NOT_FOUND)
-    return stored
 
 
 def _check_reason(reason: str) -> None:

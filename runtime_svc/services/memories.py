@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from agentmem.core import paging, validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
-from runtime_svc.domain import eligibility, insert_policy, sources, thread_mode
+from runtime_svc.domain import insert_policy, sources, thread_mode
 from runtime_svc.domain import review as reviewing
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.caller import Caller
@@ -141,7 +141,7 @@ class Memories:
             indexed = status is Status.ACTIVE
             pk = tx.sources.add(source, indexed=indexed)
             if indexed:
-                tx.index.put(pk, body.generated_form(), eligible=_indexable(source))
+                tx.index.put(pk, body.generated_form(), eligible=source.indexable())
                 tx.counters.indexed_docs += 1
                 self._extraction.store(tx, source, prepared.triples, now)
             receipt = self._journal.record(
@@ -199,7 +199,7 @@ class Memories:
         """Approve (index it; a user's approval records user_confirmed) or reject."""
         check_source_id(source_id)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
+            stored = tx.sources.require(source_id)
             now = self._clock()
             updated = reviewing.review(
                 stored.source,
@@ -212,7 +212,7 @@ class Memories:
             )
             indexed_revision = 0
             if updated.status is Status.ACTIVE:
-                tx.index.put(stored.pk, updated.body.generated_form(), eligible=_indexable(updated))
+                tx.index.put(stored.pk, updated.body.generated_form(), eligible=updated.indexable())
                 tx.counters.indexed_docs += 1
                 self._extraction.store(tx, updated, triples, now)
                 indexed_revision = updated.revision
@@ -265,9 +265,8 @@ class Memories:
         if include_content and "memory.content.read" not in caller.scopes:
             raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
         with self._uow.read(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
-        state = eligibility.effective_state(stored.source.eligibility_row(), self._clock())
-        return stored.source, state.value
+            stored = tx.sources.require(source_id)
+        return stored.source, stored.source.state(self._clock())
 
     def list(
         self, caller: Caller, f: SourceFilter, page_size: int, page_token: str
@@ -287,7 +286,7 @@ class Memories:
     ) -> ClassificationChange:
         check_source_id(source_id)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = _found(tx.sources.get(source_id))
+            stored = tx.sources.require(source_id)
             now = self._clock()
             updated = sources.classify(
                 stored.source,
@@ -297,7 +296,7 @@ class Memories:
             )
             indexed_revision = stored.indexed_revision
             if indexed_revision:
-                tx.index.set_eligible(stored.pk, _indexable(updated))
+                tx.index.set_eligible(stored.pk, updated.indexable())
                 indexed_revision = updated.revision
             tx.sources.save_state(stored.pk, updated, indexed_revision=indexed_revision)
             receipt = self._journal.record(
@@ -319,16 +318,6 @@ class Memories:
 
 def check_source_id(source_id: str) -> str:
     return validation.identifier("source_id", source_id)
-
-
-def _found(stored: Stored | None) -> Stored:
-    if stored is None:
-        raise AgentmemError(Reason.NOT_FOUND)
-    return stored
-
-
-def _indexable(source: Source) -> bool:
-    return eligibility.eligible_regardless_of_time(source.eligibility_row())
 
 
 def _kind(requested: str, body: sources.Body) -> SourceKind:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, Row, Select, bindparam, delete, insert, select, update
 
+from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.sources import (
     Body,
     Classification,
@@ -86,6 +87,13 @@ class SourceRepository(_Repository):
 
     def get(self, source_id: str) -> Stored | None:
         return self._one(_BY_SOURCE_ID, source_id)
+
+    def require(self, source_id: str) -> Stored:
+        """The source, or NOT_FOUND (also for another tenant's)."""
+        stored = self.get(source_id)
+        if stored is None:
+            raise AgentmemError(Reason.NOT_FOUND)
+        return stored
 
     def by_request_id(self, request_id: str) -> Stored | None:
         return self._one(_BY_REQUEST_ID, request_id)
