@@ -89,6 +89,7 @@ async def start(
         ),
         grace=settings.gateway.grace,
         reflection_enabled=settings.gateway.reflection,
+        health_listen=settings.gateway.health_listen,
     )
     served.on_stop.append(runtime.close)
     return served

@@ -98,6 +98,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     served = await serving.start(
         listen=listen or settings.runtime.listen,
         credentials=tls.runtime_credentials(settings.internal) if settings.internal.tls else None,
+        health_listen=settings.runtime.health_listen,
         register=lambda s: runtime_service_pb2_grpc.add_RuntimeServiceServicer_to_server(
             servicer, s
         ),

@@ -16,7 +16,7 @@ from agentmem.core import internal_call
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import thread_mode_pb2
-from tests.harness import INTERNAL_TOKEN, reason
+from tests.harness import INTERNAL_TOKEN, free_port, health, reason
 from tests.test_thread_mode import read
 
 
@@ -104,8 +104,13 @@ def _direct(address: str, credentials) -> grpc.RpcError:
 
 def test_the_gateway_reaches_the_runtime_over_mtls_and_nobody_else_does(make_stack, pki):
     ca, other, settings, files = pki
-    stack = make_stack(**{k.replace(".", "__"): v for k, v in settings.items()})
+    probe_port = free_port()
+    stack = make_stack(
+        **{k.replace(".", "__"): v for k, v in settings.items()},
+        runtime__health_listen=f"127.0.0.1:{probe_port}",
+    )
     assert read(stack.client()).revision == 0  # through the gateway, over mTLS
+    assert health(f"127.0.0.1:{probe_port}") == 1  # the kubelet's plaintext probe port
 
     address = stack.runtime_address
     assert _direct(address, None).code() == grpc.StatusCode.UNAVAILABLE  # plaintext

@@ -142,12 +142,16 @@ class Gateway(_Strict):
     reflection: bool = True
     # Deadline for runtime calls that arrive without one (seconds).
     default_deadline: float = Field(default=10.0, gt=0)
+    # A plaintext, health-only port for probes (empty: none).
+    health_listen: str = ""
 
 
 class Runtime(_Strict):
     listen: str = "127.0.0.1:50052"
     grace: float = Field(default=10.0, ge=0)
     reflection: bool = True
+    # A plaintext, health-only port for kubelet probes when the main port is mTLS (empty: none).
+    health_listen: str = ""
     # Worker threads for database reads.
     workers: int = Field(default=8, ge=1, le=256)
     # At most this many mutations waiting at the same time share one transaction and commit

@@ -29,6 +29,7 @@ class Served:
     health: health.aio.HealthServicer
     guard: CallGuard
     grace: float
+    health_server: grpc.aio.Server | None = None
     on_stop: list[Callable[[], object]] = field(default_factory=list)
 
     async def stop(self) -> None:
@@ -38,6 +39,8 @@ class Served:
         await self.health.enter_graceful_shutdown()
         await self.guard.drain(self.grace)
         await self.server.stop(max(self.grace - (time.monotonic() - started), 0.1))
+        if self.health_server is not None:
+            await self.health_server.stop(0)
         for callback in self.on_stop:
             result = callback()
             if asyncio.iscoroutine(result):
@@ -54,6 +57,7 @@ async def start(
     reflection_enabled: bool,
     credentials: grpc.ServerCredentials | None = None,
     options: Sequence[tuple[str, object]] = (),
+    health_listen: str = "",
 ) -> Served:
     server = grpc.aio.server(interceptors=[guard], options=list(options))
     register(server)
@@ -77,7 +81,14 @@ async def start(
     await server.start()
     for name in ["", *services]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Served(server, port, health_servicer, guard, grace)
+    health_server = None
+    if health_listen:  # plaintext, health only: for kubelet probes beside an mTLS port
+        health_server = grpc.aio.server()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
+        if health_server.add_insecure_port(health_listen) == 0:
+            raise OSError(f"cannot listen on {health_listen}")
+        await health_server.start()
+    return Served(server, port, health_servicer, guard, grace, health_server)
 
 
 async def run_until_signal(served: Served, name: str, port_file: str | None = None) -> None:
