@@ -175,13 +175,6 @@ class Internal(_Strict):
     # The name the runtime's certificate carries, when it differs from the address's host.
     runtime_name: str = ""
 
-    @model_validator(mode="after")
-    def _tls_complete(self) -> Internal:
-        files = (self.runtime_cert, self.runtime_key, self.gateway_cert, self.gateway_key)
-        if self.ca and not all(files):
-            raise ValueError("with internal.ca set, every certificate and key must be set too")
-        return self
-
     @property
     def tls(self) -> bool:
         return bool(self.ca)

@@ -9,24 +9,34 @@ import grpc
 from agentmem.core.config import Internal
 
 
-def _read(path: str) -> bytes:
-    return Path(path).read_bytes()
+def _read(path: str, key: str) -> bytes:
+    if not path:
+        raise SystemExit(f"internal.ca is set, so internal.{key} must be set too")
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise SystemExit(f"cannot read internal.{key} ({path}): {e.strerror}") from None
 
 
 def runtime_credentials(internal: Internal) -> grpc.ServerCredentials:
     """TLS that requires a client certificate signed by the internal CA."""
     return grpc.ssl_server_credentials(
-        [(_read(internal.runtime_key), _read(internal.runtime_cert))],
-        root_certificates=_read(internal.ca),
+        [
+            (
+                _read(internal.runtime_key, "runtime_key"),
+                _read(internal.runtime_cert, "runtime_cert"),
+            )
+        ],
+        root_certificates=_read(internal.ca, "ca"),
         require_client_auth=True,
     )
 
 
 def gateway_credentials(internal: Internal) -> grpc.ChannelCredentials:
     return grpc.ssl_channel_credentials(
-        root_certificates=_read(internal.ca),
-        private_key=_read(internal.gateway_key),
-        certificate_chain=_read(internal.gateway_cert),
+        root_certificates=_read(internal.ca, "ca"),
+        private_key=_read(internal.gateway_key, "gateway_key"),
+        certificate_chain=_read(internal.gateway_cert, "gateway_cert"),
     )
 
 
