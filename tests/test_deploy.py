@@ -93,3 +93,15 @@ def test_production_keeps_its_promises():
     ]
     certificates = by_kind(docs, "Certificate")
     assert certificates["agentmem-gateway-tls"]["spec"]["commonName"] == "agentmem-gateway"
+
+
+def test_the_dev_credential_matches_its_comment():
+    import hashlib
+    import json
+
+    docs = build("dev")
+    secret = next(d for d in docs if d["kind"] == "Secret" and "api_keys.json" in d["data"])
+    import base64
+
+    keys = json.loads(base64.b64decode(secret["data"]["api_keys.json"]))
+    assert keys[0]["sha256"] == hashlib.sha256(b"dev-token-change-me").hexdigest()
