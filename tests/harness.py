@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -54,9 +55,40 @@ ADMIN_B = Key("tok-admin-b", "bob", "tenant-b", config.SCOPES)
 KEYS = (ADMIN_A, READER_A, ADMIN_B)
 
 
+def database_url(db_path: Path) -> str:
+    """A fresh database: a SQLite file, or with AGENTMEM_TEST_DATABASE_URL (a PostgreSQL
+    server URL) a new database on that server."""
+    server = os.environ.get("AGENTMEM_TEST_DATABASE_URL")
+    if not server:
+        return f"sqlite:///{db_path}"
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    name = f"agentmem_test_{secrets.token_hex(6)}"
+    admin = create_engine(make_url(server).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    admin.dispose()
+    return make_url(server).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    """Drops a PostgreSQL test database made by `database_url` (SQLite files go with tmp)."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return
+    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)')
+    admin.dispose()
+
+
 def base_settings(db_path: Path, **overrides: Any) -> dict[str, Any]:
     return {
-        "storage.url": os.environ.get("AGENTMEM_TEST_DATABASE_URL") or f"sqlite:///{db_path}",
+        "storage.url": database_url(db_path),
         "auth.api_keys": [k.config() for k in KEYS],
         "internal.token": INTERNAL_TOKEN,
         "gateway.grace": 2.0,
@@ -113,6 +145,18 @@ class Stack:
         )
         return self
 
+    def sql(self, statement: str, **params: Any) -> list[tuple]:
+        """Runs SQL on the stack's database directly (to tamper, or to inspect)."""
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(self.settings.storage.url)
+        try:
+            with engine.begin() as conn:
+                result = conn.execute(text(statement), params)
+                return [tuple(r) for r in result] if result.returns_rows else []
+        finally:
+            engine.dispose()
+
     def client(self, key: Key | None = None, token: str | None = None) -> MemoryClient:
         c = connect(self.address, token if token is not None else (key or ADMIN_A).token)
         self.clients.append(c)
@@ -124,6 +168,7 @@ class Stack:
         for served in (self.gateway, self.runtime):
             if served is not None:
                 self.loop.run(served.stop())
+        drop_database(self.settings.storage.url)
 
 
 def reason(err: grpc.RpcError) -> str | None:

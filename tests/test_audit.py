@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import grpc
 import pytest
 
@@ -28,8 +26,10 @@ def test_chain_verifies_and_links(stack):
 def test_changing_one_stored_receipt_breaks_verification(stack):
     client = stack.client()
     toggle(client, 4)
-    with sqlite3.connect(stack.db_path) as db:
-        db.execute("UPDATE audit_receipts SET principal_id = 'mallory' WHERE sequence = 2")
+    stack.sql(
+        "UPDATE audit_receipts SET principal_id = 'mallory' WHERE sequence = 2 "
+        "AND tenant_id = 'tenant-a'"
+    )
     result = verify(client)
     assert not result.ok and result.first_invalid_sequence == 2
     assert verify(stack.client(ADMIN_B)).ok  # other tenants' chains are their own
@@ -38,8 +38,7 @@ def test_changing_one_stored_receipt_breaks_verification(stack):
 def test_removing_the_newest_receipt_breaks_verification(stack):
     client = stack.client()
     toggle(client, 3)
-    with sqlite3.connect(stack.db_path) as db:
-        db.execute("DELETE FROM audit_receipts WHERE sequence = 3")
+    stack.sql("DELETE FROM audit_receipts WHERE sequence = 3 AND tenant_id = 'tenant-a'")
     assert not verify(client).ok
 
 

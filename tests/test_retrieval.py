@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import grpc
 import pytest
 
@@ -57,11 +55,10 @@ def test_seed_1_cold_source_stays_stored_but_is_never_retrieved(two):
 def test_prompt_record_cites_only_what_was_injected(stack, two):
     client, active, _ = two
     prompt = assemble(client, "guitar")
-    with sqlite3.connect(stack.db_path) as db:
-        rows = db.execute(
-            "SELECT source_id, source_revision FROM derived_provenance WHERE derived_id = ?",
-            (prompt.prompt_record_id,),
-        ).fetchall()
+    rows = stack.sql(
+        "SELECT source_id, source_revision FROM derived_provenance WHERE derived_id = :d",
+        d=prompt.prompt_record_id,
+    )
     assert rows == [(active.source_id, 1)]
 
 

@@ -51,6 +51,10 @@ _COLUMNS = (
 
 
 class FactRepository(_Repository):
+    @property
+    def _sqlite(self) -> bool:
+        return self.conn.dialect.name == "sqlite"
+
     def add(self, fact: Fact) -> None:
         t = fact.triple
         pk = self.conn.execute(
@@ -71,7 +75,8 @@ class FactRepository(_Repository):
                 "created_at_us": fact.created_at_us,
             },
         ).inserted_primary_key[0]
-        self.conn.execute(_INSERT_INDEX, {"rowid": pk, "statement": t.statement})
+        if self._sqlite:  # PostgreSQL indexes the statement column itself (GIN)
+            self.conn.execute(_INSERT_INDEX, {"rowid": pk, "statement": t.statement})
 
     def ids_for_source(self, source_id: str) -> list[tuple[int, str]]:
         return [
@@ -87,7 +92,8 @@ class FactRepository(_Repository):
         found = self.ids_for_source(source_id)
         if found:
             pks = [pk for pk, _ in found]
-            self.conn.execute(delete(fact_index).where(fact_index.c.rowid.in_(pks)))
+            if self._sqlite:
+                self.conn.execute(delete(fact_index).where(fact_index.c.rowid.in_(pks)))
             self.conn.execute(delete(facts).where(facts.c.pk.in_(pks)))
         return [fact_id for _, fact_id in found]
 
@@ -110,7 +116,13 @@ class FactRepository(_Repository):
             ),
         )
         order = [facts.c.confidence.desc(), facts.c.created_at_us, facts.c.fact_id]
-        if terms:
+        if terms and not self._sqlite:
+            vector = func.to_tsvector(literal_column("'english'"), facts.c.statement)
+            query = func.to_tsquery(
+                literal_column("'english'"), bindparam("q", " | ".join(t.word for t in terms))
+            )
+            order = [func.ts_rank(vector, query).desc(), facts.c.fact_id]
+        elif terms:
             words = " OR ".join(f'"{t.word}"' for t in terms)
             scored = (
                 select(fact_index.c.rowid.label("pk"), (-func.bm25(_fts)).label("score"))
@@ -121,6 +133,8 @@ class FactRepository(_Repository):
             joined = joined.join(scored, scored.c.pk == facts.c.pk)
             order = [scored.c.score.desc(), facts.c.fact_id]
         stmt = select(*_COLUMNS).select_from(joined).where(facts.c.tenant_id == self.tenant_id)
+        if terms and not self._sqlite:
+            stmt = stmt.where(vector.op("@@")(query))
         eligible = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
         if state == "eligible":
             stmt = stmt.where(eligible)

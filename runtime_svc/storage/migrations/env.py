@@ -28,6 +28,8 @@ UNMODELLED_PREFIXES = ("memory_index", "fact_index")
 
 
 def _include_name(name, type_, parent_names) -> bool:  # type: ignore[no-untyped-def]
+    if type_ == "index" and name and name.endswith("_fts"):  # PostgreSQL full-text indexes
+        return False
     return not (type_ == "table" and name and name.startswith(UNMODELLED_PREFIXES))
 
 

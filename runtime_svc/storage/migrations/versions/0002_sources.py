@@ -100,6 +100,11 @@ def upgrade() -> None:
             sa.Column("indexed_docs", sa.BigInteger(), server_default="0", nullable=False)
         )
 
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(
+            "CREATE INDEX ix_sources_fts ON sources "
+            "USING gin (to_tsvector('english', generated_form))"
+        )
     if op.get_bind().dialect.name == "sqlite":
         # The search index, in 16 shards by tenant: rowid = sources.pk. `body` is the generated
         # form; `scope` holds the tenant's token, plus its eligibility token while the source is

@@ -44,6 +44,10 @@ def upgrade() -> None:
     with op.batch_alter_table("facts", schema=None) as batch_op:
         batch_op.create_index("ix_facts_source", ["tenant_id", "source_id"], unique=False)
 
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(
+            "CREATE INDEX ix_facts_fts ON facts USING gin (to_tsvector('english', statement))"
+        )
     if op.get_bind().dialect.name == "sqlite":
         # Full-text index of fact statements: rowid = facts.pk.
         op.execute(
