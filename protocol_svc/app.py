@@ -6,7 +6,7 @@ import secrets
 
 import grpc
 
-from agentmem.core import serving, tls
+from agentmem.core import internal_call, serving, tls
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -16,12 +16,6 @@ from protocol_svc.auth import Authenticator
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.servicer import CALL, MemoryServicer
-
-KINDS = {
-    "user": rpb.PRINCIPAL_KIND_USER,
-    "agent": rpb.PRINCIPAL_KIND_AGENT,
-    "service": rpb.PRINCIPAL_KIND_SERVICE,
-}
 
 
 def admission(settings: Settings, authenticator: Authenticator):  # type: ignore[no-untyped-def]
@@ -47,7 +41,7 @@ def admission(settings: Settings, authenticator: Authenticator):  # type: ignore
             rpb.CallContext(
                 tenant_id=principal.tenant_id,
                 principal_id=principal.principal_id,
-                principal_kind=KINDS[principal.kind],
+                principal_kind=internal_call.PRINCIPAL_KINDS[principal.kind],
                 scopes=sorted(principal.scopes),
                 surface="grpc",
                 trace_id=trace_id,

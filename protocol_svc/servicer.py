@@ -81,85 +81,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             insert_policy=policy,
         )
 
-    async def ReadThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ReadThreadMemoryMode", request, context)
-
-    async def SetThreadMemoryMode(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("SetThreadMemoryMode", request, context)
-
-    async def InsertMemory(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("InsertMemory", request, context)
-
-    async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ListSources", request, context)
-
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
         if request.include_content and "memory.content.read" not in CALL.get().scopes:
             raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
         return await self._forward("GetSource", request, context)
-
-    async def SetSourceClassification(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("SetSourceClassification", request, context)
-
-    async def SearchMemories(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("SearchMemories", request, context)
-
-    async def AssemblePrompt(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("AssemblePrompt", request, context)
-
-    async def ExplainRetrieval(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ExplainRetrieval", request, context)
-
-    async def ListMemories(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ListMemories", request, context)
-
-    async def ReviewMemory(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ReviewMemory", request, context)
-
-    async def GetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("GetInsertPolicy", request, context)
-
-    async def SetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("SetInsertPolicy", request, context)
-
-    async def SearchFacts(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("SearchFacts", request, context)
-
-    async def GetProfile(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("GetProfile", request, context)
-
-    async def Ask(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("Ask", request, context)
-
-    async def RegisterOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("RegisterOwnerKey", request, context)
-
-    async def RevokeOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("RevokeOwnerKey", request, context)
-
-    async def PrepareForeignSource(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("PrepareForeignSource", request, context)
-
-    async def AdmitForeignSource(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("AdmitForeignSource", request, context)
-
-    async def RevokeSource(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("RevokeSource", request, context)
-
-    async def RevokeAssent(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("RevokeAssent", request, context)
-
-    async def ReadbackSource(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ReadbackSource", request, context)
-
-    async def EraseSource(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("EraseSource", request, context)
-
-    async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("ListAuditReceipts", request, context)
-
-    async def VerifyAuditChain(self, request, context):  # type: ignore[no-untyped-def]
-        return await self._forward("VerifyAuditChain", request, context)
 
     async def WatchEvents(  # type: ignore[no-untyped-def]
         self, request, context
@@ -173,3 +98,17 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             reconnect_for=WATCH_RECONNECT_S,
         ):
             yield events_pb2.WatchEventsResponse(event=event)
+
+
+def _forwarder(name: str):  # type: ignore[no-untyped-def]
+    async def forward(self: MemoryServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await self._forward(name, request, context)
+
+    forward.__name__ = forward.__qualname__ = name
+    return forward
+
+
+# Every unary RPC the servicer does not define itself is validated and forwarded as it is.
+for _method in SERVICE.methods:
+    if _method.name not in vars(MemoryServicer) and not _method.server_streaming:
+        setattr(MemoryServicer, _method.name, _forwarder(_method.name))

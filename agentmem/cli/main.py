@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 
 from agentmem.cli import client, servers
+from agentmem.core import config
 
 
 def _hash_token(args: argparse.Namespace) -> int:
     token = sys.stdin.readline().strip() if args.token == "-" else args.token
-    print(hashlib.sha256(token.encode()).hexdigest())
+    print(config.token_sha256(token))
     return 0
 
 

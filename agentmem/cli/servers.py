@@ -101,7 +101,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                     "tenant": DEV_TENANT,
                     "kind": "user",
                     "scopes": list(config.SCOPES),
-                    "sha256": _sha256(dev_token),
+                    "sha256": config.token_sha256(dev_token),
                 }
             ]
         )
@@ -161,12 +161,6 @@ def cmd_up(args: argparse.Namespace) -> int:
             return _supervise(procs)
         finally:
             _stop(procs)
-
-
-def _sha256(token: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> int:

@@ -7,6 +7,7 @@ start-up with a message naming it (`ConfigError`).
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +35,11 @@ CAPABILITIES = (
     "foreign_sources",
     "events",
 )
+
+
+def token_sha256(token: str) -> str:
+    """What `auth.api_keys[].sha256` holds for a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class ConfigError(Exception):

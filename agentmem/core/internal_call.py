@@ -11,6 +11,11 @@ import hmac
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 
 CONTEXT_KEY = "agentmem-call-context-bin"
+PRINCIPAL_KINDS = {
+    "user": rpb.PRINCIPAL_KIND_USER,
+    "agent": rpb.PRINCIPAL_KIND_AGENT,
+    "service": rpb.PRINCIPAL_KIND_SERVICE,
+}
 CREDENTIAL_KEY = "agentmem-internal-credential"
 
 

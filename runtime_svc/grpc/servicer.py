@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from agentmem.core import internal_call
 from agentmem.core.errors import invalid_field
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import (
@@ -509,7 +510,7 @@ def _pointer(p) -> Pointer:  # type: ignore[no-untyped-def]
 
 
 def caller_from(ctx) -> Caller:  # type: ignore[no-untyped-def]
-    kinds = {1: "user", 2: "agent", 3: "service"}
+    kinds = {v: k for k, v in internal_call.PRINCIPAL_KINDS.items()}
     return Caller(
         tenant_id=ctx.tenant_id,
         principal_id=ctx.principal_id,

@@ -235,22 +235,20 @@ class ForeignSources:
                 )
             elif "memory.admin" not in caller.scopes:
                 raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.admin"})
-            tx.revoked_assents.add(assent_id, source_id, self._clock())
-            if stored.source.assent_id != assent_id:  # a past or future assent: nothing live
-                return Outcome(
-                    source_id,
-                    stored.source.revision,
-                    stored.source.state(self._clock()),
-                    self._journal.record(
-                        tx,
-                        caller,
-                        action="assent.revoke",
-                        target=Target("source", source_id, stored.source.revision),
-                        event=None,
-                        at_us=self._clock(),
-                    ),
-                )
-            return self._revoke(tx, caller, stored, "assent.revoke")
+            now = self._clock()
+            tx.revoked_assents.add(assent_id, source_id, now)
+            if stored.source.assent_id == assent_id:
+                return self._revoke(tx, caller, stored, "assent.revoke")
+            # a past or future assent: nothing live to revoke, but it is recorded
+            receipt = self._journal.record(
+                tx,
+                caller,
+                action="assent.revoke",
+                target=Target("source", source_id, stored.source.revision),
+                event=None,
+                at_us=now,
+            )
+            return Outcome(source_id, stored.source.revision, stored.source.state(now), receipt)
 
     def _revoke(self, tx: Transaction, caller: Caller, stored: Stored, action: str) -> Outcome:
         now = self._clock()

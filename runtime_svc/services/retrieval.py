@@ -109,6 +109,13 @@ class Retrieval:
             posting_budget=self._budget,
         )
 
+    def _eligible(
+        self, tx: Transaction, query: str, limit: int
+    ) -> tuple[retrieval.Plan, list[Hit]]:
+        """The top eligible memories for a query, and the plan that found them."""
+        p = self._plan(tx, query)
+        return p, tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
+
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
         if not thread_id:
             return False
@@ -120,8 +127,7 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            p = self._plan(tx, query)
-            hits = tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
+            p, hits = self._eligible(tx, query, limit)
         return [
             Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, p.terms))
             for h in hits
@@ -133,8 +139,7 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            p = self._plan(tx, query)
-            hits = tx.index.search(p.terms, PROMPT_CANDIDATES, self._clock(), scoped=p.scoped)
+            hits = self._eligible(tx, query, PROMPT_CANDIDATES)[1]
         block = retrieval.render_prompt(
             [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
         )
@@ -156,8 +161,7 @@ class Retrieval:
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
         with self._uow.read(caller.tenant_id) as tx:
-            p = self._plan(tx, query)
-            return tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
+            return self._eligible(tx, query, limit)[1]
 
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)
