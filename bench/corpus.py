@@ -127,7 +127,7 @@ def load(
                 for text in memories(lang, n)
             ]
             with uow.write(tenant) as tx:
-                pks = tx.sources.add_many(batch_sources, indexed=True)
+                pks = tx.sources.add_many(batch_sources)
                 tx.index.put_many(
                     [
                         (pk, s.body.generated_form(), True)

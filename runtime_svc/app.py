@@ -25,9 +25,12 @@ from runtime_svc.services.clock import system_clock
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.foreign import ForeignSources
+from runtime_svc.services.inserts import Inserts
 from runtime_svc.services.journal import EventRetention, Journal
-from runtime_svc.services.memories import Memories
 from runtime_svc.services.retrieval import Retrieval
+from runtime_svc.services.source_changes import SourceChanges
+from runtime_svc.services.source_lifecycle import SourceLifecycle
+from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
@@ -58,20 +61,31 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     retrieval = Retrieval(
         uow, system_clock, default_mode=default_mode, posting_budget=settings.search.posting_budget
     )
+    extraction = FactExtraction(_extractor(settings))
+    changes = SourceChanges(uow, journal, extraction)
     servicer = RuntimeServicer(
         thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
-        memories=Memories(
+        inserts=Inserts(
             uow,
             journal,
             system_clock,
+            changes,
             default_mode=default_mode,
             policy=InsertPolicy(settings.memory.insert_policy),
+            extraction=extraction,
+        ),
+        reads=SourceReads(uow, system_clock),
+        lifecycle=SourceLifecycle(
+            uow,
+            journal,
+            system_clock,
+            changes,
+            extraction,
             allow_self_approval=settings.memory.allow_self_approval,
-            extraction=FactExtraction(_extractor(settings)),
         ),
         retrieval=retrieval,
         facts=Facts(uow, system_clock, retrieval),
-        foreign=ForeignSources(uow, journal, system_clock),
+        foreign=ForeignSources(uow, journal, system_clock, changes),
         audit=Audit(uow),
         feed=feed,
         wakeups=wakeups,

@@ -149,7 +149,10 @@ class Stack:
         """Runs SQL on the stack's database directly (to tamper, or to inspect)."""
         from sqlalchemy import create_engine, text
 
-        engine = create_engine(self.settings.storage.url)
+        from runtime_svc.storage.db import sqlite_engine
+
+        url = self.settings.storage.url
+        engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
         try:
             with engine.begin() as conn:
                 result = conn.execute(text(statement), params)

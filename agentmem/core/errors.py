@@ -32,6 +32,8 @@ class Reason(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     NOT_PENDING_REVIEW = "NOT_PENDING_REVIEW"
     SELF_APPROVAL_DENIED = "SELF_APPROVAL_DENIED"
+    SOURCE_REVOKED = "SOURCE_REVOKED"
+    SOURCE_ERASED = "SOURCE_ERASED"
     EVENTS_COMPACTED = "EVENTS_COMPACTED"
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
     UNAVAILABLE = "UNAVAILABLE"
@@ -86,6 +88,11 @@ CATALOG: dict[Reason, Entry] = {
     Reason.SELF_APPROVAL_DENIED: Entry(
         "PERMISSION_DENIED", "an agent cannot approve a memory it inserted itself"
     ),
+    Reason.SOURCE_REVOKED: Entry(
+        "FAILED_PRECONDITION",
+        "the source was revoked; only a new insert (or a new admission) can bring its content back",
+    ),
+    Reason.SOURCE_ERASED: Entry("FAILED_PRECONDITION", "the source was erased"),
     Reason.EVENTS_COMPACTED: Entry(
         "OUT_OF_RANGE", "the resume point is older than the retained event log"
     ),

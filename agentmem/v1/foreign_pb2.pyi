@@ -161,16 +161,18 @@ class Derivative(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., derivative_id: _Optional[str] = ..., eligible: _Optional[bool] = ..., state: _Optional[str] = ...) -> None: ...
 
 class ReadbackSourceResponse(_message.Message):
-    __slots__ = ("source_id", "clean", "derivatives", "effective_retrieval_state")
+    __slots__ = ("source_id", "clean", "derivatives", "effective_retrieval_state", "retrievable_by")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     CLEAN_FIELD_NUMBER: _ClassVar[int]
     DERIVATIVES_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_RETRIEVAL_STATE_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVABLE_BY_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     clean: bool
     derivatives: _containers.RepeatedCompositeFieldContainer[Derivative]
     effective_retrieval_state: _sources_pb2.EffectiveRetrievalState
-    def __init__(self, source_id: _Optional[str] = ..., clean: _Optional[bool] = ..., derivatives: _Optional[_Iterable[_Union[Derivative, _Mapping]]] = ..., effective_retrieval_state: _Optional[_Union[_sources_pb2.EffectiveRetrievalState, str]] = ...) -> None: ...
+    retrievable_by: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, source_id: _Optional[str] = ..., clean: _Optional[bool] = ..., derivatives: _Optional[_Iterable[_Union[Derivative, _Mapping]]] = ..., effective_retrieval_state: _Optional[_Union[_sources_pb2.EffectiveRetrievalState, str]] = ..., retrievable_by: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class EraseSourceRequest(_message.Message):
     __slots__ = ("source_id", "expected_revision", "reason")
@@ -221,3 +223,31 @@ class SourceErased(_message.Message):
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     def __init__(self, source_id: _Optional[str] = ...) -> None: ...
+
+class OwnerKeyRegistered(_message.Message):
+    __slots__ = ("owner_id", "key_id")
+    OWNER_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    owner_id: str
+    key_id: str
+    def __init__(self, owner_id: _Optional[str] = ..., key_id: _Optional[str] = ...) -> None: ...
+
+class OwnerKeyRevoked(_message.Message):
+    __slots__ = ("owner_id", "key_id", "sources_affected")
+    OWNER_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_AFFECTED_FIELD_NUMBER: _ClassVar[int]
+    owner_id: str
+    key_id: str
+    sources_affected: int
+    def __init__(self, owner_id: _Optional[str] = ..., key_id: _Optional[str] = ..., sources_affected: _Optional[int] = ...) -> None: ...
+
+class AssentRevoked(_message.Message):
+    __slots__ = ("source_id", "assent_id", "revision")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    ASSENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    assent_id: str
+    revision: int
+    def __init__(self, source_id: _Optional[str] = ..., assent_id: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...

@@ -10,6 +10,26 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    """What a receipt records (stored as its value: the hash chain depends on it)."""
+
+    THREAD_MEMORY_MODE_SET = "thread_memory_mode.set"
+    MEMORY_INSERT = "memory.insert"
+    INSERT_POLICY_SET = "insert_policy.set"
+    CLASSIFICATION_SET = "source.classification.set"
+    REVIEW_APPROVE = "memory.review.approve"
+    REVIEW_REJECT = "memory.review.reject"
+    OWNER_KEY_REGISTER = "owner_key.register"
+    OWNER_KEY_REVOKE = "owner_key.revoke"
+    FOREIGN_SOURCE_DENY = "foreign_source.deny"
+    FOREIGN_SOURCE_ADMIT = "foreign_source.admit"
+    SOURCE_REVOKE = "source.revoke"
+    ASSENT_REVOKE = "assent.revoke"
+    ASSENT_INVALIDATE = "assent.invalidate"
+    SOURCE_ERASE = "source.erase"
 
 
 @dataclass(frozen=True)

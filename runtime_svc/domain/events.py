@@ -82,6 +82,29 @@ class SourceErased:
     source_id: str
 
 
+@dataclass(frozen=True)
+class OwnerKeyRegistered:
+    kind: ClassVar[str] = "owner_key_registered"
+    owner_id: str
+    key_id: str
+
+
+@dataclass(frozen=True)
+class OwnerKeyRevoked:
+    kind: ClassVar[str] = "owner_key_revoked"
+    owner_id: str
+    key_id: str
+    sources_affected: int
+
+
+@dataclass(frozen=True)
+class AssentRevoked:
+    kind: ClassVar[str] = "assent_revoked"
+    source_id: str
+    assent_id: str
+    revision: int
+
+
 DomainEvent = (
     ThreadMemoryModeUpdated
     | SourceClassificationUpdated
@@ -92,6 +115,9 @@ DomainEvent = (
     | ForeignSourceDenied
     | SourceRevoked
     | SourceErased
+    | OwnerKeyRegistered
+    | OwnerKeyRevoked
+    | AssentRevoked
 )
 KINDS: dict[str, type[DomainEvent]] = {
     cls.kind: cls
@@ -105,6 +131,9 @@ KINDS: dict[str, type[DomainEvent]] = {
         ForeignSourceDenied,
         SourceRevoked,
         SourceErased,
+        OwnerKeyRegistered,
+        OwnerKeyRevoked,
+        AssentRevoked,
     )
 }
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import StrEnum
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
+from agentmem.core.errors import AgentmemError, Reason, invalid_field
+from runtime_svc.domain import lifecycle
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.sources import Review, SaveIntent, Source, Status
+from runtime_svc.domain.lifecycle import Transition
+from runtime_svc.domain.sources import Review, SaveIntent, Source, Status, check_revision
 
 MAX_NOTE = 200
 
@@ -22,6 +23,10 @@ MAX_NOTE = 200
 class Decision(StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
+
+    @property
+    def transition(self) -> Transition:
+        return Transition.APPROVE if self is Decision.APPROVE else Transition.REJECT
 
 
 def review(
@@ -34,13 +39,11 @@ def review(
     allow_self_approval: bool,
     now_us: int,
 ) -> Source:
-    validation.non_negative("expected_revision", expected_revision)
     if len(note) > MAX_NOTE or "\x00" in note:
         raise invalid_field("note", f"must be at most {MAX_NOTE} characters")
-    if expected_revision != source.revision:
-        raise revision_mismatch(f"source/{source.source_id}", source.revision)
-    if source.status is not Status.PENDING_REVIEW:
-        raise AgentmemError(Reason.NOT_PENDING_REVIEW)
+    lifecycle.refuse_terminal(source.phase)
+    check_revision(source, expected_revision)
+    lifecycle.check(decision.transition, source.phase)
     own = reviewer.principal_id == source.provenance.principal_id
     if (
         decision is Decision.APPROVE

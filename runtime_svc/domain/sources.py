@@ -9,7 +9,8 @@ from enum import StrEnum
 
 from agentmem.core import validation
 from agentmem.core.errors import invalid_field, revision_mismatch
-from runtime_svc.domain import eligibility
+from runtime_svc.domain import eligibility, lifecycle
+from runtime_svc.domain.lifecycle import Phase, Transition
 
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 200
@@ -28,6 +29,12 @@ class SourceKind(StrEnum):
 class Classification(StrEnum):
     ACTIVE = "active"
     COLD = "cold"
+
+
+class AssentState(StrEnum):
+    NONE = ""  # not a foreign source
+    VALID = "valid"
+    INVALID = "invalid"
 
 
 class Status(StrEnum):
@@ -159,6 +166,26 @@ class Source:
     assent_key_id: str = ""
     erased_at_us: int = 0
 
+    @property
+    def phase(self) -> Phase:
+        if self.erased_at_us:
+            return Phase.ERASED
+        if self.revoked_at_us:
+            return Phase.REVOKED
+        if self.status is Status.PENDING_REVIEW:
+            return Phase.PENDING_REVIEW
+        if self.status is Status.REJECTED:
+            return Phase.REJECTED
+        return Phase.ACTIVE
+
+    def matchable_text(self) -> str:
+        """The words a query can match: the generated form (a foreign pointer's title and
+        descriptor, never its URI)."""
+        if self.kind is SourceKind.FOREIGN and self.body.content:
+            pointer = json.loads(self.body.content)
+            return f"{pointer.get('title', '')}\n{pointer.get('descriptor', '')}"
+        return self.body.generated_form()
+
     def indexable(self) -> bool:
         """Eligible unless a time-dependent rule holds: what its index entry's scope says."""
         return eligibility.eligible_regardless_of_time(self.eligibility_row())
@@ -177,12 +204,56 @@ class Source:
         }
 
 
-def classify(
-    source: Source, *, expected_revision: int, classification: Classification, now_us: int
-) -> Source:
+def _next(source: Source, now_us: int, **changes: object) -> Source:
+    return replace(source, revision=source.revision + 1, updated_at_us=now_us, **changes)
+
+
+def check_revision(source: Source, expected_revision: int) -> None:
     validation.non_negative("expected_revision", expected_revision)
     if expected_revision != source.revision:
         raise revision_mismatch(f"source/{source.source_id}", source.revision)
-    return replace(
-        source, classification=classification, revision=source.revision + 1, updated_at_us=now_us
+
+
+def classify(
+    source: Source, *, expected_revision: int, classification: Classification, now_us: int
+) -> Source:
+    lifecycle.refuse_terminal(source.phase)
+    check_revision(source, expected_revision)
+    lifecycle.check(Transition.CLASSIFY, source.phase)
+    return _next(source, now_us, classification=classification)
+
+
+def revoke(source: Source, *, now_us: int, assent: bool = False) -> Source:
+    """Revoked at once and for good; revoking again keeps the first revocation."""
+    lifecycle.check(Transition.REVOKE_ASSENT if assent else Transition.REVOKE, source.phase)
+    if source.revoked_at_us:
+        return source
+    return _next(source, now_us, revoked_at_us=now_us)
+
+
+def erase(source: Source, *, expected_revision: int, now_us: int) -> Source:
+    """A tombstone: ids and the revision history stay, the bytes and every hash of them go."""
+    if source.phase is Phase.ERASED:  # erasing a revoked source is allowed
+        lifecycle.refuse_terminal(source.phase)
+    check_revision(source, expected_revision)
+    lifecycle.check(Transition.ERASE, source.phase)
+    return _next(
+        source,
+        now_us,
+        revoked_at_us=source.revoked_at_us or now_us,
+        erased_at_us=now_us,
+        body=Body(),
+        labels={},
+        save_intent=SaveIntent(source.save_intent.intent, source.save_intent.source, ""),
+        review=replace(source.review, note="") if source.review else None,
     )
+
+
+def invalidate_assent(source: Source, *, now_us: int) -> Source:
+    lifecycle.check(Transition.INVALIDATE_ASSENT, source.phase)
+    return _next(source, now_us, assent_state=AssentState.INVALID.value)
+
+
+def readmit(source: Source, *, assent: dict[str, object], now_us: int) -> Source:
+    lifecycle.check(Transition.READMIT, source.phase)
+    return _next(source, now_us, **assent)

@@ -109,7 +109,7 @@ def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Sourc
         save_intent=s.save_intent.intent,
         save_intent_source=s.save_intent.source,
         labels=s.labels,
-        content_sha256=s.body.sha256(),
+        content_sha256="" if s.erased_at_us else s.body.sha256(),
     )
     if include_content:
         out.content = s.body.content
@@ -180,6 +180,22 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         )
     elif isinstance(e, domain_events.SourceErased):
         out.source_erased.CopyFrom(foreign_pb2.SourceErased(source_id=e.source_id))
+    elif isinstance(e, domain_events.OwnerKeyRegistered):
+        out.owner_key_registered.CopyFrom(
+            foreign_pb2.OwnerKeyRegistered(owner_id=e.owner_id, key_id=e.key_id)
+        )
+    elif isinstance(e, domain_events.OwnerKeyRevoked):
+        out.owner_key_revoked.CopyFrom(
+            foreign_pb2.OwnerKeyRevoked(
+                owner_id=e.owner_id, key_id=e.key_id, sources_affected=e.sources_affected
+            )
+        )
+    elif isinstance(e, domain_events.AssentRevoked):
+        out.assent_revoked.CopyFrom(
+            foreign_pb2.AssentRevoked(
+                source_id=e.source_id, assent_id=e.assent_id, revision=e.revision
+            )
+        )
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(

@@ -34,9 +34,17 @@ from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactQuery, Facts
-from runtime_svc.services.foreign import ForeignSources
-from runtime_svc.services.memories import InsertCommand, Inserted, Memories
+from runtime_svc.services.foreign import AdmitCommand, ForeignSources
+from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts
 from runtime_svc.services.retrieval import Retrieval
+from runtime_svc.services.source_lifecycle import (
+    ClassifyCommand,
+    EraseCommand,
+    ReviewCommand,
+    RevokeAssentCommand,
+    SourceLifecycle,
+)
+from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.sources import SourceFilter
@@ -63,7 +71,9 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self,
         *,
         thread_modes: ThreadModes,
-        memories: Memories,
+        inserts: Inserts,
+        reads: SourceReads,
+        lifecycle: SourceLifecycle,
         retrieval: Retrieval,
         facts: Facts,
         foreign: ForeignSources,
@@ -74,7 +84,8 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         writer: GroupCommitter,
         poll_interval: float,
     ) -> None:
-        self._thread_modes, self._memories, self._retrieval = thread_modes, memories, retrieval
+        self._thread_modes, self._retrieval = thread_modes, retrieval
+        self._inserts, self._reads, self._lifecycle = inserts, reads, lifecycle
         self._audit, self._feed, self._facts = audit, feed, facts
         self._foreign = foreign
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
@@ -126,14 +137,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             validate_only=request.validate_only,
         )
         caller = CALLER.get()
-        if self._memories.prepare_blocks(cmd):
-            prepared = await self._run(self._memories.prepare, caller, cmd)
+        if self._inserts.prepare_blocks(cmd):
+            prepared = await self._run(self._inserts.prepare, caller, cmd)
         else:  # checks and rule-based extraction only: cheaper than a hop to a thread
-            prepared = self._memories.prepare(caller, cmd)
+            prepared = self._inserts.prepare(caller, cmd)
         if isinstance(prepared, Inserted):  # validate_only
             result = prepared
         else:
-            result = await self._write(self._memories.commit_insert, caller, cmd, prepared)
+            result = await self._write(self._inserts.commit_insert, caller, cmd, prepared)
         return sources_pb2.InsertMemoryResponse(
             source_id=result.source_id,
             revision=result.revision,
@@ -156,7 +167,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             thread_id=f.thread_id,
         )
         rows, token = await self._run(
-            self._memories.list, CALLER.get(), flt, request.page_size, request.page_token
+            self._reads.list, CALLER.get(), flt, request.page_size, request.page_token
         )
         return sources_pb2.ListSourcesResponse(
             sources=[
@@ -175,7 +186,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
         source, state = await self._run(
-            self._memories.get, CALLER.get(), request.source_id, request.include_content
+            self._reads.get, CALLER.get(), request.source_id, request.include_content
         )
         return mapping.source(source, state, include_content=request.include_content)
 
@@ -183,16 +194,11 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         classification = Classification(
             CLASSIFICATIONS.from_proto("classification", request.classification)
         )
-        change = await self._write(
-            self._memories.classify,
-            CALLER.get(),
-            request.source_id,
-            request.expected_revision,
-            classification,
-        )
+        cmd = ClassifyCommand(request.source_id, request.expected_revision, classification)
+        change = await self._write(self._lifecycle.classify, CALLER.get(), cmd)
         return sources_pb2.SetSourceClassificationResponse(
             source_id=change.source.source_id,
-            previous_classification=CLASSIFICATIONS.to_proto(change.previous.value),
+            previous_classification=CLASSIFICATIONS.to_proto(change.previous.classification.value),
             classification=CLASSIFICATIONS.to_proto(change.source.classification.value),
             revision=change.source.revision,
             effective_at=mapping.timestamp(change.source.updated_at_us),
@@ -207,7 +213,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         if statuses is None:
             raise invalid_field("status_filter", "must be one of the defined values")
         found, token = await self._run(
-            self._memories.list_memories, caller, statuses, request.page_size, request.page_token
+            self._reads.list_memories, caller, statuses, request.page_size, request.page_token
         )
         text = "memory.content.read" in caller.scopes
         return review_pb2.ListMemoriesResponse(
@@ -219,16 +225,11 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         caller = CALLER.get()
         triples = []
         if decision is Decision.APPROVE:
-            triples = await self._run(self._memories.triples_of, caller, request.source_id)
-        result = await self._write(
-            self._memories.review,
-            caller,
-            request.source_id,
-            request.expected_revision,
-            decision,
-            request.note,
-            triples,
+            triples = await self._run(self._lifecycle.triples_of, caller, request.source_id)
+        cmd = ReviewCommand(
+            request.source_id, request.expected_revision, decision, request.note, tuple(triples)
         )
+        result = await self._write(self._lifecycle.review, caller, cmd)
         return review_pb2.ReviewMemoryResponse(
             source_id=result.source.source_id,
             status=STATUSES.to_proto(result.source.status.value),
@@ -237,7 +238,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         )
 
     async def GetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
-        policy, revision = await self._run(self._memories.current_policy, CALLER.get())
+        policy, revision = await self._run(self._inserts.current_policy, CALLER.get())
         return review_pb2.GetInsertPolicyResponse(
             insert_policy=mapping.POLICIES.to_proto(policy),
             overridden=revision > 0,
@@ -246,14 +247,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def SetInsertPolicy(self, request, context):  # type: ignore[no-untyped-def]
         policy = InsertPolicy(mapping.POLICIES.from_proto("insert_policy", request.insert_policy))
-        previous, revision, receipt = await self._write(
-            self._memories.set_policy, CALLER.get(), request.expected_revision, policy
+        change = await self._write(
+            self._inserts.set_policy, CALLER.get(), request.expected_revision, policy
         )
         return review_pb2.SetInsertPolicyResponse(
-            previous_insert_policy=mapping.POLICIES.to_proto(previous),
-            insert_policy=mapping.POLICIES.to_proto(policy.value),
-            revision=revision,
-            receipt=mapping.receipt(receipt),
+            previous_insert_policy=mapping.POLICIES.to_proto(change.previous),
+            insert_policy=mapping.POLICIES.to_proto(change.policy),
+            revision=change.revision,
+            receipt=mapping.receipt(change.receipt),
         )
 
     # Facts, profile, ask (seed 003)
@@ -323,14 +324,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         )
 
     async def RevokeOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
-        affected, receipt = await self._write(
+        retired = await self._write(
             self._foreign.revoke_key, CALLER.get(), request.owner_id, request.key_id
         )
         return foreign_pb2.RevokeOwnerKeyResponse(
             owner_id=request.owner_id,
             key_id=request.key_id,
-            sources_affected=affected,
-            receipt=mapping.receipt(receipt),
+            sources_affected=retired.sources_affected,
+            receipt=mapping.receipt(retired.receipt),
         )
 
     async def PrepareForeignSource(self, request, context):  # type: ignore[no-untyped-def]
@@ -341,14 +342,10 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         )
 
     async def AdmitForeignSource(self, request, context):  # type: ignore[no-untyped-def]
-        o = await self._write(
-            self._foreign.admit,
-            CALLER.get(),
-            request.canonical_owner,
-            _pointer(request.pointer),
-            request.assent,
-            request.body,
+        cmd = AdmitCommand(
+            request.canonical_owner, _pointer(request.pointer), request.assent, request.body
         )
+        o = await self._write(self._foreign.admit, CALLER.get(), cmd)
         return foreign_pb2.AdmitForeignSourceResponse(
             source_id=o.source_id,
             revision=o.revision,
@@ -358,30 +355,25 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def RevokeSource(self, request, context):  # type: ignore[no-untyped-def]
         o = await self._write(
-            self._foreign.revoke_source, CALLER.get(), request.source_id, request.reason
+            self._lifecycle.revoke, CALLER.get(), request.source_id, request.reason
         )
         return foreign_pb2.RevokeSourceResponse(
-            source_id=o.source_id,
+            source_id=o.source.source_id,
             effective_retrieval_state=STATES.to_proto(o.state),
             receipt=mapping.receipt(o.receipt),
         )
 
     async def RevokeAssent(self, request, context):  # type: ignore[no-untyped-def]
-        o = await self._write(
-            self._foreign.revoke_assent,
-            CALLER.get(),
-            request.source_id,
-            request.assent_id,
-            request.revocation,
-        )
+        cmd = RevokeAssentCommand(request.source_id, request.assent_id, request.revocation)
+        o = await self._write(self._lifecycle.revoke_assent, CALLER.get(), cmd)
         return foreign_pb2.RevokeAssentResponse(
-            source_id=o.source_id,
+            source_id=o.source.source_id,
             effective_retrieval_state=STATES.to_proto(o.state),
             receipt=mapping.receipt(o.receipt),
         )
 
     async def ReadbackSource(self, request, context):  # type: ignore[no-untyped-def]
-        r = await self._run(self._foreign.readback, CALLER.get(), request.source_id)
+        r = await self._run(self._lifecycle.readback, CALLER.get(), request.source_id)
         return foreign_pb2.ReadbackSourceResponse(
             source_id=r.source_id,
             clean=r.clean,
@@ -392,18 +384,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                 )
                 for d in r.derivatives
             ],
+            retrievable_by=r.retrievable_by,
         )
 
     async def EraseSource(self, request, context):  # type: ignore[no-untyped-def]
-        receipt = await self._write(
-            self._foreign.erase,
-            CALLER.get(),
-            request.source_id,
-            request.expected_revision,
-            request.reason,
-        )
+        cmd = EraseCommand(request.source_id, request.expected_revision, request.reason)
+        erased = await self._write(self._lifecycle.erase, CALLER.get(), cmd)
         return foreign_pb2.EraseSourceResponse(
-            source_id=request.source_id, receipt=mapping.receipt(receipt)
+            source_id=request.source_id, receipt=mapping.receipt(erased.receipt)
         )
 
     # Retrieval

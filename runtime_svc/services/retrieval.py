@@ -134,29 +134,43 @@ class Retrieval:
         ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
+        """Selects and records in effect at once: the prompt record is written only if every
+        source it cites is still eligible at the cited revision when it commits; otherwise
+        the selection is made again inside the recording transaction."""
         _check(query, thread_id, 1)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            hits = self._eligible(tx, query, PROMPT_CANDIDATES)[1]
-        block = retrieval.render_prompt(
-            [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
-        )
+            block = self._render(tx, query, token_budget)
         if not block.cited:
             return Assembled(block, "")
         record_id = new_id("prm")
         with self._uow.write(caller.tenant_id) as tx:
+            now = self._clock()
+            cited = {(c.source_id, c.revision) for c in block.cited}
+            if tx.sources.eligible_revisions([c.source_id for c in block.cited], now) != cited:
+                if self._thread_disabled(tx, thread_id):
+                    return Assembled(PromptBlock("", (), 0), "")
+                block = self._render(tx, query, token_budget)
+                if not block.cited:
+                    return Assembled(block, "")
             tx.prompt_records.add(
                 record_id,
                 thread_id=thread_id,
-                created_at_us=self._clock(),
+                created_at_us=now,
                 token_budget=token_budget,
                 tokens_used=block.tokens,
                 query_sha256=hashlib.sha256(query.encode()).hexdigest(),
                 cited=[(c.source_id, c.revision) for c in block.cited],
             )
         return Assembled(block, record_id)
+
+    def _render(self, tx: Transaction, query: str, token_budget: int) -> PromptBlock:
+        hits = self._eligible(tx, query, PROMPT_CANDIDATES)[1]
+        return retrieval.render_prompt(
+            [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
+        )
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
@@ -170,9 +184,17 @@ class Retrieval:
             disabled = self._thread_disabled(tx, thread_id)
             p = self._plan(tx, query)
             rows, total = tx.index.matches(p.terms, now, EXPLAIN_CAP, scoped=p.scoped)
+            # Sources without an index entry (pending, rejected, revoked) match too; erased
+            # ones have no content and never appear.
+            stems = {t.stem for t in text.query_terms(query)}
+            unindexed = tx.sources.unindexed_matching(stems, EXPLAIN_CAP)
         matches = [
             Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
+        ] + [
+            Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
+            for s in (u.source for u in unindexed)
         ]
+        total += len(unindexed)
         entries = retrieval.explain(matches, limit, thread_disabled=disabled)
         return Explanation(entries, total, truncated=total > len(entries))
 

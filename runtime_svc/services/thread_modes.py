@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runtime_svc.domain import thread_mode
-from runtime_svc.domain.audit import Receipt
+from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import ThreadMemoryModeUpdated
 from runtime_svc.domain.thread_mode import Mode, ThreadMode
@@ -44,7 +44,7 @@ class ThreadModes:
             receipt = self._journal.record(
                 tx,
                 caller,
-                action="thread_memory_mode.set",
+                action=Action.THREAD_MEMORY_MODE_SET,
                 target=Target("thread", thread_id, updated.revision),
                 event=ThreadMemoryModeUpdated(
                     thread_id=thread_id,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -44,8 +46,26 @@ def open_database(storage: Storage) -> Database:
     )
 
 
+def sqlite_module() -> ModuleType | None:
+    """A current SQLite for the embedded backend: the `pysqlite3-binary` build where it is
+    installed (FTS5 secure-delete needs SQLite 3.42; loadable extensions), else Python's."""
+    try:
+        import pysqlite3.dbapi2 as module  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return module
+
+
+def sqlite_engine(url: str, **kwargs: Any) -> Engine:
+    """An SQLAlchemy engine on the SQLite build agentmem runs with (also for tools/tests)."""
+    module = sqlite_module()
+    if module is not None:
+        kwargs["module"] = module
+    return create_engine(url, **kwargs)
+
+
 def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
-    engine = create_engine(
+    engine = sqlite_engine(
         storage.url,
         connect_args={"timeout": storage.busy_timeout_ms / 1000, "check_same_thread": False},
         pool_size=8,
@@ -61,6 +81,8 @@ def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout={int(storage.busy_timeout_ms)}")
         cursor.execute(f"PRAGMA synchronous={storage.sqlite_synchronous}")
         cursor.execute("PRAGMA foreign_keys=ON")
+        # Erasure is physical: deleted content is overwritten, not left in free pages.
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -28,8 +28,14 @@ from runtime_svc.storage.repositories import _Repository
 from runtime_svc.storage.sources import sources
 
 facts = FactRow.__table__
+# SQLite: rowid = facts.pk; `src` holds the source id so that a source's rows can be found
+# (and purged) through the index itself, whatever happened to the facts table.
 fact_index = Table(
-    "fact_index", MetaData(), Column("rowid", Integer, primary_key=True), Column("statement", Text)
+    "fact_index",
+    MetaData(),
+    Column("rowid", Integer, primary_key=True),
+    Column("statement", Text),
+    Column("src", Text),
 )
 _fts = literal_column("fact_index")
 _INSERT_FACT = insert(facts)
@@ -76,7 +82,9 @@ class FactRepository(_Repository):
             },
         ).inserted_primary_key[0]
         if self._sqlite:  # PostgreSQL indexes the statement column itself (GIN)
-            self.conn.execute(_INSERT_INDEX, {"rowid": pk, "statement": t.statement})
+            self.conn.execute(
+                _INSERT_INDEX, {"rowid": pk, "statement": t.statement, "src": fact.source_id}
+            )
 
     def ids_for_source(self, source_id: str) -> list[tuple[int, str]]:
         return [
@@ -89,13 +97,27 @@ class FactRepository(_Repository):
         ]
 
     def purge_for_source(self, source_id: str) -> list[str]:
+        """Deletes the source's facts (their index rows are `purge_index_rows`)."""
         found = self.ids_for_source(source_id)
         if found:
-            pks = [pk for pk, _ in found]
-            if self._sqlite:
-                self.conn.execute(delete(fact_index).where(fact_index.c.rowid.in_(pks)))
-            self.conn.execute(delete(facts).where(facts.c.pk.in_(pks)))
+            self.conn.execute(delete(facts).where(facts.c.pk.in_([pk for pk, _ in found])))
         return [fact_id for _, fact_id in found]
+
+    def index_rows_for_source(self, source_id: str) -> list[int]:
+        """The full-text rows derived from the source's facts (on PostgreSQL the GIN index
+        entries of the fact rows themselves)."""
+        if not self._sqlite:
+            return [pk for pk, _ in self.ids_for_source(source_id)]
+        stmt = select(fact_index.c.rowid).where(
+            _fts.op("MATCH")(bindparam("src", _src_match(source_id)))
+        )
+        return list(self.conn.execute(stmt).scalars())
+
+    def purge_index_rows(self, source_id: str) -> None:
+        if self._sqlite:
+            rows = self.index_rows_for_source(source_id)
+            if rows:
+                self.conn.execute(delete(fact_index).where(fact_index.c.rowid.in_(rows)))
 
     def search(
         self,
@@ -125,7 +147,7 @@ class FactRepository(_Repository):
         elif terms:
             words = " OR ".join(f'"{t.word}"' for t in terms)
             scored = (
-                select(fact_index.c.rowid.label("pk"), (-func.bm25(_fts)).label("score"))
+                select(fact_index.c.rowid.label("pk"), (-func.bm25(_fts, 1.0, 0.0)).label("score"))
                 .where(_fts.op("MATCH")(bindparam("match", f"statement : ({words})")))
                 .cte("fact_scored")
                 .prefix_with("MATERIALIZED")
@@ -145,6 +167,11 @@ class FactRepository(_Repository):
         if save_intent_source:
             stmt = stmt.where(facts.c.save_intent_source == save_intent_source)
         return [_fact(r) for r in self.conn.execute(stmt.order_by(*order).limit(limit))]
+
+
+def _src_match(source_id: str) -> str:
+    """An FTS5 query for the rows of one source: its id as a phrase in the `src` column."""
+    return 'src : "' + source_id.replace('"', "") + '"'
 
 
 def _fact(r) -> Fact:  # type: ignore[no-untyped-def]

@@ -46,6 +46,17 @@ from runtime_svc.storage.sources import sources
 SHARDS = 16
 
 
+def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
+    """The source row's record of which revision its index entry was derived from (0: none).
+    Written here only: the index is the one truth of what is indexed."""
+    if pks:
+        conn.execute(
+            update(sources)
+            .where(sources.c.tenant_id == tenant_id, sources.c.pk.in_(pks))
+            .values(indexed_revision=revision)
+        )
+
+
 def shard_of(tenant_id: str) -> int:
     return int(hashlib.sha256(tenant_id.encode()).hexdigest()[:8], 16) % SHARDS
 
@@ -113,13 +124,14 @@ class SearchIndex:
     def _scope(self, eligible: bool) -> str:
         return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
 
-    def put(self, pk: int, body: str, *, eligible: bool) -> None:
+    def put(self, pk: int, body: str, *, eligible: bool, revision: int) -> None:
         self.conn.execute(
             self._s.insert, {"rowid": pk, "body": body, "scope": self._scope(eligible)}
         )
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 
-    def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
-        """Bulk import: (pk, body, eligible) per source."""
+    def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
+        """Bulk import: (pk, body, eligible) per source, all at `revision`."""
         self.conn.execute(
             self._s.insert,
             [
@@ -127,20 +139,41 @@ class SearchIndex:
                 for pk, body, eligible in rows
             ],
         )
+        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
 
-    def remove(self, pk: int) -> None:
-        self.conn.execute(delete(self._s.table).where(self._s.table.c.rowid == pk))
+    def remove(self, pk: int) -> bool:
+        """Deletes the entry (FTS5 secure-delete: its words leave the index's pages too);
+        whether there was one."""
+        removed = self.conn.execute(delete(self._s.table).where(self._s.table.c.rowid == pk))
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
+        return removed.rowcount > 0
 
     def has(self, pk: int) -> bool:
         stmt = select(self._s.table.c.rowid).where(self._s.table.c.rowid == pk)
         return self.conn.execute(stmt).first() is not None
 
-    def set_eligible(self, pk: int, eligible: bool) -> None:
+    def set_eligible(self, pk: int, eligible: bool, revision: int) -> None:
         self.conn.execute(
             update(self._s.table)
             .where(self._s.table.c.rowid == pk)
             .values(scope=self._scope(eligible))
         )
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
+
+    def retrievable(self, pk: int, now_us: int) -> bool:
+        """Whether a search whose words match this entry would return it: the ranked
+        query's own filter (eligibility token, tenant, the full predicate) on this row."""
+        stmt = (
+            select(sources.c.pk)
+            .select_from(self._s.table.join(sources, sources.c.pk == self._s.table.c.rowid))
+            .where(
+                self._s.fts.op("MATCH")(bindparam("match", f'scope : "{self._eligible_token}"')),
+                self._s.table.c.rowid == pk,
+                sources.c.tenant_id == self.tenant_id,
+                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
+            )
+        )
+        return self.conn.execute(stmt).first() is not None
 
     def _match(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool) -> str:
         words = " OR ".join(f'"{t.word}"' for t in terms)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, bindparam, func, literal_column, select, update
+from sqlalchemy import Connection, bindparam, func, literal_column, select
 
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
-from runtime_svc.storage.search_index import Hit, MatchRow
+from runtime_svc.storage.search_index import Hit, MatchRow, _set_indexed_revision
 from runtime_svc.storage.sources import sources
 
 _VECTOR = func.to_tsvector(literal_column("'english'"), sources.c.generated_form)
@@ -26,24 +26,40 @@ class PgSearchIndex:
         self.conn = conn
         self.tenant_id = tenant_id
 
-    def put(self, pk: int, body: str, *, eligible: bool) -> None:
-        """The row's generated form is what is indexed; nothing else to write."""
+    def put(self, pk: int, body: str, *, eligible: bool, revision: int) -> None:
+        """The row's generated form is what is indexed: the entry is `indexed_revision`."""
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 
-    def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
-        """As put."""
+    def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
+        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
 
-    def set_eligible(self, pk: int, eligible: bool) -> None:
+    def set_eligible(self, pk: int, eligible: bool, revision: int) -> None:
         """Eligibility is read from the row by the ranked query itself."""
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 
-    def remove(self, pk: int) -> None:
-        self.conn.execute(update(sources).where(sources.c.pk == pk).values(indexed_revision=0))
+    def remove(self, pk: int) -> bool:
+        """Whether there was an entry (asked before it is cleared: the column is the entry)."""
+        had = self.has(pk)
+        _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
+        return had
 
     def has(self, pk: int) -> bool:
         return bool(
             self.conn.execute(
-                select(sources.c.indexed_revision).where(sources.c.pk == pk)
+                select(sources.c.indexed_revision).where(
+                    sources.c.pk == pk, sources.c.tenant_id == self.tenant_id
+                )
             ).scalar_one_or_none()
         )
+
+    def retrievable(self, pk: int, now_us: int) -> bool:
+        stmt = select(sources.c.pk).where(
+            sources.c.pk == pk,
+            sources.c.tenant_id == self.tenant_id,
+            sources.c.indexed_revision > 0,
+            eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
+        )
+        return self.conn.execute(stmt).first() is not None
 
     def _query(self, terms: Sequence[Term]):  # type: ignore[no-untyped-def]
         text = " | ".join(t.word for t in terms)

@@ -68,13 +68,13 @@ class Summary:
 
 
 class SourceRepository(_Repository):
-    def add(self, s: Source, *, indexed: bool) -> int:
-        result = self.conn.execute(_INSERT_SOURCE, _values(self.tenant_id, s, indexed))
+    def add(self, s: Source) -> int:
+        result = self.conn.execute(_INSERT_SOURCE, _values(self.tenant_id, s))
         return result.inserted_primary_key[0]
 
-    def add_many(self, batch: list[Source], *, indexed: bool) -> list[int]:
+    def add_many(self, batch: list[Source]) -> list[int]:
         """Bulk import: adds the sources and returns their internal pks, in order."""
-        self.conn.execute(insert(sources), [_values(self.tenant_id, s, indexed) for s in batch])
+        self.conn.execute(insert(sources), [_values(self.tenant_id, s) for s in batch])
         ids = [s.source_id for s in batch]
         pks = dict(
             self.conn.execute(
@@ -102,33 +102,79 @@ class SourceRepository(_Repository):
         row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
         return _stored(row) if row else None
 
-    def save_state(self, pk: int, s: Source, *, indexed_revision: int) -> None:
+    def save_state(self, pk: int, s: Source) -> None:
         """Writes a new revision's state (classification, status, review, save intent,
-        revocation, assent)."""
+        revocation, assent; an erased source's emptied bytes). Called by the source writer
+        only (`runtime_svc.storage.source_writer`)."""
         review = s.review
+        values: dict[str, object] = dict(
+            revision=s.revision,
+            classification=s.classification.value,
+            status=s.status.value,
+            updated_at_us=s.updated_at_us,
+            save_intent=s.save_intent.intent,
+            save_intent_source=s.save_intent.source,
+            save_intent_evidence=s.save_intent.evidence,
+            reviewed_by=review.reviewer_id if review else "",
+            reviewed_at_us=review.reviewed_at_us if review else 0,
+            review_note=review.note if review else "",
+            assent_id=s.assent_id,
+            assent_key_id=s.assent_key_id,
+            erased_at_us=s.erased_at_us,
+            revoked_at_us=s.revoked_at_us,
+            assent_state=s.assent_state,
+            assent_expires_at_us=s.assent_expires_at_us,
+        )
+        if s.erased_at_us:  # no byte of the content and no hash of it is kept
+            values |= {"raw": "", "content_sha256": "", "labels": "{}", "generated_form": ""}
         self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
-            .values(
-                revision=s.revision,
-                classification=s.classification.value,
-                status=s.status.value,
-                updated_at_us=s.updated_at_us,
-                save_intent=s.save_intent.intent,
-                save_intent_source=s.save_intent.source,
-                save_intent_evidence=s.save_intent.evidence,
-                reviewed_by=review.reviewer_id if review else "",
-                reviewed_at_us=review.reviewed_at_us if review else 0,
-                review_note=review.note if review else "",
-                assent_id=s.assent_id,
-                assent_key_id=s.assent_key_id,
-                erased_at_us=s.erased_at_us,
-                revoked_at_us=s.revoked_at_us,
-                assent_state=s.assent_state,
-                assent_expires_at_us=s.assent_expires_at_us,
-                indexed_revision=indexed_revision,
-            )
+            .values(**values)
         )
+
+    def eligible_now(self, pk: int, now_us: int) -> bool:
+        """The retrieval predicate itself, on one source row."""
+        stmt = select(sources.c.pk).where(
+            sources.c.pk == pk,
+            sources.c.tenant_id == self.tenant_id,
+            eligibility_sql.eligible(sources.c, _now(now_us)),
+        )
+        return self.conn.execute(stmt).first() is not None
+
+    def eligible_revisions(self, source_ids: list[str], now_us: int) -> set[tuple[str, int]]:
+        """(source id, revision) of those of the sources that are eligible now."""
+        stmt = select(sources.c.source_id, sources.c.revision).where(
+            sources.c.tenant_id == self.tenant_id,
+            sources.c.source_id.in_(source_ids),
+            eligibility_sql.eligible(sources.c, _now(now_us)),
+        )
+        return {(r.source_id, r.revision) for r in self.conn.execute(stmt)}
+
+    def unindexed_matching(self, stems: set[str], limit: int) -> list[Stored]:
+        """Sources that are not erased and have no index entry (pending, rejected, revoked),
+        whose stored text holds one of the stems: what explanation reports beside the index's
+        matches. Matched here, by the same text analysis, because such sources have (and must
+        have) no derived record to search."""
+        from runtime_svc.domain import text
+
+        stmt = (
+            select(sources)
+            .where(
+                sources.c.tenant_id == self.tenant_id,
+                sources.c.indexed_revision == 0,
+                sources.c.erased_at_us == 0,
+            )
+            .order_by(sources.c.source_id)
+        )
+        out = []
+        for row in self.conn.execute(stmt):
+            stored = _stored(row)
+            if stems & {text.stem(w) for w in text.words(stored.source.matchable_text())}:
+                out.append(stored)
+                if len(out) >= limit:
+                    break
+        return out
 
     def by_owner_key(self, owner: str, key_id: str) -> list[Stored]:
         rows = self.conn.execute(
@@ -140,28 +186,21 @@ class SourceRepository(_Repository):
         )
         return [_stored(r) for r in rows]
 
-    def purge_derived_forms(self, pk: int, *, erase_bytes: bool) -> None:
-        """Drops the generated form (and, to erase, the stored bytes): a tombstone keeps ids,
-        the content hash and the revision history in receipts."""
-        values: dict[str, object] = {
-            "generated_form": "",
-            "generated_revision": 0,
-            "indexed_revision": 0,
-        }
-        if erase_bytes:
-            values |= {"raw": "", "labels": "{}", "save_intent_evidence": "", "review_note": ""}
+    def purge_generated_form(self, pk: int) -> None:
         self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
-            .values(**values)
+            .values(generated_form="", generated_revision=0)
         )
 
-    def derived_forms(self, pk: int) -> tuple[bool, bool]:
-        """(generated form stored, bytes stored)."""
-        row = self.conn.execute(
-            select(sources.c.generated_form, sources.c.raw).where(sources.c.pk == pk)
-        ).one()
-        return bool(row.generated_form), bool(row.raw)
+    def has_generated_form(self, pk: int) -> bool:
+        return bool(
+            self.conn.execute(
+                select(sources.c.generated_form).where(
+                    sources.c.pk == pk, sources.c.tenant_id == self.tenant_id
+                )
+            ).scalar_one()
+        )
 
     def page_memories(self, statuses: tuple[str, ...], after: str, limit: int) -> list[Stored]:
         stmt = (
@@ -206,7 +245,7 @@ class SourceRepository(_Repository):
         return [Summary(*r) for r in self.conn.execute(stmt)]
 
 
-def _values(tenant_id: str, s: Source, indexed: bool) -> dict[str, object]:
+def _values(tenant_id: str, s: Source) -> dict[str, object]:
     return {
         "tenant_id": tenant_id,
         "source_id": s.source_id,
@@ -219,7 +258,7 @@ def _values(tenant_id: str, s: Source, indexed: bool) -> dict[str, object]:
         "content_sha256": s.body.sha256(),
         "generated_form": s.body.generated_form(),
         "generated_revision": s.revision,
-        "indexed_revision": s.revision if indexed else 0,
+        "indexed_revision": 0,  # the search index sets it when it derives an entry
         "principal_id": s.provenance.principal_id,
         "principal_kind": s.provenance.principal_kind,
         "surface": s.provenance.surface,

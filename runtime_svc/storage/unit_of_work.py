@@ -24,8 +24,10 @@ from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
+from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.search_index import SearchIndex
 from runtime_svc.storage.search_index_pg import PgSearchIndex
+from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 
 
@@ -48,6 +50,7 @@ class Transaction:
         self.owner_keys = OwnerKeys(conn, tenant_id)
         self.revoked_assents = RevokedAssents(conn, tenant_id)
         self.counters = repositories.TenantCounters()
+        self.writer = SourceWriter(self)
         self._after_commit: list[Callable[[], None]] = []
 
     def after_commit(self, callback: Callable[[], None]) -> None:
@@ -70,6 +73,11 @@ class UnitOfWork:
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
         self._write_turn = threading.Lock() if db.dialect == "sqlite" else contextlib.nullcontext()
         self._local = threading.local()
+        self._scrubber = Scrubber(db)
+
+    def scrub(self) -> None:
+        """After an erasure committed: make the deleted bytes unrecoverable from storage."""
+        self._scrubber.scrub()
 
     @contextmanager
     def write(self, tenant_id: str) -> Iterator[Transaction]:

@@ -7,6 +7,7 @@ import os
 from alembic import context
 from sqlalchemy import create_engine
 
+from runtime_svc.storage.db import sqlite_engine
 from runtime_svc.storage.models import Base
 
 config = context.config
@@ -50,7 +51,8 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = create_engine(_url())
+    url = _url()
+    engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
     with engine.connect() as conn:
         _configure(conn)
         with context.begin_transaction():

@@ -1,0 +1,110 @@
+"""The registry of derived-record kinds: how each is found by source, purged, and whether
+retrieval would return it now.
+
+Purge and readback iterate `KINDS`, so a new kind (vectors, passages, caches, …) is added
+here once and can be forgotten nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from runtime_svc.storage.sources import Stored
+from runtime_svc.storage.unit_of_work import Transaction
+
+
+@dataclass(frozen=True)
+class Derivative:
+    kind: str
+    derivative_id: str
+    eligible: bool  # whether retrieval would return (or inject) it now
+    state: str  # stored | purged
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    find: Callable[[Transaction, Stored], list[str]]
+    purge: Callable[[Transaction, Stored], None]
+    # Whether retrieval would return this kind of the source now (the real query predicate).
+    retrievable: Callable[[Transaction, Stored, int], bool]
+
+
+def _index_entry(tx: Transaction, s: Stored) -> list[str]:
+    return [f"{s.source.source_id}#index"] if tx.index.has(s.pk) else []
+
+
+def _generated_form(tx: Transaction, s: Stored) -> list[str]:
+    return [f"{s.source.source_id}#generated"] if tx.sources.has_generated_form(s.pk) else []
+
+
+def _facts(tx: Transaction, s: Stored) -> list[str]:
+    return [fact_id for _, fact_id in tx.facts.ids_for_source(s.source.source_id)]
+
+
+def _fact_index_rows(tx: Transaction, s: Stored) -> list[str]:
+    return [f"fact_index#{row}" for row in tx.facts.index_rows_for_source(s.source.source_id)]
+
+
+def _prompt_records(tx: Transaction, s: Stored) -> list[str]:
+    return tx.prompt_records.citing(s.source.source_id)
+
+
+def _searchable(tx: Transaction, s: Stored, now_us: int) -> bool:
+    return tx.index.retrievable(s.pk, now_us)
+
+
+def _eligible_source(tx: Transaction, s: Stored, now_us: int) -> bool:
+    return tx.sources.eligible_now(s.pk, now_us)
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("index_entry", _index_entry, lambda tx, s: tx.writer.unindex(s), _searchable),
+    Kind(
+        "generated_form",
+        _generated_form,
+        lambda tx, s: tx.sources.purge_generated_form(s.pk),
+        _searchable,  # injected into prompts only through its index entry
+    ),
+    Kind(
+        "fact",
+        _facts,
+        lambda tx, s: tx.facts.purge_for_source(s.source.source_id),
+        _eligible_source,  # fact search, profile and ask join the source's eligibility
+    ),
+    Kind(
+        "fact_index_row",
+        _fact_index_rows,
+        lambda tx, s: tx.facts.purge_index_rows(s.source.source_id),
+        _eligible_source,
+    ),
+    Kind(
+        "prompt_record",
+        _prompt_records,
+        lambda tx, s: tx.prompt_records.purge_citing(s.source.source_id),
+        _eligible_source,
+    ),
+)
+
+
+def purge(tx: Transaction, stored: Stored) -> None:
+    """Deletes every derived record of the source, of every registered kind."""
+    for kind in KINDS:
+        kind.purge(tx, stored)
+
+
+def readback(tx: Transaction, stored: Stored, now_us: int) -> list[Derivative]:
+    """Every registered kind: each stored record with whether retrieval would return it now,
+    or one `purged` line when none remains."""
+    out = []
+    for kind in KINDS:
+        found = kind.find(tx, stored)
+        if not found:
+            out.append(
+                Derivative(kind.name, f"{stored.source.source_id}#{kind.name}", False, "purged")
+            )
+            continue
+        live = kind.retrievable(tx, stored, now_us)
+        out += [Derivative(kind.name, i, live, "stored") for i in found]
+    return out

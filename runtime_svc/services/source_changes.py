@@ -1,0 +1,77 @@
+"""The one write path of sources: every lifecycle transition is applied here.
+
+A use case decides the new state with the pure transition functions of the domain
+(`runtime_svc.domain.sources`, `review`) and hands the result to `apply` (or `create` for a
+new source). In the same transaction this purges or derives the derived records as the
+lifecycle table says, saves the state through the one source writer (index scope and
+counters included), and journals exactly one event and one receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runtime_svc.domain import events
+from runtime_svc.domain.audit import Action, Receipt
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.facts import Triple
+from runtime_svc.domain.lifecycle import RULES, Derived, Phase, Transition
+from runtime_svc.domain.sources import Source
+from runtime_svc.services import derived
+from runtime_svc.services.facts import FactExtraction
+from runtime_svc.services.journal import Journal, Target
+from runtime_svc.storage.sources import Stored
+from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+
+
+@dataclass(frozen=True)
+class Change:
+    transition: Transition
+    source: Source  # the new state, from a domain transition function
+    action: Action
+    event: events.DomainEvent
+    triples: Sequence[Triple] = ()  # the facts to store when the source becomes active
+    at_us: int = 0  # when it happened, if not the new revision's time (a repeated revoke)
+
+
+class SourceChanges:
+    def __init__(self, uow: UnitOfWork, journal: Journal, extraction: FactExtraction) -> None:
+        self._uow, self._journal, self._extraction = uow, journal, extraction
+
+    def create(self, tx: Transaction, caller: Caller, change: Change) -> tuple[Stored, Receipt]:
+        """A new source (insert, admission): derived records only if it is active."""
+        stored = tx.writer.create(change.source)
+        if change.source.phase is Phase.ACTIVE:
+            stored = self._derive(tx, stored, change)
+        return stored, self._record(tx, caller, change)
+
+    def apply(
+        self, tx: Transaction, caller: Caller, stored: Stored, change: Change
+    ) -> tuple[Stored, Receipt]:
+        """Applies a transition that the domain allowed to a stored source."""
+        effect = RULES[change.transition].derived
+        if effect in (Derived.PURGE, Derived.ERASE):
+            derived.purge(tx, stored)
+        updated = tx.writer.save(stored, change.source)
+        if effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:
+            updated = self._derive(tx, updated, change)
+        if effect is Derived.ERASE:
+            tx.after_commit(self._uow.scrub)
+        return updated, self._record(tx, caller, change)
+
+    def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:
+        stored = tx.writer.index(stored)
+        self._extraction.store(tx, stored.source, list(change.triples), stored.source.updated_at_us)
+        return stored
+
+    def _record(self, tx: Transaction, caller: Caller, change: Change) -> Receipt:
+        s = change.source
+        return self._journal.record(
+            tx,
+            caller,
+            action=change.action,
+            target=Target("source", s.source_id, s.revision),
+            event=change.event,
+            at_us=change.at_us or s.updated_at_us,
+        )
