@@ -121,6 +121,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         grace=settings.runtime.grace,
         reflection_enabled=settings.runtime.reflection,
     )
+    served.servicer = servicer  # type: ignore[attr-defined]  # for in-process tests
     compactor = asyncio.create_task(_compact_forever(feed, pool))
 
     async def close() -> None:

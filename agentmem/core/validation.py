@@ -5,6 +5,7 @@ Each raises `INVALID_FIELD` naming the field and the rule, never echoing the val
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 from agentmem.core.errors import invalid_field
@@ -26,6 +27,9 @@ def identifier(name: str, value: str, *, required: bool = True) -> str:
         raise invalid_field(name, "must not contain control characters or NUL bytes")
     if value != value.strip():
         raise invalid_field(name, "must not start or end with white space")
+    if not unicodedata.is_normalized("NFC", value):
+        # Two spellings of one id would name two threads (a disabled one and its twin).
+        raise invalid_field(name, "must be in Unicode normalization form NFC")
     return value
 
 
