@@ -124,6 +124,7 @@ class Stack:
     runtime: Any = None
     gateway: Any = None
     clients: list[MemoryClient] = field(default_factory=list)
+    _engine: Any = None  # for `sql`, made on first use
 
     @property
     def address(self) -> str:
@@ -151,14 +152,12 @@ class Stack:
 
         from runtime_svc.storage.db import sqlite_engine
 
-        url = self.settings.storage.url
-        engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
-        try:
-            with engine.begin() as conn:
-                result = conn.execute(text(statement), params)
-                return [tuple(r) for r in result] if result.returns_rows else []
-        finally:
-            engine.dispose()
+        if self._engine is None:
+            url = self.settings.storage.url
+            self._engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
+        with self._engine.begin() as conn:
+            result = conn.execute(text(statement), params)
+            return [tuple(r) for r in result] if result.returns_rows else []
 
     def client(self, key: Key | None = None, token: str | None = None) -> MemoryClient:
         c = connect(self.address, token if token is not None else (key or ADMIN_A).token)
@@ -168,6 +167,8 @@ class Stack:
     def stop(self) -> None:
         for c in self.clients:
             c.close()
+        if self._engine is not None:
+            self._engine.dispose()
         for served in (self.gateway, self.runtime):
             if served is not None:
                 self.loop.run(served.stop())
