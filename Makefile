@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 
-.PHONY: install run test proto proto-check lint format bench clean
+.PHONY: install run test fuzz proto proto-check lint format bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,12 @@ run: install ## both services on embedded SQLite; prints a dev credential
 
 test: install ## the whole suite, through real servers
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+FUZZ_EXAMPLES ?= 200
+FUZZ_STEPS    ?= 40
+fuzz: install ## the source lifecycle's model-based test, many more sequences than make test
+	AGENTMEM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) AGENTMEM_FUZZ_STEPS=$(FUZZ_STEPS) \
+		$(BIN)/pytest -q -p no:timeout tests/test_lifecycle_model.py
 
 proto: install ## regenerate Python code and JSON Schemas from protos/
 	$(BIN)/python scripts/codegen.py
