@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from agentmem.core import internal_call
 from agentmem.core.errors import invalid_field
+from agentmem.core.scopes import Scope
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import (
     audit_pb2,
@@ -215,7 +216,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         found, token = await self._run(
             self._reads.list_memories, caller, statuses, request.page_size, request.page_token
         )
-        text = "memory.content.read" in caller.scopes
+        text = Scope.CONTENT_READ in caller.scopes
         return review_pb2.ListMemoriesResponse(
             memories=[mapping.memory(s, include_content=text) for s in found], next_page_token=token
         )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core import scopes, validation
+from agentmem.core.scopes import Scope
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain import text
 from runtime_svc.domain.caller import Caller
@@ -81,8 +81,8 @@ class Facts:
             validation.query(q.query)
         check_intent(SaveIntent(q.save_intent, q.save_intent_source))
         validation.in_range("limit", q.limit, 1, validation.MAX_LIMIT)
-        if q.state != "eligible" and "memory.content.read" not in caller.scopes:
-            raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
+        if q.state != "eligible":
+            scopes.require(caller.scopes, Scope.CONTENT_READ)
         terms = text.query_terms(q.query) if q.query else None
         if terms == []:  # a query of stop words only matches nothing
             return []

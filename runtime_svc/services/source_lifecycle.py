@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core import scopes, validation
+from agentmem.core.scopes import Scope
 from runtime_svc.domain import foreign, review, sources
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
@@ -200,8 +200,8 @@ class SourceLifecycle:
                     assent_id=cmd.assent_id,
                     keys=tx.owner_keys.get,
                 )
-            elif "memory.admin" not in caller.scopes:
-                raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.admin"})
+            else:
+                scopes.require(caller.scopes, Scope.ADMIN)
             now = self._clock()
             if before.assent_id == cmd.assent_id:
                 updated = sources.revoke(before, now_us=now, assent=True)

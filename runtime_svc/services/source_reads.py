@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentmem.core import paging, validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core import paging, scopes, validation
+from agentmem.core.scopes import Scope
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock
@@ -18,8 +18,8 @@ class SourceReads:
     def get(self, caller: Caller, source_id: str, include_content: bool) -> tuple[Source, str]:
         """The source and its effective retrieval state."""
         check_source_id(source_id)
-        if include_content and "memory.content.read" not in caller.scopes:
-            raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
+        if include_content:
+            scopes.require(caller.scopes, Scope.CONTENT_READ)
         with self._uow.read(caller.tenant_id) as tx:
             stored = tx.sources.require(source_id)
         return stored.source, stored.source.state(self._clock())

@@ -1,0 +1,24 @@
+"""Scopes a credential grants, named once; and the check a use case makes on one of them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from enum import StrEnum
+
+from agentmem.core.errors import AgentmemError, Reason
+
+
+class Scope(StrEnum):
+    READ = "memory.read"
+    WRITE = "memory.write"
+    CONTENT_READ = "memory.content.read"  # raw text through the surfaces that return it
+    POLICY = "memory.policy"
+    REVIEW = "memory.review"
+    ADMIT = "memory.admit"
+    ADMIN = "memory.admin"
+
+
+def require(granted: Collection[str], scope: Scope) -> None:
+    """MISSING_SCOPE (naming the scope) unless the credential grants it."""
+    if scope not in granted:
+        raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": scope.value})
