@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason
+from runtime_svc.adapters import assent as assent_verifier
 from runtime_svc.domain import foreign, sources
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
@@ -69,7 +70,7 @@ class ForeignSources:
     def register_key(self, caller: Caller, owner: str, key_id: str, pem: str) -> Receipt:
         validation.identifier("owner_id", owner)
         validation.identifier("key_id", key_id)
-        foreign.check_public_key(pem)
+        assent_verifier.check_public_key(pem)
         with self._uow.write(caller.tenant_id) as tx:
             if tx.owner_keys.get(owner, key_id) is not None:
                 raise validation.invalid_field("key_id", "is already registered for this owner")
@@ -139,7 +140,7 @@ class ForeignSources:
             try:
                 if existing and existing.source.phase in (Phase.REVOKED, Phase.ERASED):
                     raise AgentmemError(Reason.ASSENT_REVOKED, detail="source revoked")
-                granted = foreign.verify_assent(
+                granted = assent_verifier.verify_assent(
                     cmd.assent,
                     owner=cmd.canonical_owner,
                     source_id=source_id,

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from agentmem.core import scopes, validation
 from agentmem.core.scopes import Scope
-from runtime_svc.domain import foreign, review, sources
+from runtime_svc.adapters import assent as assent_verifier
+from runtime_svc.domain import review, sources
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import (
@@ -193,7 +194,7 @@ class SourceLifecycle:
             stored = tx.sources.require(cmd.source_id)
             before = stored.source
             if cmd.revocation:
-                foreign.verify_revocation(
+                assent_verifier.verify_revocation(
                     cmd.revocation,
                     owner=before.canonical_owner,
                     source_id=cmd.source_id,
