@@ -136,6 +136,12 @@ def test_review_live_then_explain_cold_revoke_and_erase(stack: Stack, open_page:
     page.get_by_text(f"Approved memory {squier}.").wait_for()
     assert squier in search_ids(admin, "yellow Squier Tele")
 
+    # Its facts carry their provenance and confidence (the person's approval confirms it).
+    page.goto("/facts?q=Squier")
+    fact = page.locator("li.card", has=page.locator(f"a[href='/sources/{squier}']"))
+    assert "0.85" in fact.inner_text() and "user confirmed" in fact.inner_text()
+    shot(page, "facts")
+
     # A second memory, saved on purpose (active at once), matches the same question.
     tele = insert(admin, "My other yellow guitar is a Tele", save_intent="explicit_user_request")
     page.goto("/explain?q=yellow+Tele+guitar")
@@ -160,7 +166,10 @@ def test_review_live_then_explain_cold_revoke_and_erase(stack: Stack, open_page:
     page.get_by_role("button", name="Revoke").click()
     page.get_by_text(f"Revoked source {squier}").wait_for()
     assert page.locator("#readback-verdict").inner_text().startswith("Clean")
+    assert page.locator(".checklist li.ok").count() >= 1
     assert page.locator(".checklist li.bad").count() == 0
+    assert page.locator("#final").inner_text() == "(revoked for good)"
+    assert page.get_by_role("button", name="Make active").count() == 0
     shot(page, "source-revoked")
 
     # Erase: the confirmation says what erase destroys and must be ticked.
@@ -188,8 +197,6 @@ def test_review_live_then_explain_cold_revoke_and_erase(stack: Stack, open_page:
     page.get_by_role("button", name="Disable memory").click()
     assert page.locator("#mode").inner_text() == "disabled"
     shot(page, "threads")
-    page.goto("/facts")
-    shot(page, "facts")
     page.goto("/activity")
     page.get_by_role("button", name="Verify chain").click()
     assert page.locator("#verified").inner_text().startswith("The chain verifies")

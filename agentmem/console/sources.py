@@ -12,6 +12,7 @@ from agentmem.console import labels
 from agentmem.console.gateway import CLASSIFICATIONS, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 
+FINAL_ACTIONS = {"source.revoke": "revoked", "source.erase": "erased"}
 SERVICE_FILTERS = ("state", "classification", "status", "kind", "thread")
 PAGE_FILTERS = ("label", "save_intent_source")  # applied to the page the service returned
 
@@ -70,9 +71,25 @@ async def source_detail(request: Request) -> Response:
     try:
         source = await gateway.source(session.token, source_id, content=readable)
         readback = await gateway.readback(session.token, source_id)
+        history = (
+            (await gateway.receipts(session.token, target_id=source_id, page_size=100)).receipts
+            if session.caller.may("memory.admin")  # type: ignore[union-attr]
+            else None
+        )
     except GatewayError as e:
         return refused(request, session, e, back="/sources")
-    return render(request, "source.html", session, source=source, readback=readback)
+    # The retrieval state names the first reason only (a cold source that was revoked
+    # reads "cold"); the audit trail, where the key may read it, says what is final.
+    final = next((r.action for r in history or () if r.action in FINAL_ACTIONS), "")
+    return render(
+        request,
+        "source.html",
+        session,
+        source=source,
+        readback=readback,
+        history=history,
+        final=FINAL_ACTIONS.get(final, ""),
+    )
 
 
 async def classify(request: Request) -> Response:
