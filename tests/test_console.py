@@ -333,6 +333,7 @@ def test_pages_pass_axe_and_fit_a_phone(stack: Stack, open_page: Any) -> None:
         shot(phone, f"phone-{name}")
         checked.append(name)
     assert chromium.axe_violations(anonymous) == []
+    shot(anonymous, "phone-sign-in")
     assert len(checked) == 8
 
 

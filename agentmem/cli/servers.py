@@ -158,7 +158,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 flush=True,
             )
             if args.console:
-                procs.append(_start_console(base, args.console, f"127.0.0.1:{gport}", tmp, env))
+                near = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
+                procs.append(_start_console(base, args.console, f"{near}:{gport}", tmp, env))
             if dev_token:
                 print("dev credential (tenant 'dev', every scope) — shown once:", flush=True)
                 print(

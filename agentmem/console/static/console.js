@@ -11,6 +11,10 @@
   function refresh() {
     refreshing = refreshing.then(async () => {
       const response = await fetch(status.dataset.liveSrc, { credentials: "same-origin" });
+      if (response.redirected) {  // the session ended: go where the console sends us
+        window.location.assign(response.url);
+        return;
+      }
       if (!response.ok) return;
       const html = await response.text();
       const focused = document.activeElement && target.contains(document.activeElement);
