@@ -278,6 +278,15 @@ def test_csrf_cookie_and_sign_in_rules(stack: Stack, open_page: Any, console: st
     )
     assert forged_origin.status == 403
 
+    # Erase without the confirmation ticked: refused by the console, nothing erased.
+    kept = insert(stack.client(ADMIN_A), "I own a capo", save_intent="explicit_user_request")
+    unconfirmed = page.request.post(
+        f"/sources/{kept.source_id}/erase",
+        form={"csrf_token": csrf_of(page), "expected_revision": str(kept.revision)},
+    )
+    assert unconfirmed.status == 400 and "Nothing was erased" in unconfirmed.text()
+    assert get_source(stack.client(ADMIN_A), kept.source_id, include_content=True).content
+
     # Without the sign-in cookie: refused, pages send you to sign in, no live stream.
     bare = urllib.request.Request(
         f"{console}{url}", data=b"decision=approve&expected_revision=1", method="POST"
