@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
+CONSOLE ?= 127.0.0.1:8080
 
 .PHONY: install run test fuzz proto proto-check lint format bench clean
 
@@ -16,8 +17,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-run: install ## both services on embedded SQLite; prints a dev credential
-	$(BIN)/agentmem up --listen $(LISTEN) --data-dir $(DATA)
+run: install ## both services on embedded SQLite and the web console; prints a dev credential
+	$(BIN)/agentmem up --listen $(LISTEN) --data-dir $(DATA) --console $(CONSOLE)
 
 test: install ## the whole suite, through real servers
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -9,6 +9,7 @@ from typing import Any
 
 import grpc
 
+from agentmem.core import internal_call
 from agentmem.core.config import CAPABILITIES, Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
@@ -79,6 +80,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                 for n in CAPABILITIES
             ],
             insert_policy=policy,
+            caller=_caller(CALL.get()),
         )
 
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
@@ -98,6 +100,15 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             reconnect_for=WATCH_RECONNECT_S,
         ):
             yield events_pb2.WatchEventsResponse(event=event)
+
+
+def _caller(call: rpb.CallContext) -> capabilities_pb2.Caller:
+    kinds = {v: k for k, v in internal_call.PRINCIPAL_KINDS.items()}
+    return capabilities_pb2.Caller(
+        principal_id=call.principal_id,
+        principal_kind=kinds.get(call.principal_kind, "service"),
+        scopes=sorted(call.scopes),
+    )
 
 
 def _forwarder(name: str):  # type: ignore[no-untyped-def]

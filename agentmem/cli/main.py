@@ -27,6 +27,26 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _console(args: argparse.Namespace) -> int:
+    try:
+        from agentmem.console import server  # needs the `console` extra
+    except ImportError as e:
+        print(
+            f"agentmem: the console needs the 'console' extra ({e.name} is missing)",
+            file=sys.stderr,
+        )
+        return 2
+    return server.run(
+        args.listen,
+        args.addr,
+        gateway_ca=args.gateway_ca,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        secure_cookies=args.secure_cookies,
+        port_file=args.port_file,
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -42,6 +62,25 @@ def parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP transport: listen address")
     mcp.add_argument("--port", type=int, default=8765, help="HTTP transport: port")
     mcp.set_defaults(func=_mcp)
+    con = sub.add_parser(
+        "console", help="serve the web console for people (review, inspect, erase)"
+    )
+    con.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT to serve on")
+    con.add_argument(
+        "--addr",
+        default=os.environ.get("AGENTMEM_ADDR", "127.0.0.1:50051"),
+        help="gateway address (env AGENTMEM_ADDR)",
+    )
+    con.add_argument("--gateway-ca", help="CA file: reach the gateway over TLS")
+    con.add_argument("--tls-cert", help="serve HTTPS with this certificate (cookies become Secure)")
+    con.add_argument("--tls-key", help="the certificate's private key")
+    con.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="mark cookies Secure (behind a proxy that terminates TLS)",
+    )
+    con.add_argument("--port-file", help="write the bound port here once serving")
+    con.set_defaults(func=_console)
     ht = sub.add_parser("hash-token", help="print the sha256 to put in auth.api_keys for a token")
     ht.add_argument("token", help="the token, or - to read it from standard input")
     ht.set_defaults(func=_hash_token)

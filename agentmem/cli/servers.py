@@ -26,6 +26,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
     up.add_argument("--data-dir", default="./data", help="where the SQLite database lives")
     up.add_argument("--port-file", help="write the gateway's bound port here once serving")
+    up.add_argument("--console", metavar="HOST:PORT", help="also serve the web console here")
     up.set_defaults(func=cmd_up)
 
     gw = sub.add_parser("gateway", help="run the gateway (protocol_svc) alone")
@@ -88,6 +89,9 @@ def _serve(starting, name: str, port_file: str | None) -> int:  # type: ignore[n
 
 def cmd_up(args: argparse.Namespace) -> int:
     """Starts the runtime on a loopback port, then the gateway in front of it."""
+    # Until the supervisor takes over, SIGTERM unwinds through `_stop` instead of orphaning
+    # the services already started.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     settings = _load(args.config)
     env = dict(os.environ)
     env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
@@ -153,6 +157,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                 f"data in {Path(args.data_dir).resolve()})",
                 flush=True,
             )
+            if args.console:
+                near = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
+                procs.append(_start_console(base, args.console, f"{near}:{gport}", tmp, env))
             if dev_token:
                 print("dev credential (tenant 'dev', every scope) — shown once:", flush=True)
                 print(
@@ -161,6 +168,19 @@ def cmd_up(args: argparse.Namespace) -> int:
             return _supervise(procs)
         finally:
             _stop(procs)
+
+
+def _start_console(
+    base: list[str], listen: str, gateway: str, tmp: str, env: dict[str, str]
+) -> subprocess.Popen:
+    """The console beside the gateway; it prints its own address once serving."""
+    port_file = Path(tmp, "console.port")
+    proc = subprocess.Popen(
+        [*base, "console", "--listen", listen, "--addr", gateway, "--port-file", str(port_file)],
+        env={k: v for k, v in env.items() if k != "AGENTMEM_INTERNAL__TOKEN"},  # not its to hold
+    )
+    _wait_for_port(port_file, proc)
+    return proc
 
 
 def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> int:

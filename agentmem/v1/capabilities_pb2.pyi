@@ -22,11 +22,23 @@ class Capability(_message.Message):
     def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., experimental: _Optional[bool] = ...) -> None: ...
 
 class GetCapabilitiesResponse(_message.Message):
-    __slots__ = ("api_version", "capabilities", "insert_policy")
+    __slots__ = ("api_version", "capabilities", "insert_policy", "caller")
     API_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     INSERT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
     api_version: str
     capabilities: _containers.RepeatedCompositeFieldContainer[Capability]
     insert_policy: _common_pb2.InsertPolicy
-    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ...) -> None: ...
+    caller: Caller
+    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class Caller(_message.Message):
+    __slots__ = ("principal_id", "principal_kind", "scopes")
+    PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_KIND_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    principal_id: str
+    principal_kind: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -1,0 +1,6 @@
+"""The web console: a person's view of their memory, through the public gateway only.
+
+`agentmem console` serves server-rendered pages (Starlette + Jinja2, plain forms, a few
+lines of script for live updates over Server-Sent Events). Every action is one public RPC
+made with the signed-in person's own API key; the console holds no policy and no data.
+"""

@@ -1,0 +1,296 @@
+"""Every call the console makes: public gateway RPCs with the signed-in person's own token.
+
+This is the console's only gRPC module (no other module imports a stub), so it can be
+swapped for the typed Python client in one place. Failures become `GatewayError`, decoded
+from the status's ErrorInfo by `agentmem.core.grpc_errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.v1 import (
+    audit_pb2,
+    capabilities_pb2,
+    common_pb2,
+    events_pb2,
+    facts_pb2,
+    foreign_pb2,
+    memory_service_pb2_grpc,
+    retrieval_pb2,
+    review_pb2,
+    sources_pb2,
+    thread_mode_pb2,
+)
+
+TIMEOUT_S = 15.0
+CLASSIFICATIONS = {
+    "active": sources_pb2.CLASSIFICATION_ACTIVE,
+    "cold": sources_pb2.CLASSIFICATION_COLD,
+}
+STATUSES = {
+    "active": sources_pb2.STATUS_ACTIVE,
+    "pending_review": sources_pb2.STATUS_PENDING_REVIEW,
+    "rejected": sources_pb2.STATUS_REJECTED,
+}
+STATES = {
+    name.removeprefix("EFFECTIVE_RETRIEVAL_STATE_").lower(): value
+    for name, value in sources_pb2.EffectiveRetrievalState.items()
+    if value
+}
+KINDS = {
+    name.removeprefix("SOURCE_KIND_").lower(): value
+    for name, value in sources_pb2.SourceKind.items()
+    if value
+}
+MODES = {"enabled": common_pb2.MEMORY_MODE_ENABLED, "disabled": common_pb2.MEMORY_MODE_DISABLED}
+DECISIONS = {"approve": review_pb2.DECISION_APPROVE, "reject": review_pb2.DECISION_REJECT}
+LIVE_KINDS = (
+    events_pb2.EVENT_KIND_MEMORY_INSERTED,
+    events_pb2.EVENT_KIND_MEMORY_REVIEWED,
+    events_pb2.EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED,
+    events_pb2.EVENT_KIND_SOURCE_REVOKED,
+    events_pb2.EVENT_KIND_SOURCE_ERASED,
+)
+
+
+@dataclass(frozen=True)
+class GatewayError(Exception):
+    """A refusal or failure of the gateway, as its error model states it."""
+
+    code: str
+    reason: str
+    message: str
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def current_revision(self) -> int | None:
+        value = self.metadata.get("current_revision")
+        return int(value) if value and value.isdigit() else None
+
+
+def _decode(err: grpc.RpcError) -> GatewayError:
+    info = error_info(status_of_call(err))
+    code = err.code().name if callable(getattr(err, "code", None)) else "UNKNOWN"
+    details = err.details() if callable(getattr(err, "details", None)) else ""
+    return GatewayError(
+        code=code,
+        reason=info.reason if info else code,
+        message=details or "",
+        metadata=dict(info.metadata) if info else {},
+    )
+
+
+class Gateway:
+    """One channel to the gateway shared by every session; the token goes on each call."""
+
+    def __init__(self, address: str, credentials: grpc.ChannelCredentials | None = None) -> None:
+        self.address = address
+        self._credentials = credentials
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: Any = None
+
+    async def open(self) -> None:
+        self._channel = (
+            grpc.aio.secure_channel(self.address, self._credentials)
+            if self._credentials
+            else grpc.aio.insecure_channel(self.address)
+        )
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(self._channel)
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+
+    async def _call(self, method: str, request: Any, token: str) -> Any:
+        try:
+            return await getattr(self._stub, method)(
+                request, metadata=_auth(token), timeout=TIMEOUT_S
+            )
+        except grpc.RpcError as e:
+            raise _decode(e) from None
+
+    # Who is signed in
+    async def capabilities(self, token: str) -> capabilities_pb2.GetCapabilitiesResponse:
+        return await self._call("GetCapabilities", capabilities_pb2.GetCapabilitiesRequest(), token)
+
+    # Review
+    async def memories(
+        self, token: str, status: str, page_token: str = "", page_size: int = 50
+    ) -> review_pb2.ListMemoriesResponse:
+        filters = {
+            "pending_review": review_pb2.MEMORY_STATUS_FILTER_PENDING_REVIEW,
+            "active": review_pb2.MEMORY_STATUS_FILTER_ACTIVE,
+            "rejected": review_pb2.MEMORY_STATUS_FILTER_REJECTED,
+            "all": review_pb2.MEMORY_STATUS_FILTER_ALL,
+        }
+        return await self._call(
+            "ListMemories",
+            review_pb2.ListMemoriesRequest(
+                status_filter=filters[status], page_size=page_size, page_token=page_token
+            ),
+            token,
+        )
+
+    async def review(
+        self, token: str, source_id: str, expected_revision: int, decision: str
+    ) -> review_pb2.ReviewMemoryResponse:
+        return await self._call(
+            "ReviewMemory",
+            review_pb2.ReviewMemoryRequest(
+                source_id=source_id,
+                expected_revision=expected_revision,
+                decision=DECISIONS[decision],
+            ),
+            token,
+        )
+
+    # Sources
+    async def sources(
+        self, token: str, filters: dict[str, str], page_token: str = "", page_size: int = 25
+    ) -> sources_pb2.ListSourcesResponse:
+        f = sources_pb2.SourceFilter(
+            classification=CLASSIFICATIONS.get(filters.get("classification", ""), 0),
+            status=STATUSES.get(filters.get("status", ""), 0),
+            effective_state=STATES.get(filters.get("state", ""), 0),
+            source_kind=KINDS.get(filters.get("kind", ""), 0),
+            thread_id=filters.get("thread", ""),
+        )
+        return await self._call(
+            "ListSources",
+            sources_pb2.ListSourcesRequest(page_size=page_size, page_token=page_token, filter=f),
+            token,
+        )
+
+    async def source(self, token: str, source_id: str, content: bool) -> sources_pb2.Source:
+        return await self._call(
+            "GetSource",
+            sources_pb2.GetSourceRequest(source_id=source_id, include_content=content),
+            token,
+        )
+
+    async def classify(
+        self, token: str, source_id: str, expected_revision: int, classification: str
+    ) -> sources_pb2.SetSourceClassificationResponse:
+        return await self._call(
+            "SetSourceClassification",
+            sources_pb2.SetSourceClassificationRequest(
+                source_id=source_id,
+                expected_revision=expected_revision,
+                classification=CLASSIFICATIONS[classification],
+            ),
+            token,
+        )
+
+    async def revoke(
+        self, token: str, source_id: str, reason: str
+    ) -> foreign_pb2.RevokeSourceResponse:
+        return await self._call(
+            "RevokeSource",
+            foreign_pb2.RevokeSourceRequest(source_id=source_id, reason=reason),
+            token,
+        )
+
+    async def readback(self, token: str, source_id: str) -> foreign_pb2.ReadbackSourceResponse:
+        return await self._call(
+            "ReadbackSource", foreign_pb2.ReadbackSourceRequest(source_id=source_id), token
+        )
+
+    async def erase(
+        self, token: str, source_id: str, expected_revision: int, reason: str
+    ) -> foreign_pb2.EraseSourceResponse:
+        return await self._call(
+            "EraseSource",
+            foreign_pb2.EraseSourceRequest(
+                source_id=source_id, expected_revision=expected_revision, reason=reason
+            ),
+            token,
+        )
+
+    # Retrieval, facts
+    async def explain(
+        self, token: str, query: str, thread_id: str, limit: int
+    ) -> retrieval_pb2.ExplainRetrievalResponse:
+        return await self._call(
+            "ExplainRetrieval",
+            retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
+            token,
+        )
+
+    async def facts(
+        self, token: str, query: str, save_intent_source: str
+    ) -> facts_pb2.SearchFactsResponse:
+        return await self._call(
+            "SearchFacts",
+            facts_pb2.SearchFactsRequest(query=query, save_intent_source=save_intent_source),
+            token,
+        )
+
+    async def profile(self, token: str, save_intent_source: str) -> facts_pb2.GetProfileResponse:
+        return await self._call(
+            "GetProfile", facts_pb2.GetProfileRequest(save_intent_source=save_intent_source), token
+        )
+
+    # Thread memory mode
+    async def thread_mode(
+        self, token: str, thread_id: str
+    ) -> thread_mode_pb2.ReadThreadMemoryModeResponse:
+        return await self._call(
+            "ReadThreadMemoryMode",
+            thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=thread_id),
+            token,
+        )
+
+    async def set_thread_mode(
+        self, token: str, thread_id: str, expected_revision: int, mode: str
+    ) -> thread_mode_pb2.SetThreadMemoryModeResponse:
+        return await self._call(
+            "SetThreadMemoryMode",
+            thread_mode_pb2.SetThreadMemoryModeRequest(
+                thread_id=thread_id, expected_revision=expected_revision, mode=MODES[mode]
+            ),
+            token,
+        )
+
+    # Activity
+    async def receipts(
+        self, token: str, target_id: str = "", page_token: str = "", page_size: int = 50
+    ) -> audit_pb2.ListAuditReceiptsResponse:
+        return await self._call(
+            "ListAuditReceipts",
+            audit_pb2.ListAuditReceiptsRequest(
+                target_id=target_id, page_size=page_size, page_token=page_token
+            ),
+            token,
+        )
+
+    async def verify_chain(self, token: str) -> audit_pb2.VerifyAuditChainResponse:
+        return await self._call("VerifyAuditChain", audit_pb2.VerifyAuditChainRequest(), token)
+
+    # Live updates
+    async def watch(
+        self, token: str, after_sequence: int, kinds: Sequence[int] = LIVE_KINDS
+    ) -> AsyncIterator[events_pb2.Event]:
+        """The tenant's events after `after_sequence`, until the caller stops reading."""
+        call = self._stub.WatchEvents(
+            events_pb2.WatchEventsRequest(after_sequence=after_sequence, kinds=list(kinds)),
+            metadata=_auth(token),
+        )
+        try:
+            async for response in call:
+                yield response.event
+        except grpc.RpcError as e:
+            raise _decode(e) from None
+        finally:
+            with contextlib.suppress(Exception):
+                call.cancel()
+
+
+def _auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)

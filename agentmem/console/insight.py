@@ -1,0 +1,107 @@
+"""Read-only views: why a query retrieves what it does, facts and profile, thread modes,
+and the audit trail with its chain check."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agentmem.console import labels
+from agentmem.console.gateway import MODES, GatewayError
+from agentmem.console.web import console, done, form, integer, refused, render, signed_in
+
+MAX_QUERY = 500
+
+
+async def explain(request: Request) -> Response:
+    session = signed_in(request)
+    query = request.query_params.get("q", "").strip()[:MAX_QUERY]
+    thread = request.query_params.get("thread", "").strip()
+    limit = request.query_params.get("limit", "5")
+    limit_n = int(limit) if limit.isdigit() and 0 < int(limit) <= 50 else 5
+    result = None
+    if query:
+        try:
+            result = await console(request).gateway.explain(session.token, query, thread, limit_n)
+        except GatewayError as e:
+            return refused(request, session, e, back="/explain")
+    return render(
+        request,
+        "explain.html",
+        session,
+        query=query,
+        thread=thread,
+        limit=limit_n,
+        result=result,
+        reasons=labels.REASONS,
+    )
+
+
+async def facts(request: Request) -> Response:
+    session = signed_in(request)
+    query = request.query_params.get("q", "").strip()[:MAX_QUERY]
+    source = request.query_params.get("save_intent_source", "").strip()[:64]
+    gateway = console(request).gateway
+    try:
+        found = await gateway.facts(session.token, query, source)
+        profile = await gateway.profile(session.token, source)
+    except GatewayError as e:
+        return refused(request, session, e, back="/inbox")
+    return render(
+        request, "facts.html", session, query=query, source=source, facts=found, profile=profile
+    )
+
+
+async def threads(request: Request) -> Response:
+    session = signed_in(request)
+    thread = request.query_params.get("thread", "").strip()[:128]
+    mode = None
+    if thread:
+        try:
+            mode = await console(request).gateway.thread_mode(session.token, thread)
+        except GatewayError as e:
+            return refused(request, session, e, back="/threads")
+    return render(request, "threads.html", session, thread=thread, mode=mode)
+
+
+async def set_thread_mode(request: Request) -> Response:
+    session, data = await form(request)
+    thread = str(data.get("thread_id", ""))
+    mode = str(data.get("mode", ""))
+    back = "/threads?" + urlencode({"thread": thread})
+    if mode not in MODES:
+        return render(request, "refused.html", session, 400, explanation="Unknown mode.")
+    try:
+        await console(request).gateway.set_thread_mode(
+            session.token, thread, integer(data, "expected_revision"), mode
+        )
+    except GatewayError as e:
+        return refused(request, session, e, back=back)
+    return done(session, f"Memory is now {mode} for thread {thread}.", back)
+
+
+async def activity(request: Request) -> Response:
+    session = signed_in(request)
+    target = request.query_params.get("target", "").strip()[:128]
+    if not session.caller.may("memory.admin"):  # type: ignore[union-attr]
+        return render(request, "activity.html", session, page=None, target=target, verified=None)
+    try:
+        page = await console(request).gateway.receipts(
+            session.token, target, request.query_params.get("page", "")
+        )
+    except GatewayError as e:
+        return refused(request, session, e, back="/inbox")
+    return render(request, "activity.html", session, page=page, target=target, verified=None)
+
+
+async def verify(request: Request) -> Response:
+    session, _ = await form(request)
+    gateway = console(request).gateway
+    try:
+        verified = await gateway.verify_chain(session.token)
+        page = await gateway.receipts(session.token)
+    except GatewayError as e:
+        return refused(request, session, e, back="/activity")
+    return render(request, "activity.html", session, page=page, target="", verified=verified)
