@@ -159,6 +159,7 @@ class Methods:
         status: str | int | None = None,
         source_kind: str | int | None = None,
         thread_id: str = "",
+        effective_state: str | int | None = None,
         timeout: float | None = None,
     ) -> sources_pb2.ListSourcesResponse:
         return self._call(
@@ -173,6 +174,11 @@ class Methods:
                     status=enum_value(sources_pb2.Status, "STATUS_", status),
                     source_kind=enum_value(sources_pb2.SourceKind, "SOURCE_KIND_", source_kind),
                     thread_id=thread_id,
+                    effective_state=enum_value(
+                        sources_pb2.EffectiveRetrievalState,
+                        "EFFECTIVE_RETRIEVAL_STATE_",
+                        effective_state,
+                    ),
                 ),
             ),
             timeout,
@@ -209,7 +215,7 @@ class Methods:
 
     # retrieval
     def search_memories(
-        self, *, query: str, thread_id: str = "", limit: int = 0, timeout: float | None = None
+        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
     ) -> retrieval_pb2.SearchMemoriesResponse:
         return self._call(
             "SearchMemories",
@@ -222,7 +228,7 @@ class Methods:
         *,
         query: str,
         thread_id: str = "",
-        token_budget: int = 0,
+        token_budget: int = 500,
         timeout: float | None = None,
     ) -> retrieval_pb2.AssemblePromptResponse:
         return self._call(
@@ -234,7 +240,7 @@ class Methods:
         )
 
     def explain_retrieval(
-        self, *, query: str, thread_id: str = "", limit: int = 0, timeout: float | None = None
+        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
     ) -> retrieval_pb2.ExplainRetrievalResponse:
         return self._call(
             "ExplainRetrieval",
@@ -331,7 +337,7 @@ class Methods:
         )
 
     def ask(
-        self, *, question: str, token_budget: int = 0, timeout: float | None = None
+        self, *, question: str, token_budget: int = 300, timeout: float | None = None
     ) -> facts_pb2.AskResponse:
         return self._call(
             "Ask", facts_pb2.AskRequest(question=question, token_budget=token_budget), timeout
