@@ -89,7 +89,7 @@ class Methods:
     # thread memory mode
     def read_thread_memory_mode(
         self, *, thread_id: str, timeout: float | None = None
-    ) -> thread_mode_pb2.ThreadMemoryMode:
+    ) -> thread_mode_pb2.ReadThreadMemoryModeResponse:
         return self._call(
             "ReadThreadMemoryMode",
             thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=thread_id),

@@ -74,10 +74,7 @@ def test_policy_and_review_commands(cli):
         cli.json("memories", "list", "--status", "pending_review")["memories"][0]["source_id"]
         == sid
     )
-    assert (
-        cli.json("memories", "review", sid, "approve")["status"]
-        == "STATUS_ACTIVE"
-    )
+    assert cli.json("memories", "review", sid, "approve")["status"] == "STATUS_ACTIVE"
 
 
 def test_foreign_commands(cli, tmp_path, monkeypatch, capsys):

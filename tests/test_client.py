@@ -84,9 +84,11 @@ def test_idempotent_calls_and_keyed_inserts_are_retried_until_the_gateway_answer
 
     policy = RetryPolicy(attempts=100, initial=0.05, maximum=0.2, deadline=30, before_sleep=None)
     # A non-idempotent call is never retried: the first UNAVAILABLE is raised.
-    with Client(f"127.0.0.1:{port}", ADMIN_A.token, retry=policy) as c:
-        with pytest.raises(errors.Unavailable):
-            c.insert_memory(content="no request id, no retry")
+    with (
+        Client(f"127.0.0.1:{port}", ADMIN_A.token, retry=policy) as c,
+        pytest.raises(errors.Unavailable),
+    ):
+        c.insert_memory(content="no request id, no retry")
     retrying = RetryPolicy(
         attempts=100, initial=0.05, maximum=0.2, deadline=30, before_sleep=bring_up_gateway
     )
@@ -182,9 +184,7 @@ def test_tls_settings(monkeypatch, tmp_path):
 
 def test_async_client(stack):
     async def main() -> None:
-        async with AsyncClient(
-            stack.address, ADMIN_A.token, retry=NO_RETRY, experimental=()
-        ) as c:
+        async with AsyncClient(stack.address, ADMIN_A.token, retry=NO_RETRY, experimental=()) as c:
             r = await c.set_thread_memory_mode(thread_id="t", mode="disabled", expected_revision=0)
             assert r.revision == 1
             with pytest.raises(errors.RevisionMismatch) as e:
