@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 
-.PHONY: install run test proto proto-check lint format bench clean
+.PHONY: install run test wheel-test proto proto-check lint format bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,9 @@ run: install ## both services on embedded SQLite; prints a dev credential
 
 test: install ## the whole suite, through real servers
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
+	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py
 
 proto: install ## regenerate Python code and JSON Schemas from protos/
 	$(BIN)/python scripts/codegen.py
@@ -40,4 +43,4 @@ bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache data
+	rm -rf $(VENV) .pytest_cache data build dist
