@@ -234,8 +234,11 @@ def test_reader_export_has_no_text_and_import_says_why(stack, tmp_path):
 
 
 def test_mcp_without_the_extra_names_it(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "mcp", None)
+    for name in [*sys.modules, "mcp"]:  # as if the extra were not installed
+        if name == "mcp" or name.startswith("mcp."):
+            monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "agentmem.mcp_server", raising=False)
+    monkeypatch.delattr(agentmem, "mcp_server", raising=False)
     monkeypatch.setenv("AGENTMEM_TOKEN", "t")
     with pytest.raises(SystemExit) as e:
         main(["mcp"])
