@@ -7,7 +7,7 @@ LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 
-.PHONY: install run test fuzz proto proto-check lint format bench clean
+.PHONY: install run test fuzz wheel-test proto proto-check lint format bench clean
 
 install: $(STAMP)
 
@@ -29,6 +29,9 @@ fuzz: install ## the source lifecycle's model-based test, many more sequences th
 	AGENTMEM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) AGENTMEM_FUZZ_STEPS=$(FUZZ_STEPS) \
 		$(BIN)/pytest -q -p no:timeout tests/test_lifecycle_model.py
 
+wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
+	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py
+
 proto: install ## regenerate Python code and JSON Schemas from protos/
 	$(BIN)/python scripts/codegen.py
 
@@ -47,4 +50,4 @@ bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache data
+	rm -rf $(VENV) .pytest_cache data build dist

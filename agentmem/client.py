@@ -1,53 +1,399 @@
-"""A small Python client: the generated stub with your bearer token on every call.
+"""The typed Python client of the public API: `Client` (blocking) and `AsyncClient` (asyncio).
 
-from agentmem.client import connect
-from agentmem.v1 import thread_mode_pb2
+    import agentmem
 
-with connect("127.0.0.1:50051", token) as client:
-    client.ReadThreadMemoryMode(thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id="t1"))
+    with agentmem.Client() as memory:          # AGENTMEM_ADDR / AGENTMEM_TOKEN by default
+        saved = memory.insert_memory(
+            content="I prefer window seats", save_intent="explicit_user_request",
+            request_id="turn-42",                # makes the insert safe to retry
+        )
+        for hit in memory.search_memories(query="seat preference", limit=5).hits:
+            print(hit.source_id, hit.snippet)
+
+Every method takes keyword arguments and returns the response message; a failure raises
+a typed `agentmem.client_errors.ApiError` subclass decoded from the ErrorInfo. Idempotent
+calls (reads, and inserts carrying a `request_id`) are retried on UNAVAILABLE with
+exponential backoff (tenacity). `watch()` iterates events and resumes from the last
+sequence it saw across disconnects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import copy
+import dataclasses
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
 
-from agentmem.v1 import memory_service_pb2_grpc
+from agentmem.client_errors import ApiError, SubscriberTooSlow, Unavailable, from_grpc_error
+from agentmem.client_methods import IDEMPOTENT, Methods, event_kinds, target_of
+from agentmem.core import experimental as experimental_optin
+from agentmem.v1 import events_pb2, memory_service_pb2_grpc
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+ENV_ADDRESS = "AGENTMEM_ADDR"
+ENV_TOKEN = "AGENTMEM_TOKEN"
+ENV_CA_FILE = "AGENTMEM_CA_FILE"  # PEM roots; setting it turns TLS on
+ENV_TLS = "AGENTMEM_TLS"  # "1" for TLS with the system roots
+ENV_EXPERIMENTAL = "AGENTMEM_EXPERIMENTAL"  # comma-separated capabilities to opt in to
 
 
-class MemoryClient:
-    """Every MemoryService method, called with `authorization: Bearer <token>`."""
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of idempotent calls on UNAVAILABLE, and watch() reconnects."""
 
-    def __init__(self, channel: grpc.Channel, token: str) -> None:
-        self.channel = channel
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    attempts: int = 5
+    initial: float = 0.1
+    maximum: float = 2.0
+    deadline: float = 30.0
+    # Called before each wait (tenacity's before_sleep), e.g. to log.
+    before_sleep: Callable[[RetryCallState], None] | None = None
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
+    def tenacity(self) -> dict[str, Any]:
+        return {
+            "retry": retry_if_exception_type(Unavailable),
+            "stop": stop_after_attempt(self.attempts) | stop_after_delay(self.deadline),
+            "wait": wait_exponential_jitter(
+                multiplier=self.initial, max=self.maximum, jitter=self.initial
+            ),
+            "reraise": True,
+            **({"before_sleep": self.before_sleep} if self.before_sleep else {}),
+        }
+
+    def backoff(self, failures: int) -> float:
+        return min(self.maximum, self.initial * 2 ** max(0, failures - 1))
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+
+
+@dataclass(frozen=True)
+class Settings:
+    address: str
+    token: str
+    credentials: grpc.ChannelCredentials | None
+    server_name: str | None
+    experimental: frozenset[str]
+    retry: RetryPolicy
+    timeout: float | None
+
+
+def _settings(
+    address: str | None,
+    token: str | None,
+    tls: bool | None,
+    root_certificates: bytes | str | Path | None,
+    server_name: str | None,
+    experimental: Iterable[str] | None,
+    retry: RetryPolicy | None,
+    timeout: float | None,
+) -> Settings:
+    address = address or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
+    token = token if token is not None else os.environ.get(ENV_TOKEN, "")
+    roots = root_certificates if root_certificates is not None else os.environ.get(ENV_CA_FILE)
+    if tls is None:
+        tls = bool(roots) or os.environ.get(ENV_TLS, "").lower() in ("1", "true", "yes")
+    credentials = None
+    if tls:
+        pem = Path(roots).read_bytes() if isinstance(roots, (str, Path)) and roots else roots
+        credentials = grpc.ssl_channel_credentials(root_certificates=pem or None)
+    if experimental is None:
+        experimental = os.environ.get(ENV_EXPERIMENTAL, "").split(",")
+    return Settings(
+        address=address,
+        token=token,
+        credentials=credentials,
+        server_name=server_name,
+        experimental=experimental_optin.decode(experimental),
+        retry=retry or RetryPolicy(),
+        timeout=timeout,
+    )
+
+
+class _Base(Methods):
+    def __init__(
+        self,
+        address: str | None = None,
+        token: str | None = None,
+        *,
+        tls: bool | None = None,
+        root_certificates: bytes | str | Path | None = None,
+        server_name: str | None = None,
+        experimental: Iterable[str] | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = 30.0,
+        options: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        """`address`/`token` default to AGENTMEM_ADDR / AGENTMEM_TOKEN. TLS is on when
+        `tls=True`, `root_certificates` (PEM bytes or a file) or AGENTMEM_CA_FILE is given.
+        `experimental` names the experimental capabilities this client accepts (default:
+        AGENTMEM_EXPERIMENTAL)."""
+        self.settings = _settings(
+            address, token, tls, root_certificates, server_name, experimental, retry, timeout
+        )
+        self._owns_channel = True
+        self._channel_options = list(options)
+
+    @property
+    def address(self) -> str:
+        return self.settings.address
+
+    def _options(self) -> list[tuple[str, Any]]:
+        name = self.settings.server_name
+        override = [("grpc.ssl_target_name_override", name)] if name else []
+        return [*self._channel_options, *override]
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The request metadata every call carries: the bearer token and the opt-in."""
+        entries: list[tuple[str, str]] = []
+        if self.settings.token:
+            entries.append(("authorization", f"Bearer {self.settings.token}"))
+        if self.settings.experimental:
+            entries.append(
+                (
+                    experimental_optin.METADATA_KEY,
+                    experimental_optin.encode(self.settings.experimental),
+                )
+            )
+        return tuple(entries)
+
+    def with_token(self, token: str) -> Any:
+        """The same client (sharing its connection) acting with another credential."""
+        other = copy.copy(self)
+        other.settings = dataclasses.replace(self.settings, token=token)
+        other._owns_channel = False
+        return other
+
+    def _idempotent(self, name: str, request: Any) -> bool:
+        return name in IDEMPOTENT or (name == "InsertMemory" and bool(request.request_id))
+
+
+class Client(_Base):
+    """Blocking client. Use as a context manager, or call `close()`."""
+
+    def __init__(self, address: str | None = None, token: str | None = None, **kwargs: Any):
+        super().__init__(address, token, **kwargs)
+        s = self.settings
+        self.channel = (
+            grpc.secure_channel(s.address, s.credentials, options=self._options())
+            if s.credentials
+            else grpc.insecure_channel(s.address, options=self._options())
+        )
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
+
+    def _call(self, name: str, request: Any, timeout: float | None) -> Any:
         method = getattr(self._stub, name)
+        target = target_of(request)
 
-        def call(request: Any, metadata: tuple = (), **kwargs: Any) -> Any:
-            return method(request, metadata=(*self._metadata, *metadata), **kwargs)
+        def once() -> Any:
+            try:
+                return method(
+                    request, metadata=self.metadata(), timeout=timeout or self.settings.timeout
+                )
+            except grpc.RpcError as e:
+                raise from_grpc_error(e, target) from None
 
-        call.future = lambda request, **kw: method.future(request, metadata=self._metadata, **kw)  # type: ignore[attr-defined]
-        return call
+        if not self._idempotent(name, request):
+            return once()
+        return Retrying(**self.settings.retry.tenacity())(once)
+
+    def watch(
+        self, *, after_sequence: int = 0, kinds: Iterable[str | int] = ()
+    ) -> Iterator[events_pb2.Event]:
+        """Events after `after_sequence`, forever. On a disconnect (UNAVAILABLE, a slow
+        subscriber cut off, the stream ending) it reconnects from the last sequence it
+        yielded, so nothing is missed or repeated; it gives up after the retry policy's
+        deadline without progress and raises the last error."""
+        last, wanted = after_sequence, event_kinds(kinds)
+        policy, failures, failing_since = self.settings.retry, 0, 0.0
+        while True:
+            call = self._stub.WatchEvents(
+                events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
+                metadata=self.metadata(),
+            )
+            try:
+                for item in call:
+                    failures = 0
+                    last = item.event.sequence
+                    yield item.event
+                err: ApiError = Unavailable("the event stream ended")
+            except grpc.RpcError as e:
+                err = from_grpc_error(e)
+                if not isinstance(err, (Unavailable, SubscriberTooSlow)):
+                    raise err from None
+            finally:
+                call.cancel()
+            failures += 1
+            now = time.monotonic()
+            failing_since = now if failures == 1 else failing_since
+            if now - failing_since > policy.deadline:
+                raise err
+            time.sleep(policy.backoff(failures))
+
+    @property
+    def stub(self) -> Any:
+        """The generated stub's methods (request messages in, responses out), each with
+        this client's metadata, retries and typed errors."""
+        return _RawStub(self)
+
+    def __getattr__(self, name: str) -> Any:
+        # `client.InsertMemory(request)`: the stub's method with this client's metadata.
+        if name[:1].isupper():
+            return getattr(_RawStub(self), name)
+        raise AttributeError(name)
 
     def close(self) -> None:
-        self.channel.close()
+        if self._owns_channel:
+            self.channel.close()
 
-    def __enter__(self) -> MemoryClient:
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
+class _RawStub:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        client = self._client
+        method = getattr(client._stub, name)
+
+        def call(request: Any, metadata: tuple = (), timeout: float | None = None) -> Any:
+            if metadata:
+                try:
+                    return method(
+                        request, metadata=(*client.metadata(), *metadata), timeout=timeout
+                    )
+                except grpc.RpcError as e:
+                    raise from_grpc_error(e, target_of(request)) from None
+            if name == "WatchEvents":
+                return method(request, metadata=client.metadata(), timeout=timeout)
+            return client._call(name, request, timeout)
+
+        call.future = lambda request, **kw: method.future(  # type: ignore[attr-defined]
+            request, metadata=client.metadata(), **kw
+        )
+        return call
+
+
+class AsyncClient(_Base):
+    """asyncio client: the same methods as `Client`, each a coroutine."""
+
+    def __init__(self, address: str | None = None, token: str | None = None, **kwargs: Any):
+        super().__init__(address, token, **kwargs)
+        self._channel: grpc.aio.Channel | None = None
+        self._stub_: Any = None
+
+    @property
+    def _stub(self) -> Any:
+        if self._stub_ is None:  # made on first use, inside the running event loop
+            s = self.settings
+            self._channel = (
+                grpc.aio.secure_channel(s.address, s.credentials, options=self._options())
+                if s.credentials
+                else grpc.aio.insecure_channel(s.address, options=self._options())
+            )
+            self._stub_ = memory_service_pb2_grpc.MemoryServiceStub(self._channel)
+        return self._stub_
+
+    def with_token(self, token: str) -> AsyncClient:
+        other: AsyncClient = super().with_token(token)
+        _ = self._stub  # share one channel
+        return other
+
+    async def _call(self, name: str, request: Any, timeout: float | None) -> Any:  # type: ignore[override]
+        method = getattr(self._stub, name)
+        target = target_of(request)
+
+        async def once() -> Any:
+            try:
+                return await method(
+                    request, metadata=self.metadata(), timeout=timeout or self.settings.timeout
+                )
+            except grpc.RpcError as e:
+                raise from_grpc_error(e, target) from None
+
+        if not self._idempotent(name, request):
+            return await once()
+        async for attempt in AsyncRetrying(**self.settings.retry.tenacity()):
+            with attempt:
+                return await once()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def watch(
+        self, *, after_sequence: int = 0, kinds: Iterable[str | int] = ()
+    ) -> AsyncIterator[events_pb2.Event]:
+        """As `Client.watch`, as an async iterator."""
+        last, wanted = after_sequence, event_kinds(kinds)
+        policy, failures, failing_since = self.settings.retry, 0, 0.0
+        while True:
+            call = self._stub.WatchEvents(
+                events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
+                metadata=self.metadata(),
+            )
+            try:
+                async for item in call:
+                    failures = 0
+                    last = item.event.sequence
+                    yield item.event
+                err: ApiError = Unavailable("the event stream ended")
+            except grpc.RpcError as e:
+                err = from_grpc_error(e)
+                if not isinstance(err, (Unavailable, SubscriberTooSlow)):
+                    raise err from None
+            finally:
+                call.cancel()
+            failures += 1
+            now = time.monotonic()
+            failing_since = now if failures == 1 else failing_since
+            if now - failing_since > policy.deadline:
+                raise err
+            await asyncio.sleep(policy.backoff(failures))
+
+    async def close(self) -> None:
+        if self._channel is not None and self._owns_channel:
+            await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
 def connect(
-    address: str, token: str, credentials: grpc.ChannelCredentials | None = None
-) -> MemoryClient:
-    channel = (
-        grpc.secure_channel(address, credentials) if credentials else grpc.insecure_channel(address)
-    )
-    return MemoryClient(channel, token)
+    address: str,
+    token: str,
+    credentials: grpc.ChannelCredentials | None = None,
+    **kwargs: Any,
+) -> Client:
+    """A `Client` for `address` with `token` (kept for scripts written against 0.1: no
+    retries unless `retry=` says otherwise)."""
+    kwargs.setdefault("retry", NO_RETRY)
+    client = Client(address, token, **kwargs)
+    if credentials is not None:
+        client.channel.close()
+        client.channel = grpc.secure_channel(address, credentials)
+        client._stub = memory_service_pb2_grpc.MemoryServiceStub(client.channel)
+    return client
+
+
+MemoryClient = Client  # the 0.1 name

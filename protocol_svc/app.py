@@ -13,6 +13,7 @@ from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import memory_service_pb2_grpc
 from protocol_svc.auth import Authenticator
+from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.servicer import CALL, MemoryServicer
@@ -20,7 +21,7 @@ from protocol_svc.servicer import CALL, MemoryServicer
 
 def admission(settings: Settings, authenticator: Authenticator):  # type: ignore[no-untyped-def]
     """authenticate → authorize (scope) → capability; validation follows in the servicer."""
-    capabilities = settings.capabilities.model_dump()
+    gate = CapabilityGate(settings)
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
@@ -30,10 +31,8 @@ def admission(settings: Settings, authenticator: Authenticator):  # type: ignore
             raise AgentmemError(Reason.MISSING_SCOPE, detail=f"no policy entry for {method}")
         if rule.scope not in principal.scopes:
             raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": rule.scope})
-        if rule.capability and not capabilities[rule.capability]:
-            raise AgentmemError(
-                Reason.CAPABILITY_DISABLED, metadata={"capability": rule.capability}
-            )
+        if rule.capability:
+            gate.check(rule.capability, opted_in(context))
         trace_id = metadata.get("x-request-id")
         if not (isinstance(trace_id, str) and 0 < len(trace_id) <= 128 and trace_id.isprintable()):
             trace_id = secrets.token_hex(8)

@@ -9,8 +9,8 @@ from typing import Any
 
 import grpc
 
-from agentmem.core import internal_call
-from agentmem.core.config import CAPABILITIES, Settings
+from agentmem.core import experimental, internal_call
+from agentmem.core.config import CapabilityState, Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import (
@@ -21,6 +21,7 @@ from agentmem.v1 import (
     review_pb2,
 )
 from protocol_svc import validation
+from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.watch import watch
@@ -32,7 +33,6 @@ INSERT_POLICIES = {
     "require_save_intent": common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT,
     "review_pending": common_pb2.INSERT_POLICY_REVIEW_PENDING,
 }
-EXPERIMENTAL = frozenset({"foreign_sources"})
 WATCH_RECONNECT_S = 15.0
 
 
@@ -44,6 +44,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     def __init__(self, settings: Settings, runtime: RuntimeClient) -> None:
         self._settings = settings
         self._runtime = runtime
+        self._gate = CapabilityGate(settings)
 
     async def _forward(self, name: str, request: Any, context: grpc.aio.ServicerContext) -> Any:
         validation.VALIDATORS[name](request)
@@ -58,8 +59,8 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         )
 
     async def GetCapabilities(self, request, context):  # type: ignore[no-untyped-def]
-        enabled = self._settings.capabilities.model_dump()
-        if enabled["save_intent"]:  # the tenant's policy (an admin may have overridden it)
+        if self._gate.state("save_intent") is not CapabilityState.OFF:
+            # the tenant's policy (an admin may have overridden it)
             policy = (
                 await self._runtime.unary(
                     "GetInsertPolicy",
@@ -73,14 +74,10 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
         return capabilities_pb2.GetCapabilitiesResponse(
             api_version=API_VERSION,
-            capabilities=[
-                capabilities_pb2.Capability(
-                    name=n, enabled=enabled[n], experimental=n in EXPERIMENTAL
-                )
-                for n in CAPABILITIES
-            ],
+            capabilities=self._gate.describe(opted_in(context)),
             insert_policy=policy,
             caller=_caller(CALL.get()),
+            experimental_opt_in=experimental.METADATA_KEY,
         )
 
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]

@@ -23,12 +23,14 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from agentmem.client import MemoryClient, connect
+from agentmem.client import NO_RETRY, Client
+from agentmem.client_errors import from_grpc_error
 from agentmem.core import config
-from agentmem.core.grpc_errors import error_info, status_of_call
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_TOKEN = "test-internal-credential"
+# Test clients accept every experimental capability unless a test says otherwise.
+EXPERIMENTAL = ("foreign_sources",)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ class Stack:
     db_path: Path
     runtime: Any = None
     gateway: Any = None
-    clients: list[MemoryClient] = field(default_factory=list)
+    clients: list[Client] = field(default_factory=list)
     _engine: Any = None  # for `sql`, made on first use
 
     @property
@@ -159,8 +161,22 @@ class Stack:
             result = conn.execute(text(statement), params)
             return [tuple(r) for r in result] if result.returns_rows else []
 
-    def client(self, key: Key | None = None, token: str | None = None) -> MemoryClient:
-        c = connect(self.address, token if token is not None else (key or ADMIN_A).token)
+    def client(
+        self,
+        key: Key | None = None,
+        token: str | None = None,
+        experimental: tuple[str, ...] = EXPERIMENTAL,
+        **kwargs: Any,
+    ) -> Client:
+        """The typed client as `key` (default ADMIN_A), opted in to the experimental
+        capabilities and without retries unless told otherwise."""
+        kwargs.setdefault("retry", NO_RETRY)
+        c = Client(
+            self.address,
+            token if token is not None else (key or ADMIN_A).token,
+            experimental=experimental,
+            **kwargs,
+        )
         self.clients.append(c)
         return c
 
@@ -176,13 +192,11 @@ class Stack:
 
 
 def reason(err: grpc.RpcError) -> str | None:
-    info = error_info(status_of_call(err))
-    return info.reason if info else None
+    return from_grpc_error(err).reason
 
 
 def metadata_of(err: grpc.RpcError) -> dict[str, str]:
-    info = error_info(status_of_call(err))
-    return dict(info.metadata) if info else {}
+    return from_grpc_error(err).metadata
 
 
 def health(address: str, service: str = "") -> int:

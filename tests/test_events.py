@@ -7,7 +7,7 @@ import threading
 import grpc
 import pytest
 
-from agentmem.client import MemoryClient
+from agentmem.client import Client
 from agentmem.v1 import common_pb2, events_pb2
 from tests.harness import ADMIN_A, ADMIN_B, reason
 from tests.test_thread_mode import DISABLED, ENABLED, set_mode
@@ -106,10 +106,11 @@ def test_slow_subscriber_is_cut_and_can_resume(make_stack):
     client = stack.client()
     # A watcher with a small HTTP/2 window that stops reading: flow control stalls the
     # gateway's writes, its queue of 2 fills, and the watcher is cut off.
-    channel = grpc.insecure_channel(
-        stack.address, options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)]
+    slow = Client(
+        stack.address,
+        ADMIN_A.token,
+        options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)],
     )
-    slow = MemoryClient(channel, ADMIN_A.token)
     stream = slow.WatchEvents(events_pb2.WatchEventsRequest(after_sequence=0), timeout=60)
     for i in range(10):
         toggle(client, 30, thread_id=f"t{i}")

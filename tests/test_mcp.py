@@ -1,4 +1,6 @@
-"""The MCP server, driven by the MCP SDK's own client over stdio and streamable HTTP."""
+"""The MCP server, driven by the MCP SDK's own client over stdio and streamable HTTP: every
+tool, review, the full save-intent matrix, catalog errors without echo, schemas and
+annotations, and bearer-token authentication on HTTP."""
 
 from __future__ import annotations
 
@@ -9,31 +11,39 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
+from contextlib import asynccontextmanager
 
+import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from agentmem.v1 import common_pb2, review_pb2
-from tests.harness import ADMIN_A, ROOT, free_port
+import agentmem
+from tests.harness import ADMIN_A, READER_A, ROOT, free_port
 from tests.test_facts import SQUIER
 
-TOOLS = {
-    "memory_insert",
+READ_ONLY = {
     "memory_search",
     "memory_ask",
     "memory_explain",
     "memory_sources_list",
     "memory_pending_list",
-    "memory_pending_approve",
-    "memory_pending_reject",
     "memory_fact_search",
     "memory_profile_get",
     "memory_thread_mode_get",
+}
+WRITES = {
+    "memory_insert",
+    "memory_pending_approve",
+    "memory_pending_reject",
     "memory_thread_mode_set",
     "memory_source_classify",
 }
+TOOLS = READ_ONLY | WRITES
+MARKERS = ("explicit_user_request", "user_confirmed", "client_auto_save")
 
 
 def text(result) -> str:
@@ -45,18 +55,83 @@ def payload(result) -> dict:
     return result.structured_content if result.structured_content else json.loads(text(result))
 
 
-async def exercise(session: ClientSession, stack) -> None:
-    await session.initialize()
-    names = {t.name for t in (await session.list_tools()).tools}
-    assert names >= TOOLS
-    insert_tool = next(t for t in (await session.list_tools()).tools if t.name == "memory_insert")
-    assert "Do NOT call" in insert_tool.description
+async def refused(session: ClientSession, tool: str, args: dict, reason: str) -> str:
+    result = await session.call_tool(tool, args)
+    assert result.is_error, text(result)
+    assert text(result).startswith(f"{reason}:"), text(result)
+    assert ADMIN_A.token not in text(result)
+    return text(result)
 
-    # the opencode case through MCP: no save intent under require_save_intent
-    refused = await session.call_tool("memory_insert", {"content": SQUIER})
-    assert refused.is_error and "SAVE_INTENT_REQUIRED" in text(refused)
-    assert "Squier" not in text(refused) and ADMIN_A.token not in text(refused)
-    assert payload(await session.call_tool("memory_sources_list", {})).get("sources", []) == []
+
+def stored(stack) -> int:
+    """Every memory in the tenant, pending and rejected ones included."""
+    return len(stack.client().list_memories(status_filter="all", page_size=1000).memories)
+
+
+async def check_listing(session: ClientSession, init) -> None:
+    assert init.server_info.name == "agentmem"
+    assert init.server_info.version == agentmem.__version__
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert "Do NOT call" in tools["memory_insert"].description
+    for name, t in tools.items():
+        assert t.annotations is not None and t.annotations.title, name
+        assert t.annotations.read_only_hint is (name in READ_ONLY), name
+        # a typed output schema: the response message's fields, closed
+        assert t.output_schema["type"] == "object" and t.output_schema["properties"], name
+        assert t.output_schema["additionalProperties"] is False, name
+    assert tools["memory_pending_reject"].annotations.destructive_hint is True
+    assert tools["memory_pending_approve"].annotations.destructive_hint is False
+    props = tools["memory_insert"].input_schema["properties"]
+    enum = json.dumps(props["save_intent"])
+    assert all(m in enum for m in MARKERS)
+    assert tools["memory_thread_mode_set"].input_schema["properties"]["mode"]["enum"] == [
+        "enabled",
+        "disabled",
+    ]
+    classify = tools["memory_source_classify"].input_schema["properties"]
+    assert classify["classification"]["enum"] == ["active", "cold"]
+    insert_out = tools["memory_insert"].output_schema
+    assert set(insert_out["properties"]) >= {"source_id", "revision", "status", "receipt"}
+
+
+async def save_intent_matrix(session: ClientSession, stack) -> None:
+    """Every marker, no marker and an unknown marker under each insert policy."""
+    admin = stack.client()
+    revision = admin.get_insert_policy().revision
+    for policy in ("permissive", "require_save_intent", "review_pending"):
+        revision = admin.set_insert_policy(
+            insert_policy=policy, expected_revision=revision
+        ).revision
+        for marker in (*MARKERS, None, "because_i_said_so"):
+            args = {"content": f"Squier note taken under {policy} with {marker}"}
+            if marker:
+                args["save_intent"] = marker
+            before = stored(stack)
+            if marker == "because_i_said_so":
+                message = await refused(session, "memory_insert", args, "SAVE_INTENT_INVALID")
+                assert "Squier" not in message and "because_i_said_so" not in message
+                assert stored(stack) == before  # nothing stored
+                continue
+            if marker is None and policy == "require_save_intent":
+                message = await refused(session, "memory_insert", args, "SAVE_INTENT_REQUIRED")
+                assert "Squier" not in message
+                assert stored(stack) == before
+                continue
+            saved = payload(await session.call_tool("memory_insert", args))
+            expected = (
+                "STATUS_PENDING_REVIEW"
+                if marker is None and policy == "review_pending"
+                else "STATUS_ACTIVE"
+            )
+            assert saved["status"] == expected, (policy, marker)
+            assert stored(stack) == before + 1
+
+
+async def every_tool(session: ClientSession, stack) -> None:
+    admin = stack.client()
+    revision = admin.get_insert_policy().revision
+    admin.set_insert_policy(insert_policy="review_pending", expected_revision=revision)
 
     saved = payload(
         await session.call_tool(
@@ -65,15 +140,75 @@ async def exercise(session: ClientSession, stack) -> None:
                 "content": SQUIER,
                 "save_intent": "explicit_user_request",
                 "save_intent_source": "opencode",
+                "save_intent_evidence": "user said remember this",
+                "thread_id": "t-mcp",
+                "request_id": "mcp-1",
             },
         )
     )
+    again = payload(
+        await session.call_tool(
+            "memory_insert",
+            {"content": SQUIER, "save_intent": "explicit_user_request", "request_id": "mcp-1"},
+        )
+    )
+    assert again["source_id"] == saved["source_id"] and again["deduplicated"] is True
     hits = payload(await session.call_tool("memory_search", {"query": "Squier guitar"}))
     assert [h["source_id"] for h in hits["hits"]] == [saved["source_id"]]
+    explained = payload(await session.call_tool("memory_explain", {"query": "Squier"}))
+    assert explained["entries"][0]["reason"] == "REASON_SELECTED"
     facts = payload(await session.call_tool("memory_fact_search", {"query": "Squier"}))
     assert facts["facts"][0]["save_intent_source"] == "opencode"
+    by_intent = payload(
+        await session.call_tool("memory_fact_search", {"save_intent": "client_auto_save"})
+    )
+    assert by_intent.get("facts", []) == []
+    profile = payload(await session.call_tool("memory_profile_get", {}))
+    assert profile["entries"]
+    answer = payload(
+        await session.call_tool(
+            "memory_ask", {"question": "Which guitar does the user have? A Squier?"}
+        )
+    )
+    assert answer["provenance"][0]["source_id"] == saved["source_id"]
 
-    # a cold source is not returned
+    # review: two pending inserts; approve one, reject the other, a stale revision fails
+    first = payload(await session.call_tool("memory_insert", {"content": "I drink oolong"}))
+    second = payload(await session.call_tool("memory_insert", {"content": "I hate mornings"}))
+    assert first["status"] == second["status"] == "STATUS_PENDING_REVIEW"
+    pending = payload(await session.call_tool("memory_pending_list", {}))
+    assert {m["source_id"] for m in pending["memories"]} == {
+        first["source_id"],
+        second["source_id"],
+    }
+    stale = await refused(
+        session,
+        "memory_pending_approve",
+        {"source_id": first["source_id"], "expected_revision": 9},
+        "REVISION_MISMATCH",
+    )
+    assert "current revision is 1" in stale
+    approved = payload(
+        await session.call_tool(
+            "memory_pending_approve", {"source_id": first["source_id"], "expected_revision": 1}
+        )
+    )
+    assert approved["status"] == "STATUS_ACTIVE"
+    rejected = payload(
+        await session.call_tool(
+            "memory_pending_reject", {"source_id": second["source_id"], "expected_revision": 1}
+        )
+    )
+    assert rejected["status"] == "STATUS_REJECTED"
+    assert payload(await session.call_tool("memory_pending_list", {})).get("memories", []) == []
+    await refused(
+        session,
+        "memory_pending_approve",
+        {"source_id": "src_missing", "expected_revision": 1},
+        "NOT_FOUND",
+    )
+
+    # classification: a cold source is not returned
     cold = payload(
         await session.call_tool(
             "memory_source_classify",
@@ -84,22 +219,49 @@ async def exercise(session: ClientSession, stack) -> None:
     assert (
         payload(await session.call_tool("memory_search", {"query": "Squier"})).get("hits", []) == []
     )
+    listed = payload(await session.call_tool("memory_sources_list", {"classification": "cold"}))
+    assert [s["source_id"] for s in listed["sources"]] == [saved["source_id"]]
 
-    # the MCP server holds no policy: a change through gRPC applies at once
-    stack.client().SetInsertPolicy(
-        review_pb2.SetInsertPolicyRequest(
-            expected_revision=1, insert_policy=common_pb2.INSERT_POLICY_PERMISSIVE
+    # thread memory mode
+    mode = payload(await session.call_tool("memory_thread_mode_get", {"thread_id": "t-mcp"}))
+    assert mode.get("revision", "0") == "0"
+    changed = payload(
+        await session.call_tool(
+            "memory_thread_mode_set",
+            {"thread_id": "t-mcp", "mode": "disabled", "expected_revision": 0},
         )
     )
-    assert not (await session.call_tool("memory_insert", {"content": "I like tea"})).is_error
+    assert changed["mode"] == "MEMORY_MODE_DISABLED"
+    await refused(
+        session,
+        "memory_insert",
+        {"content": "x", "save_intent": "user_confirmed", "thread_id": "t-mcp"},
+        "THREAD_MEMORY_DISABLED",
+    )
+
+    # argument errors come from the catalog and never echo the input
+    message = await refused(
+        session,
+        "memory_thread_mode_set",
+        {"thread_id": "t-mcp", "mode": "my SSN is 078-05-1120", "expected_revision": 1},
+        "INVALID_FIELD",
+    )
+    assert "078-05-1120" not in message and "mode: must be one of" in message
+    message = await refused(
+        session, "memory_insert", {"content": {"secret": "my SSN is 078"}}, "INVALID_FIELD"
+    )
+    assert "078" not in message and "content: must be a string" in message
+    await refused(session, "memory_source_classify", {"source_id": "x"}, "INVALID_FIELD")
+
+
+async def exercise(session: ClientSession, stack) -> None:
+    init = await session.initialize()
+    await check_listing(session, init)
+    await every_tool(session, stack)
+    await save_intent_matrix(session, stack)
 
 
 def test_mcp_over_stdio(stack):
-    stack.client().SetInsertPolicy(
-        review_pb2.SetInsertPolicyRequest(
-            expected_revision=0, insert_policy=common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT
-        )
-    )
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "agentmem.cli.main", "mcp"],
@@ -111,12 +273,14 @@ def test_mcp_over_stdio(stack):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await exercise(session, stack)
 
-    asyncio.run(asyncio.wait_for(main(), 60))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 @pytest.fixture
 def http_mcp(stack):
     port = free_port()
+    env = {**os.environ, "AGENTMEM_ADDR": stack.address}
+    env.pop("AGENTMEM_TOKEN", None)  # HTTP needs no server credential
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -131,7 +295,7 @@ def http_mcp(stack):
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token},
+        env=env,
     )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 30
@@ -147,17 +311,60 @@ def http_mcp(stack):
     proc.wait(timeout=30)
 
 
+@asynccontextmanager
+async def http_session(url: str, token: str):
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        yield session
+
+
 def test_mcp_over_streamable_http(stack, http_mcp):
-    stack.client().SetInsertPolicy(
-        review_pb2.SetInsertPolicyRequest(
-            expected_revision=0, insert_policy=common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT
-        )
-    )
+    async def main() -> None:
+        async with http_session(http_mcp, ADMIN_A.token) as session:
+            await exercise(session, stack)
+
+    asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def _post(url: str, token: str | None) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_http_transport_needs_a_valid_bearer_token_and_acts_as_its_principal(stack, http_mcp):
+    assert _post(http_mcp, None) == 401
+    assert _post(http_mcp, "not-a-known-token") == 401
 
     async def main() -> None:
-        async with streamable_http_client(http_mcp) as streams:
-            read, write = streams[0], streams[1]
-            async with ClientSession(read, write) as session:
-                await exercise(session, stack)
+        # a reader is its own principal: it can search, but not write
+        async with http_session(http_mcp, READER_A.token) as session:
+            await session.initialize()
+            assert not (await session.call_tool("memory_search", {"query": "x"})).is_error
+            denied = await session.call_tool(
+                "memory_insert", {"content": "x", "save_intent": "user_confirmed"}
+            )
+            assert denied.is_error and text(denied).startswith("MISSING_SCOPE")
+            assert "memory.write" in text(denied)
+        async with http_session(http_mcp, ADMIN_A.token) as session:
+            await session.initialize()
+            saved = await session.call_tool(
+                "memory_insert", {"content": "I like tea", "save_intent": "user_confirmed"}
+            )
+            assert not saved.is_error, text(saved)
 
     asyncio.run(asyncio.wait_for(main(), 60))
+    receipts = stack.client().list_audit_receipts().receipts
+    assert [r.principal_id for r in receipts if r.action.startswith("memory.insert")] == ["alice"]

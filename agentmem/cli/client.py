@@ -1,4 +1,5 @@
-"""Client commands: call the gateway with AGENTMEM_ADDR and AGENTMEM_TOKEN."""
+"""Client commands: call the gateway with AGENTMEM_ADDR and AGENTMEM_TOKEN through the typed
+client, so errors are decoded in one place and printed as one plain line."""
 
 from __future__ import annotations
 
@@ -9,49 +10,59 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 
-from agentmem.client import connect
-from agentmem.core.grpc_errors import error_info, status_of_call
-from agentmem.v1 import (
-    audit_pb2,
-    capabilities_pb2,
-    common_pb2,
-    events_pb2,
-    thread_mode_pb2,
-)
+from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
+from agentmem.client_errors import ApiError
+from agentmem.client_methods import enum_name
+from agentmem.v1 import common_pb2, events_pb2
 
-MODES = {"enabled": common_pb2.MEMORY_MODE_ENABLED, "disabled": common_pb2.MEMORY_MODE_DISABLED}
+MODES = ("enabled", "disabled")
+EVENT_KINDS = [
+    k.removeprefix("EVENT_KIND_").lower()
+    for k in events_pb2.EventKind.keys()  # noqa: SIM118
+    if not k.endswith("UNSPECIFIED")
+]
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--addr",
-        default=os.environ.get("AGENTMEM_ADDR", "127.0.0.1:50051"),
-        help="gateway address (env AGENTMEM_ADDR)",
+        default=os.environ.get(ENV_ADDRESS, "127.0.0.1:50051"),
+        help=f"gateway address HOST:PORT (env {ENV_ADDRESS}; default 127.0.0.1:50051)",
     )
     common.add_argument("--json", action="store_true", help="print JSON (for scripts)")
+    common.add_argument(
+        "--experimental",
+        action="append",
+        metavar="CAPABILITY",
+        help=f"opt in to an experimental capability, e.g. foreign_sources; repeatable "
+        f"(env {ENV_EXPERIMENTAL}, comma-separated)",
+    )
+    return common
 
+
+def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    common = common_options()
     caps = sub.add_parser("capabilities", parents=[common], help="what the server offers")
-    caps.set_defaults(func=_run(_capabilities))
+    caps.set_defaults(func=run(_capabilities))
 
     tm = sub.add_parser("thread-mode", help="read or set a thread's memory mode")
     tms = tm.add_subparsers(dest="action", required=True)
-    get = tms.add_parser("get", parents=[common])
-    get.add_argument("thread_id")
-    get.set_defaults(func=_run(_thread_get))
-    st = tms.add_parser("set", parents=[common])
-    st.add_argument("thread_id")
-    st.add_argument("mode", choices=sorted(MODES))
+    get = tms.add_parser("get", parents=[common], help="read a thread's memory mode")
+    get.add_argument("thread_id", help="the thread")
+    get.set_defaults(func=run(_thread_get))
+    st = tms.add_parser("set", parents=[common], help="enable or disable memory for a thread")
+    st.add_argument("thread_id", help="the thread")
+    st.add_argument("mode", choices=MODES, help="enabled or disabled")
     st.add_argument(
         "--expected-revision",
         type=int,
         required=True,
         help="the revision you last read (0 for a thread never set)",
     )
-    st.set_defaults(func=_run(_thread_set))
+    st.set_defaults(func=run(_thread_set))
 
     watch = sub.add_parser("watch", parents=[common], help="stream events, resumable")
     watch.add_argument("--after", type=int, default=0, help="resume after this sequence")
@@ -59,51 +70,56 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--kind",
         action="append",
         default=[],
-        choices=[
-            k.removeprefix("EVENT_KIND_").lower()
-            for k in events_pb2.EventKind.keys()  # noqa: SIM118
-            if not k.endswith("UNSPECIFIED")
-        ],
+        choices=EVENT_KINDS,
+        help="only events of this kind (repeatable)",
     )
     watch.add_argument("--limit", type=int, default=0, help="stop after this many events")
-    watch.set_defaults(func=_run(_watch))
-
-    from agentmem.cli import rpcs
-
-    rpcs.add_parsers(sub, common)
+    watch.set_defaults(func=run(_watch))
 
     audit = sub.add_parser("audit", help="audit receipts")
     aus = audit.add_subparsers(dest="action", required=True)
-    lst = aus.add_parser("list", parents=[common])
-    lst.add_argument("--target", default="")
-    lst.add_argument("--page-size", type=int, default=100)
+    lst = aus.add_parser("list", parents=[common], help="list audit receipts, oldest first")
+    lst.add_argument("--target", default="", help="only receipts about this id")
+    lst.add_argument("--page-size", type=int, default=100, help="receipts per page (1-1000)")
     lst.add_argument("--all", action="store_true", help="follow every page")
-    lst.set_defaults(func=_run(_audit_list))
-    ver = aus.add_parser("verify", parents=[common])
-    ver.set_defaults(func=_run(_audit_verify))
+    lst.set_defaults(func=run(_audit_list))
+    ver = aus.add_parser("verify", parents=[common], help="recompute the receipts' hash chain")
+    ver.set_defaults(func=run(_audit_verify))
+    return common
 
 
-def _run(fn: Callable[[Any, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def client_for(args: argparse.Namespace) -> Client:
+    return Client(args.addr, os.environ.get(ENV_TOKEN, ""), experimental=args.experimental)
+
+
+def fail(message: str) -> int:
+    print(f"agentmem: {message}", file=sys.stderr)
+    return 1
+
+
+def run(fn: Callable[[Client, argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command with a client: API errors become one line on stderr, never a traceback."""
+
     def command(args: argparse.Namespace) -> int:
-        token = os.environ.get("AGENTMEM_TOKEN", "")
-        if not token:
-            print("agentmem: set AGENTMEM_TOKEN to your credential", file=sys.stderr)
+        if not os.environ.get(ENV_TOKEN):
+            print(f"agentmem: set {ENV_TOKEN} to your credential", file=sys.stderr)
             return 2
-        with connect(args.addr, token) as stub:
+        with client_for(args) as client:
             try:
-                return fn(stub, args)
-            except grpc.RpcError as e:
-                info = error_info(status_of_call(e))
-                reason = info.reason if info else e.code().name
-                print(f"agentmem: {e.code().name} {reason}: {e.details()}", file=sys.stderr)
-                return 1
+                return fn(client, args)
+            except ApiError as e:
+                return fail(e.explain())
+            except OSError as e:  # a file named on the command line
+                if isinstance(e, BrokenPipeError):
+                    raise
+                return fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
             except KeyboardInterrupt:
                 return 130
 
     return command
 
 
-def _print(message: Any, args: argparse.Namespace, human: str) -> None:
+def emit(message: Any, args: argparse.Namespace, human: str) -> None:
     if args.json:
         print(json_format.MessageToJson(message, indent=None, preserving_proto_field_name=True))
     else:
@@ -111,39 +127,34 @@ def _print(message: Any, args: argparse.Namespace, human: str) -> None:
 
 
 def _mode(value: int) -> str:
-    return common_pb2.MemoryMode.Name(value).removeprefix("MEMORY_MODE_").lower()
+    return enum_name(common_pb2.MemoryMode, "MEMORY_MODE_", value)
 
 
-def _capabilities(stub: Any, args: argparse.Namespace) -> int:
-    r = stub.GetCapabilities(capabilities_pb2.GetCapabilitiesRequest())
+def _capabilities(client: Client, args: argparse.Namespace) -> int:
+    r = client.get_capabilities()
     rows = [
         f"{c.name:<20} {'enabled' if c.enabled else 'disabled'}"
-        + (" (experimental)" if c.experimental else "")
+        + (f" (experimental{', opted in' if c.opted_in else ''})" if c.experimental else "")
         for c in r.capabilities
     ]
-    policy = common_pb2.InsertPolicy.Name(r.insert_policy).removeprefix("INSERT_POLICY_").lower()
-    _print(r, args, "\n".join([f"api {r.api_version}, insert policy {policy}", *rows]))
+    policy = enum_name(common_pb2.InsertPolicy, "INSERT_POLICY_", r.insert_policy)
+    note = f"experimental capabilities need --experimental NAME (metadata {r.experimental_opt_in})"
+    emit(r, args, "\n".join([f"api {r.api_version}, insert policy {policy}", *rows, note]))
     return 0
 
 
-def _thread_get(stub: Any, args: argparse.Namespace) -> int:
-    r = stub.ReadThreadMemoryMode(
-        thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=args.thread_id)
-    )
+def _thread_get(client: Client, args: argparse.Namespace) -> int:
+    r = client.read_thread_memory_mode(thread_id=args.thread_id)
     at = r.effective_at.ToJsonString() if r.HasField("effective_at") else "-"
-    _print(r, args, f"{r.thread_id}: {_mode(r.mode)} (revision {r.revision}, effective {at})")
+    emit(r, args, f"{r.thread_id}: {_mode(r.mode)} (revision {r.revision}, effective {at})")
     return 0
 
 
-def _thread_set(stub: Any, args: argparse.Namespace) -> int:
-    r = stub.SetThreadMemoryMode(
-        thread_mode_pb2.SetThreadMemoryModeRequest(
-            thread_id=args.thread_id,
-            expected_revision=args.expected_revision,
-            mode=MODES[args.mode],
-        )
+def _thread_set(client: Client, args: argparse.Namespace) -> int:
+    r = client.set_thread_memory_mode(
+        thread_id=args.thread_id, mode=args.mode, expected_revision=args.expected_revision
     )
-    _print(
+    emit(
         r,
         args,
         f"{r.thread_id}: {_mode(r.previous_mode)} -> {_mode(r.mode)} "
@@ -152,37 +163,30 @@ def _thread_set(stub: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _watch(stub: Any, args: argparse.Namespace) -> int:
-    kinds = [events_pb2.EventKind.Value("EVENT_KIND_" + k.upper()) for k in args.kind]
-    request = events_pb2.WatchEventsRequest(after_sequence=args.after, kinds=kinds)
-    for seen, item in enumerate(stub.WatchEvents(request), start=1):
-        e = item.event
+def _watch(client: Client, args: argparse.Namespace) -> int:
+    for seen, e in enumerate(client.watch(after_sequence=args.after, kinds=args.kind), start=1):
         payload = e.WhichOneof("payload") or "unknown"
         body = json_format.MessageToDict(getattr(e, payload), preserving_proto_field_name=True)
         if args.json:
-            print(
-                json.dumps(
-                    {"sequence": e.sequence, "at": e.at.ToJsonString(), "kind": payload, **body}
-                ),
-                flush=True,
+            line = json.dumps(
+                {"sequence": e.sequence, "at": e.at.ToJsonString(), "kind": payload, **body}
             )
         else:
-            print(f"{e.sequence:>8} {e.at.ToJsonString()} {payload} {json.dumps(body)}", flush=True)
+            line = f"{e.sequence:>8} {e.at.ToJsonString()} {payload} {json.dumps(body)}"
+        print(line, flush=True)
         if args.limit and seen >= args.limit:
             break
     return 0
 
 
-def _audit_list(stub: Any, args: argparse.Namespace) -> int:
+def _audit_list(client: Client, args: argparse.Namespace) -> int:
     token = ""
     while True:
-        r = stub.ListAuditReceipts(
-            audit_pb2.ListAuditReceiptsRequest(
-                target_id=args.target, page_size=args.page_size, page_token=token
-            )
+        r = client.list_audit_receipts(
+            target_id=args.target, page_size=args.page_size, page_token=token
         )
         for rc in r.receipts:
-            _print(
+            emit(
                 rc,
                 args,
                 f"{rc.sequence:>6} {rc.at.ToJsonString()} {rc.action:<24} "
@@ -195,8 +199,8 @@ def _audit_list(stub: Any, args: argparse.Namespace) -> int:
             return 0
 
 
-def _audit_verify(stub: Any, args: argparse.Namespace) -> int:
-    r = stub.VerifyAuditChain(audit_pb2.VerifyAuditChainRequest())
+def _audit_verify(client: Client, args: argparse.Namespace) -> int:
+    r = client.verify_audit_chain()
     state = "ok" if r.ok else f"BROKEN at sequence {r.first_invalid_sequence}"
-    _print(r, args, f"audit chain {state}: {r.length} receipts, head {r.head_hash or '-'}")
+    emit(r, args, f"audit chain {state}: {r.length} receipts, head {r.head_hash or '-'}")
     return 0 if r.ok else 1

@@ -6,8 +6,15 @@ import argparse
 import os
 import sys
 
-from agentmem.cli import client, servers
+import agentmem
+from agentmem.cli import client, rpcs, servers
+from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
 from agentmem.core import config
+
+MCP_EXTRA_MISSING = (
+    "agentmem mcp needs the `mcp` extra: pipx install 'agentmem-service[mcp]' "
+    "(or uv tool install 'agentmem-service[mcp]', or pip install 'agentmem-service[mcp]')"
+)
 
 
 def _hash_token(args: argparse.Namespace) -> int:
@@ -17,13 +24,25 @@ def _hash_token(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    token = os.environ.get("AGENTMEM_TOKEN", "")
-    if not token:
-        print("agentmem: set AGENTMEM_TOKEN to your credential", file=sys.stderr)
+    token = os.environ.get(ENV_TOKEN, "")
+    if args.transport == "stdio" and not token:
+        print(f"agentmem: set {ENV_TOKEN} to your credential", file=sys.stderr)
         return 2
-    from agentmem import mcp_server  # needs the `mcp` extra
-
-    mcp_server.run(args.addr, token, args.transport, args.host, args.port)
+    try:
+        from agentmem import mcp_server
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "mcp":
+            raise
+        print(f"agentmem: {MCP_EXTRA_MISSING}", file=sys.stderr)
+        return 2
+    mcp_server.run(
+        args.addr,
+        token,
+        args.transport,
+        args.host,
+        args.port,
+        experimental=args.experimental,
+    )
     return 0
 
 
@@ -49,18 +68,32 @@ def _console(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"agentmem {agentmem.__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     servers.add_parsers(sub)
-    client.add_parsers(sub)
+    common = client.add_parsers(sub)
+    rpcs.add_parsers(sub, common)
     mcp = sub.add_parser("mcp", help="serve memory tools to MCP clients (stdio or HTTP)")
     mcp.add_argument(
         "--addr",
-        default=os.environ.get("AGENTMEM_ADDR", "127.0.0.1:50051"),
-        help="gateway address (env AGENTMEM_ADDR)",
+        default=os.environ.get(ENV_ADDRESS, "127.0.0.1:50051"),
+        help=f"gateway address (env {ENV_ADDRESS})",
     )
-    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    mcp.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (acts with AGENTMEM_TOKEN) or streamable HTTP (each request's bearer "
+        "token is checked against the gateway and acts as its own principal)",
+    )
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP transport: listen address")
     mcp.add_argument("--port", type=int, default=8765, help="HTTP transport: port")
+    mcp.add_argument(
+        "--experimental",
+        action="append",
+        metavar="CAPABILITY",
+        help=f"opt in to an experimental capability (repeatable; env {ENV_EXPERIMENTAL})",
+    )
     mcp.set_defaults(func=_mcp)
     con = sub.add_parser(
         "console", help="serve the web console for people (review, inspect, erase)"
@@ -89,7 +122,15 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    sys.exit(args.func(args))
+    try:
+        code = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`agentmem export | head`): stop quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 141
+    sys.exit(code)
 
 
 if __name__ == "__main__":

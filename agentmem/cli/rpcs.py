@@ -17,19 +17,15 @@ import grpc
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from agentmem.cli.client import _run
-from agentmem.v1 import (
-    audit_pb2,
-    capabilities_pb2,
-    common_pb2,
-    facts_pb2,
-    foreign_pb2,
-    retrieval_pb2,
-    review_pb2,
-    sources_pb2,
-)
+from agentmem.cli import jsonl
+from agentmem.cli.client import client_for, fail, run
+from agentmem.client import ENV_TOKEN, Client
+from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
+from agentmem.v1 import sources_pb2
 
-Build = Callable[[argparse.Namespace], Any]
+Call = Callable[[Client, argparse.Namespace], Any]
+COLD = sources_pb2.CLASSIFICATION_COLD
+SAVE_INTENTS = ("explicit_user_request", "user_confirmed", "client_auto_save")
 
 
 def _show(message: Any, args: argparse.Namespace) -> None:
@@ -58,323 +54,404 @@ def _show(message: Any, args: argparse.Namespace) -> None:
             print(f"{key}: {value}")
 
 
-def _enum(enum: Any, prefix: str, value: str) -> int:
-    return enum.Value(prefix + value.upper()) if value else 0
+def _pointer(a: argparse.Namespace) -> dict[str, str]:
+    return {
+        "uri": a.uri,
+        "content_digest": a.digest,
+        "media_type": a.media_type,
+        "title": a.title,
+        "descriptor": a.descriptor,
+    }
 
 
-def _pointer(a: argparse.Namespace) -> foreign_pb2.ThinPointer:
-    return foreign_pb2.ThinPointer(
-        uri=a.uri,
-        content_digest=a.digest,
-        media_type=a.media_type,
-        title=a.title,
-        descriptor=a.descriptor,
+def _review(c: Client, a: argparse.Namespace) -> Any:
+    """Without --expected-revision, read the current revision first; a change in between
+    still fails safely with REVISION_MISMATCH (and the current revision)."""
+    revision = a.expected_revision
+    if revision is None:
+        revision = c.get_source(source_id=a.source_id).revision
+    return c.review_memory(
+        source_id=a.source_id, decision=a.decision, expected_revision=revision, note=a.note
     )
 
 
-# (command words, RPC, request builder, arguments)
-SPECS: list[tuple[tuple[str, ...], str, Build, list[tuple[str, dict]]]] = [
+THREAD = ("--thread", {"default": "", "help": "the thread it belongs to (optional)"})
+LIMIT = ("--limit", {"type": int, "default": 10, "help": "at most this many results (1-100)"})
+PAGE_SIZE = ("--page-size", {"type": int, "default": 100, "help": "items per page (1-1000)"})
+SOURCE_ID = ("source_id", {"help": "the source id (src_…)"})
+EXPECTED = (
+    "--expected-revision",
+    {"type": int, "required": True, "help": "the revision you last read (compare-and-swap)"},
+)
+REVISION_OPT = (
+    "--expected-revision",
+    {
+        "type": int,
+        "default": None,
+        "help": "the revision you last read; default: read it now (a change in between "
+        "still fails with REVISION_MISMATCH)",
+    },
+)
+
+# (command words, help, call, arguments)
+SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
     (
         ("insert",),
-        "InsertMemory",
-        lambda a: sources_pb2.InsertMemoryRequest(
+        "save a memory",
+        lambda c, a: c.insert_memory(
             content=a.content,
             thread_id=a.thread,
             request_id=a.request_id,
-            metadata=sources_pb2.InsertMetadata(
-                save_intent=a.save_intent, save_intent_source=a.save_intent_source
-            ),
+            save_intent=a.save_intent,
+            save_intent_source=a.save_intent_source,
+            save_intent_evidence=a.save_intent_evidence,
         ),
         [
-            ("content", {}),
-            ("--thread", {"default": ""}),
-            ("--request-id", {"default": ""}),
-            ("--save-intent", {"default": ""}),
-            ("--save-intent-source", {"default": ""}),
+            ("content", {"help": "the text to remember"}),
+            THREAD,
+            ("--request-id", {"default": "", "help": "makes a retry return the first result"}),
+            (
+                "--save-intent",
+                {
+                    "default": "",
+                    "choices": ["", *SAVE_INTENTS],
+                    "help": "why it is saved: " + ", ".join(SAVE_INTENTS),
+                },
+            ),
+            ("--save-intent-source", {"default": "", "help": "the client that saves it"}),
+            (
+                "--save-intent-evidence",
+                {"default": "", "help": "a short non-sensitive note on the user's request"},
+            ),
         ],
     ),
     (
         ("sources", "list"),
-        "ListSources",
-        lambda a: sources_pb2.ListSourcesRequest(
-            page_size=a.page_size,
-            filter=sources_pb2.SourceFilter(
-                classification=_enum(
-                    sources_pb2.Classification, "CLASSIFICATION_", a.classification
-                )
+        "list sources (metadata only)",
+        lambda c, a: c.list_sources(page_size=a.page_size, classification=a.classification),
+        [
+            PAGE_SIZE,
+            (
+                "--classification",
+                {"default": "", "choices": ["", "active", "cold"], "help": "only active or cold"},
             ),
-        ),
-        [("--page-size", {"type": int, "default": 100}), ("--classification", {"default": ""})],
+        ],
     ),
     (
         ("sources", "get"),
-        "GetSource",
-        lambda a: sources_pb2.GetSourceRequest(source_id=a.source_id, include_content=a.content),
-        [("source_id", {}), ("--content", {"action": "store_true"})],
+        "show one source",
+        lambda c, a: c.get_source(source_id=a.source_id, include_content=a.content),
+        [
+            SOURCE_ID,
+            ("--content", {"action": "store_true", "help": "include the text (content scope)"}),
+        ],
     ),
     (
         ("sources", "classify"),
-        "SetSourceClassification",
-        lambda a: sources_pb2.SetSourceClassificationRequest(
+        "mark a source active or cold",
+        lambda c, a: c.set_source_classification(
             source_id=a.source_id,
+            classification=a.classification,
             expected_revision=a.expected_revision,
-            classification=_enum(sources_pb2.Classification, "CLASSIFICATION_", a.classification),
         ),
         [
-            ("source_id", {}),
-            ("classification", {"choices": ["active", "cold"]}),
-            ("--expected-revision", {"type": int, "required": True}),
+            SOURCE_ID,
+            ("classification", {"choices": ["active", "cold"], "help": "active or cold"}),
+            EXPECTED,
         ],
     ),
     (
         ("sources", "revoke"),
-        "RevokeSource",
-        lambda a: foreign_pb2.RevokeSourceRequest(source_id=a.source_id, reason=a.reason),
-        [("source_id", {}), ("--reason", {"default": ""})],
+        "revoke a source and purge what was derived from it",
+        lambda c, a: c.revoke_source(source_id=a.source_id, reason=a.reason),
+        [SOURCE_ID, ("--reason", {"default": "", "help": "a short reason for the audit"})],
     ),
     (
         ("sources", "erase"),
-        "EraseSource",
-        lambda a: foreign_pb2.EraseSourceRequest(
+        "erase a source for good",
+        lambda c, a: c.erase_source(
             source_id=a.source_id, expected_revision=a.expected_revision, reason=a.reason
         ),
-        [
-            ("source_id", {}),
-            ("--expected-revision", {"type": int, "required": True}),
-            ("--reason", {"default": ""}),
-        ],
+        [SOURCE_ID, EXPECTED, ("--reason", {"default": "", "help": "a short reason"})],
     ),
     (
         ("sources", "readback"),
-        "ReadbackSource",
-        lambda a: foreign_pb2.ReadbackSourceRequest(source_id=a.source_id),
-        [("source_id", {})],
+        "list what is still derived from a source",
+        lambda c, a: c.readback_source(source_id=a.source_id),
+        [SOURCE_ID],
     ),
     (
         ("search",),
-        "SearchMemories",
-        lambda a: retrieval_pb2.SearchMemoriesRequest(
-            query=a.query, limit=a.limit, thread_id=a.thread
-        ),
-        [("query", {}), ("--limit", {"type": int, "default": 10}), ("--thread", {"default": ""})],
+        "search memories",
+        lambda c, a: c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread),
+        [("query", {"help": "what to look for"}), LIMIT, THREAD],
     ),
     (
         ("prompt",),
-        "AssemblePrompt",
-        lambda a: retrieval_pb2.AssemblePromptRequest(
-            query=a.query, thread_id=a.thread, token_budget=a.budget
-        ),
-        [("query", {}), ("--thread", {"default": ""}), ("--budget", {"type": int, "default": 500})],
+        "assemble the memory block for a prompt",
+        lambda c, a: c.assemble_prompt(query=a.query, thread_id=a.thread, token_budget=a.budget),
+        [
+            ("query", {"help": "the user's message"}),
+            THREAD,
+            ("--budget", {"type": int, "default": 500, "help": "token budget"}),
+        ],
     ),
     (
         ("explain",),
-        "ExplainRetrieval",
-        lambda a: retrieval_pb2.ExplainRetrievalRequest(
-            query=a.query, limit=a.limit, thread_id=a.thread
-        ),
-        [("query", {}), ("--limit", {"type": int, "default": 10}), ("--thread", {"default": ""})],
+        "explain which memories a query selects and why",
+        lambda c, a: c.explain_retrieval(query=a.query, limit=a.limit, thread_id=a.thread),
+        [("query", {"help": "the query to explain"}), LIMIT, THREAD],
     ),
     (
         ("memories", "list"),
-        "ListMemories",
-        lambda a: review_pb2.ListMemoriesRequest(
-            status_filter=_enum(review_pb2.MemoryStatusFilter, "MEMORY_STATUS_FILTER_", a.status),
-            page_size=a.page_size,
-        ),
+        "list memories by review status",
+        lambda c, a: c.list_memories(status_filter=a.status, page_size=a.page_size),
         [
             (
                 "--status",
-                {"default": "", "choices": ["", "active", "pending_review", "rejected", "all"]},
+                {
+                    "default": "",
+                    "choices": ["", "active", "pending_review", "rejected", "all"],
+                    "help": "review status (default active)",
+                },
             ),
-            ("--page-size", {"type": int, "default": 100}),
+            PAGE_SIZE,
         ],
     ),
     (
         ("memories", "review"),
-        "ReviewMemory",
-        lambda a: review_pb2.ReviewMemoryRequest(
-            source_id=a.source_id,
-            expected_revision=a.expected_revision,
-            decision=_enum(review_pb2.Decision, "DECISION_", a.decision),
-            note=a.note,
-        ),
+        "approve or reject a pending memory",
+        _review,
         [
-            ("source_id", {}),
-            ("decision", {"choices": ["approve", "reject"]}),
-            ("--expected-revision", {"type": int, "required": True}),
-            ("--note", {"default": ""}),
+            SOURCE_ID,
+            ("decision", {"choices": ["approve", "reject"], "help": "approve or reject"}),
+            REVISION_OPT,
+            ("--note", {"default": "", "help": "a short note for the audit"}),
         ],
     ),
-    (("policy", "get"), "GetInsertPolicy", lambda a: review_pb2.GetInsertPolicyRequest(), []),
+    (("policy", "get"), "show the insert policy", lambda c, a: c.get_insert_policy(), []),
     (
         ("policy", "set"),
-        "SetInsertPolicy",
-        lambda a: review_pb2.SetInsertPolicyRequest(
-            expected_revision=a.expected_revision,
-            insert_policy=_enum(common_pb2.InsertPolicy, "INSERT_POLICY_", a.policy),
+        "set the tenant's insert policy",
+        lambda c, a: c.set_insert_policy(
+            insert_policy=a.policy, expected_revision=a.expected_revision
         ),
         [
-            ("policy", {"choices": ["permissive", "require_save_intent", "review_pending"]}),
-            ("--expected-revision", {"type": int, "required": True}),
+            (
+                "policy",
+                {
+                    "choices": ["permissive", "require_save_intent", "review_pending"],
+                    "help": "the new policy",
+                },
+            ),
+            EXPECTED,
         ],
     ),
     (
         ("facts", "search"),
-        "SearchFacts",
-        lambda a: facts_pb2.SearchFactsRequest(
-            query=a.query, save_intent_source=a.save_intent_source
-        ),
-        [("query", {"nargs": "?", "default": ""}), ("--save-intent-source", {"default": ""})],
+        "search extracted facts",
+        lambda c, a: c.search_facts(query=a.query, save_intent_source=a.save_intent_source),
+        [
+            ("query", {"nargs": "?", "default": "", "help": "what to look for (optional)"}),
+            ("--save-intent-source", {"default": "", "help": "only facts saved by this client"}),
+        ],
     ),
-    (("profile",), "GetProfile", lambda a: facts_pb2.GetProfileRequest(), []),
+    (("profile",), "the user's profile from facts", lambda c, a: c.get_profile(), []),
     (
         ("ask",),
-        "Ask",
-        lambda a: facts_pb2.AskRequest(question=a.question, token_budget=a.budget),
-        [("question", {}), ("--budget", {"type": int, "default": 300})],
+        "answer a question from memory, with provenance",
+        lambda c, a: c.ask(question=a.question, token_budget=a.budget),
+        [
+            ("question", {"help": "the question"}),
+            ("--budget", {"type": int, "default": 300, "help": "token budget"}),
+        ],
     ),
     (
         ("owner-key", "register"),
-        "RegisterOwnerKey",
-        lambda a: foreign_pb2.RegisterOwnerKeyRequest(
+        "register a canonical owner's public key (experimental: foreign_sources)",
+        lambda c, a: c.register_owner_key(
             owner_id=a.owner, key_id=a.key_id, public_key_pem=Path(a.pem_file).read_text()
         ),
-        [("owner", {}), ("key_id", {}), ("pem_file", {})],
+        [
+            ("owner", {"help": "the canonical owner"}),
+            ("key_id", {"help": "the key's id (the assent's kid)"}),
+            ("pem_file", {"help": "the Ed25519 public key, PEM"}),
+        ],
     ),
     (
         ("owner-key", "revoke"),
-        "RevokeOwnerKey",
-        lambda a: foreign_pb2.RevokeOwnerKeyRequest(owner_id=a.owner, key_id=a.key_id),
-        [("owner", {}), ("key_id", {})],
+        "revoke an owner key",
+        lambda c, a: c.revoke_owner_key(owner_id=a.owner, key_id=a.key_id),
+        [("owner", {"help": "the canonical owner"}), ("key_id", {"help": "the key's id"})],
     ),
     (
         ("foreign", "prepare"),
-        "PrepareForeignSource",
-        lambda a: foreign_pb2.PrepareForeignSourceRequest(
-            canonical_owner=a.owner, pointer=_pointer(a)
-        ),
+        "derive a foreign source's identity for the owner to sign",
+        lambda c, a: c.prepare_foreign_source(canonical_owner=a.owner, pointer=_pointer(a)),
         [],
     ),
     (
         ("foreign", "admit"),
-        "AdmitForeignSource",
-        lambda a: foreign_pb2.AdmitForeignSourceRequest(
+        "admit a foreign source with the owner's assent",
+        lambda c, a: c.admit_foreign_source(
             canonical_owner=a.owner, pointer=_pointer(a), assent=a.assent
         ),
-        [("--assent", {"required": True})],
+        [("--assent", {"required": True, "help": "the owner's signed assent (compact JWS)"})],
     ),
     (
         ("foreign", "revoke-assent"),
-        "RevokeAssent",
-        lambda a: foreign_pb2.RevokeAssentRequest(
+        "revoke the assent a foreign source was admitted with",
+        lambda c, a: c.revoke_assent(
             source_id=a.source_id, assent_id=a.assent_id, revocation=a.revocation
         ),
-        [("source_id", {}), ("assent_id", {}), ("--revocation", {"default": ""})],
+        [
+            SOURCE_ID,
+            ("assent_id", {"help": "the assent's id (jti)"}),
+            ("--revocation", {"default": "", "help": "the owner's signed revocation (JWS)"}),
+        ],
     ),
 ]
 POINTER_ARGS = [
-    ("owner", {}),
-    ("--uri", {"required": True}),
-    ("--digest", {"required": True}),
-    ("--media-type", {"required": True}),
-    ("--title", {"default": ""}),
-    ("--descriptor", {"default": ""}),
+    ("owner", {"help": "the canonical owner"}),
+    ("--uri", {"required": True, "help": "where the content lives"}),
+    ("--digest", {"required": True, "help": "sha256 hex of the content"}),
+    ("--media-type", {"required": True, "help": "e.g. text/markdown"}),
+    ("--title", {"default": "", "help": "a short title"}),
+    ("--descriptor", {"default": "", "help": "a short descriptor"}),
 ]
 
 
 def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     groups: dict[str, argparse._SubParsersAction] = {}
-    for words, rpc, build, arguments in SPECS:
+    for words, summary, call, arguments in SPECS:
         if len(words) == 1:
-            parser = sub.add_parser(words[0], parents=[common], help=f"call {rpc}")
+            parser = sub.add_parser(words[0], parents=[common], help=summary)
         else:
             if words[0] not in groups:
                 groups[words[0]] = sub.add_parser(
                     words[0], help=f"{words[0]} commands"
                 ).add_subparsers(dest="action", required=True)
-            parser = groups[words[0]].add_parser(words[1], parents=[common], help=f"call {rpc}")
+            parser = groups[words[0]].add_parser(words[1], parents=[common], help=summary)
         for name, options in (
             POINTER_ARGS if words[0] == "foreign" and words[1] != "revoke-assent" else []
         ) + arguments:
             parser.add_argument(name, **options)
-        parser.set_defaults(func=_run(_rpc(rpc, build)))
+        parser.set_defaults(func=run(_rpc(call)))
 
-    imp = sub.add_parser("import", parents=[common], help="insert memories from a JSONL file")
-    imp.add_argument("file")
-    imp.add_argument("--in-flight", type=int, default=16)
-    imp.set_defaults(func=_run(_import))
-    exp = sub.add_parser(
-        "export", parents=[common], help="memories as JSONL (text with memory.content.read)"
+    imp = sub.add_parser(
+        "import", parents=[common], help="insert memories from a JSON Lines file (see README)"
     )
-    exp.set_defaults(func=_run(_export))
+    imp.add_argument("file", help="the .jsonl file, as `agentmem export` writes it")
+    imp.add_argument("--in-flight", type=int, default=16, help="inserts in flight at once")
+    imp.add_argument(
+        "--on-bad-line",
+        choices=["stop", "skip"],
+        default="stop",
+        help="stop: report every bad line and import nothing (default); "
+        "skip: report bad lines and import the rest",
+    )
+    imp.set_defaults(func=run(_import))
+    exp = sub.add_parser(
+        "export",
+        parents=[common],
+        help="every memory as JSON Lines, the format `import` reads (text needs "
+        "memory.content.read)",
+    )
+    exp.set_defaults(func=run(_export))
     doc = sub.add_parser(
         "doctor", parents=[common], help="check the gateway, runtime and database, in plain words"
     )
     doc.set_defaults(func=_doctor)
 
 
-def _rpc(name: str, build: Build) -> Callable[[Any, argparse.Namespace], int]:
-    def command(stub: Any, args: argparse.Namespace) -> int:
-        _show(getattr(stub, name)(build(args), timeout=30), args)
+def _rpc(call: Call) -> Callable[[Client, argparse.Namespace], int]:
+    def command(client: Client, args: argparse.Namespace) -> int:
+        _show(call(client, args), args)
         return 0
 
     return command
 
 
-def _import(stub: Any, args: argparse.Namespace) -> int:
-    """One memory per line: {"content"|"messages", "thread_id"?, "metadata"?, "request_id"?}.
-    Each line gets a stable request_id (its own, or one derived from the file and the line),
-    so running the import again after an interruption inserts nothing twice."""
+def _import(client: Client, args: argparse.Namespace) -> int:
+    """Each line gets a stable request id (its own, `import-<source_id>` for an exported
+    line, or one derived from the file and the line), so running the import again after an
+    interruption inserts nothing twice."""
     from tqdm import tqdm
 
     path = Path(args.file)
-    lines = path.read_text().splitlines()
     salt = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-
-    def one(item: tuple[int, str]) -> str:
-        number, line = item
-        record = json.loads(line)
-        request = json_format.ParseDict(
-            {k: v for k, v in record.items() if k != "request_id"},
-            sources_pb2.InsertMemoryRequest(),
+    lines, bad = [], []
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                lines.append(jsonl.parse_line(number, jsonl.decode(number, raw), salt))
+            except jsonl.BadLine as e:
+                bad.append(e)
+    for e in bad:
+        print(f"agentmem: {args.file}: {e}", file=sys.stderr)
+    if bad and args.on_bad_line == "stop":
+        return fail(
+            f"{len(bad)} bad line(s); nothing imported (--on-bad-line skip imports the rest)"
         )
-        request.request_id = record.get("request_id") or (
-            f"import-{salt}-{number}-{hashlib.sha256(line.encode()).hexdigest()[:12]}"
-        )
-        return "deduplicated" if stub.InsertMemory(request, timeout=60).deduplicated else "new"
+    todo = [line for line in lines if not line.skip_status]
 
-    items = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    def one(line: jsonl.Line) -> str:
+        r = client.insert_memory(**line.insert, timeout=60)
+        if line.cold:
+            revision = r.revision
+            if r.deduplicated:  # imported before: classify only if that did not happen
+                source = client.get_source(source_id=r.source_id)
+                revision = 0 if source.classification == COLD else source.revision
+            if revision:
+                client.set_source_classification(
+                    source_id=r.source_id, classification="cold", expected_revision=revision
+                )
+        return "deduplicated" if r.deduplicated else "new"
+
     counts = {"new": 0, "deduplicated": 0}
     with (
         ThreadPoolExecutor(max(1, args.in_flight)) as pool,
-        tqdm(total=len(items), unit="memory", file=sys.stderr, mininterval=0.2) as bar,
+        tqdm(total=len(todo), unit="memory", file=sys.stderr, mininterval=0.2) as bar,
     ):
-        for outcome in pool.map(one, items):
+        for outcome in pool.map(one, todo):
             counts[outcome] += 1
             bar.update(1)
-    print(f"imported {counts['new']} new, {counts['deduplicated']} already there")
+    skipped = len(lines) - len(todo)
+    print(
+        f"imported {counts['new']} new, {counts['deduplicated']} already there"
+        + (f", skipped {skipped} not active (pending or rejected)" if skipped else "")
+        + (f", skipped {len(bad)} bad line(s)" if bad else "")
+    )
     return 0
 
 
-def _export(stub: Any, args: argparse.Namespace) -> int:
-    token = ""
+def _export(client: Client, args: argparse.Namespace) -> int:
+    """Revoked memories are left out: an export must never bring them back."""
+    revoked, token = set(), ""
     while True:
-        page = stub.ListMemories(
-            review_pb2.ListMemoriesRequest(
-                status_filter=review_pb2.MEMORY_STATUS_FILTER_ALL, page_size=1000, page_token=token
-            ),
-            timeout=60,
-        )
-        for memory in page.memories:
-            print(json.dumps(json_format.MessageToDict(memory, preserving_proto_field_name=True)))
+        page = client.list_sources(effective_state="revoked", page_size=1000, page_token=token)
+        revoked.update(s.source_id for s in page.sources)
         token = page.next_page_token
         if not token:
-            return 0
+            break
+    while True:
+        page = client.list_memories(
+            status_filter="all", page_size=1000, page_token=token, timeout=60
+        )
+        for memory in page.memories:
+            if memory.source_id not in revoked:
+                print(jsonl.export_line(memory))
+        token = page.next_page_token
+        if not token:
+            break
+    if revoked:
+        print(f"agentmem: left out {len(revoked)} revoked memories", file=sys.stderr)
+    return 0
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from agentmem.client import connect
-
     problems = 0
 
     def report(ok: bool, good: str, bad: str) -> None:
@@ -395,36 +472,36 @@ def _doctor(args: argparse.Namespace) -> int:
             f"the gateway at {args.addr} answers but is not serving",
         )
     except grpc.RpcError:
-        report(False, "", f"no gateway answers at {args.addr}: is it running? (make run)")
+        report(False, "", f"no gateway answers at {args.addr}: is it running? (agentmem up)")
         return 1
-    token = os.environ.get("AGENTMEM_TOKEN", "")
-    if not token:
-        report(False, "", "AGENTMEM_TOKEN is not set: the remaining checks need a credential")
+    if not os.environ.get(ENV_TOKEN):
+        report(False, "", f"{ENV_TOKEN} is not set: the remaining checks need a credential")
         return 1
-    with connect(args.addr, token) as client:
+    with client_for(args) as client:
         try:
-            client.GetCapabilities(capabilities_pb2.GetCapabilitiesRequest(), timeout=10)
+            client.get_capabilities(timeout=10)
             report(True, "your credential is accepted and the runtime answers", "")
-        except grpc.RpcError as e:
-            code = e.code()
+        except ApiError as e:
             report(
                 False,
                 "",
-                {
-                    grpc.StatusCode.UNAUTHENTICATED: "the gateway does not know your credential",
-                    grpc.StatusCode.PERMISSION_DENIED: "your credential lacks memory.read",
-                    grpc.StatusCode.UNAVAILABLE: "the gateway cannot reach the memory runtime",
-                }.get(code, f"the gateway answered {code.name}"),
+                "the gateway does not know your credential"
+                if isinstance(e, Unauthenticated)
+                else "your credential lacks memory.read"
+                if isinstance(e, MissingScope)
+                else "the gateway cannot reach the memory runtime"
+                if isinstance(e, Unavailable)
+                else f"the gateway answered {e}",
             )
             return 1
         try:
-            client.ListSources(sources_pb2.ListSourcesRequest(page_size=1), timeout=10)
+            client.list_sources(page_size=1, timeout=10)
             report(True, "the database answers a read", "")
-        except grpc.RpcError as e:
-            report(False, "", f"the database did not answer a read ({e.code().name})")
+        except ApiError as e:
+            report(False, "", f"the database did not answer a read ({e})")
         try:
-            ok = client.VerifyAuditChain(audit_pb2.VerifyAuditChainRequest(), timeout=30).ok
+            ok = client.verify_audit_chain(timeout=30).ok
             report(ok, "the audit chain verifies", "the audit chain does NOT verify")
-        except grpc.RpcError:
+        except MissingScope:
             print("skip  the audit chain check needs the memory.admin scope")
     return 1 if problems else 0

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentmem.cli import dev_credential
 from agentmem.core import config, logs
 
 DEV_TENANT = "dev"
@@ -27,20 +28,25 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--data-dir", default="./data", help="where the SQLite database lives")
     up.add_argument("--port-file", help="write the gateway's bound port here once serving")
     up.add_argument("--console", metavar="HOST:PORT", help="also serve the web console here")
+    up.add_argument(
+        "--rotate-dev-token",
+        action="store_true",
+        help="mint a new dev credential instead of reusing the one in the data directory",
+    )
     up.set_defaults(func=cmd_up)
 
     gw = sub.add_parser("gateway", help="run the gateway (protocol_svc) alone")
-    gw.add_argument("--config")
+    gw.add_argument("--config", help="YAML config file (default: built-in defaults)")
     gw.add_argument("--listen", help="overrides gateway.listen")
     gw.add_argument("--runtime", help="runtime address; overrides gateway.runtime_address")
-    gw.add_argument("--port-file")
+    gw.add_argument("--port-file", help="write the bound port here once serving")
     gw.set_defaults(func=cmd_gateway)
 
     rt = sub.add_parser("runtime", help="run the memory runtime (runtime_svc) alone")
-    rt.add_argument("--config")
+    rt.add_argument("--config", help="YAML config file (default: built-in defaults)")
     rt.add_argument("--listen", help="overrides runtime.listen")
     rt.add_argument("--data-dir", help="put the SQLite database here (overrides storage.url)")
-    rt.add_argument("--port-file")
+    rt.add_argument("--port-file", help="write the bound port here once serving")
     rt.set_defaults(func=cmd_runtime)
 
 
@@ -95,9 +101,10 @@ def cmd_up(args: argparse.Namespace) -> int:
     settings = _load(args.config)
     env = dict(os.environ)
     env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
-    dev_token = None
+    dev = None
     if not settings.auth.api_keys:
-        dev_token = os.environ.get("AGENTMEM_DEV_TOKEN") or "am_dev_" + secrets.token_urlsafe(24)
+        dev = dev_credential.load_or_mint(args.data_dir, rotate=args.rotate_dev_token)
+        dev_token = dev.token
         env["AGENTMEM_AUTH__API_KEYS"] = json.dumps(
             [
                 {
@@ -160,10 +167,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             if args.console:
                 near = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
                 procs.append(_start_console(base, args.console, f"{near}:{gport}", tmp, env))
-            if dev_token:
-                print("dev credential (tenant 'dev', every scope) — shown once:", flush=True)
+            if dev:
+                print(dev_credential.describe(dev), flush=True)
                 print(
-                    f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev_token}", flush=True
+                    f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev.token}", flush=True
                 )
             return _supervise(procs)
         finally:

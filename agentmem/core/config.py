@@ -11,10 +11,18 @@ import hashlib
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 SCOPES = (
@@ -94,14 +102,34 @@ class Memory(_Strict):
     allow_self_approval: bool = False
 
 
+class CapabilityState(StrEnum):
+    ON = "on"
+    OFF = "off"
+    # Served only to clients that opt in (request metadata `agentmem-experimental`).
+    EXPERIMENTAL = "experimental"
+
+
+def _capability_state(value: object) -> object:
+    if isinstance(value, bool):
+        return CapabilityState.ON if value else CapabilityState.OFF
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return CapabilityState.ON if value.lower() == "true" else CapabilityState.OFF
+    return value
+
+
+State = Annotated[CapabilityState, BeforeValidator(_capability_state)]
+
+
 class Capabilities(_Strict):
-    thread_memory_mode: bool = True
-    source_policy: bool = True
-    retrieval_explain: bool = True
-    save_intent: bool = True
-    facts: bool = True
-    foreign_sources: bool = True
-    events: bool = True
+    """on | off | experimental per capability (true/false mean on/off)."""
+
+    thread_memory_mode: State = CapabilityState.ON
+    source_policy: State = CapabilityState.ON
+    retrieval_explain: State = CapabilityState.ON
+    save_intent: State = CapabilityState.ON
+    facts: State = CapabilityState.ON
+    foreign_sources: State = CapabilityState.EXPERIMENTAL
+    events: State = CapabilityState.ON
 
 
 class Events(_Strict):

@@ -23,6 +23,7 @@ class Reason(StrEnum):
     UNAUTHENTICATED = "UNAUTHENTICATED"
     MISSING_SCOPE = "MISSING_SCOPE"
     CAPABILITY_DISABLED = "CAPABILITY_DISABLED"
+    EXPERIMENTAL_NOT_ENABLED = "EXPERIMENTAL_NOT_ENABLED"
     THREAD_MEMORY_DISABLED = "THREAD_MEMORY_DISABLED"
     ASSENT_MISSING = "ASSENT_MISSING"
     ASSENT_INVALID = "ASSENT_INVALID"
@@ -70,6 +71,11 @@ CATALOG: dict[Reason, Entry] = {
     Reason.MISSING_SCOPE: Entry("PERMISSION_DENIED", "the credential lacks a required scope"),
     Reason.CAPABILITY_DISABLED: Entry(
         "UNIMPLEMENTED", "this capability is disabled on this server"
+    ),
+    Reason.EXPERIMENTAL_NOT_ENABLED: Entry(
+        "FAILED_PRECONDITION",
+        "this capability is experimental on this server: opt in by naming it in the "
+        "request metadata entry agentmem-experimental",
     ),
     Reason.THREAD_MEMORY_DISABLED: Entry(
         "FAILED_PRECONDITION", "memory is disabled for this thread"

@@ -12,26 +12,30 @@ class GetCapabilitiesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Capability(_message.Message):
-    __slots__ = ("name", "enabled", "experimental")
+    __slots__ = ("name", "enabled", "experimental", "opted_in")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
     EXPERIMENTAL_FIELD_NUMBER: _ClassVar[int]
+    OPTED_IN_FIELD_NUMBER: _ClassVar[int]
     name: str
     enabled: bool
     experimental: bool
-    def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., experimental: _Optional[bool] = ...) -> None: ...
+    opted_in: bool
+    def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., experimental: _Optional[bool] = ..., opted_in: _Optional[bool] = ...) -> None: ...
 
 class GetCapabilitiesResponse(_message.Message):
-    __slots__ = ("api_version", "capabilities", "insert_policy", "caller")
+    __slots__ = ("api_version", "capabilities", "insert_policy", "experimental_opt_in", "caller")
     API_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     INSERT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENTAL_OPT_IN_FIELD_NUMBER: _ClassVar[int]
     CALLER_FIELD_NUMBER: _ClassVar[int]
     api_version: str
     capabilities: _containers.RepeatedCompositeFieldContainer[Capability]
     insert_policy: _common_pb2.InsertPolicy
+    experimental_opt_in: str
     caller: Caller
-    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., experimental_opt_in: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
 
 class Caller(_message.Message):
     __slots__ = ("principal_id", "principal_kind", "scopes")

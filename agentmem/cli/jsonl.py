@@ -1,0 +1,160 @@
+"""The memory JSON Lines format that `agentmem export` writes and `agentmem import` reads.
+
+One JSON object per line:
+
+    {"source_id": "src_…", "revision": 1, "source_kind": "memory", "status": "active",
+     "classification": "active", "save_intent": "explicit_user_request",
+     "save_intent_source": "opencode", "inserted_by": "alice",
+     "received_at": "2026-…Z", "content": "I have a red kayak"}
+
+Import needs `content` (a string) or `messages` (a list of {"role", "content"}), and takes
+`thread_id`, `source_kind` (memory | conversation), `save_intent`, `save_intent_source`,
+`save_intent_evidence`, `labels` (an object of strings), `request_id`, `classification`
+(active | cold) and `status`. The other export fields (`revision`, `inserted_by`,
+`received_at`, `reviewed_by`, `reviewed_at`) are accepted and ignored; any other key makes
+the line bad, so a typo is not silently dropped.
+
+Ids are re-minted: the target mints its own source ids and revisions. The exported
+`source_id` becomes the insert's request id (`import-<source_id>`), so importing the same
+export twice inserts nothing twice. `classification: cold` is applied again after the
+insert. Only `status: active` memories are imported; pending and rejected ones are skipped
+(their review decision belongs to the server they came from) and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf import json_format
+
+from agentmem.client_methods import enum_name
+from agentmem.v1 import review_pb2, sources_pb2
+
+STRING_FIELDS = (
+    "content",
+    "thread_id",
+    "save_intent",
+    "save_intent_source",
+    "save_intent_evidence",
+    "request_id",
+    "source_id",
+)
+IGNORED_FIELDS = frozenset({"revision", "inserted_by", "received_at", "reviewed_by", "reviewed_at"})
+KNOWN_FIELDS = frozenset(
+    {*STRING_FIELDS, *IGNORED_FIELDS, "messages", "labels", "source_kind", "classification"}
+    | {"status"}
+)
+
+
+class BadLine(ValueError):
+    """A line that cannot be imported; the message never quotes the line's text."""
+
+    def __init__(self, number: int, reason: str) -> None:
+        super().__init__(f"line {number}: {reason}")
+        self.number = number
+
+
+@dataclass
+class Line:
+    number: int
+    insert: dict[str, Any] = field(default_factory=dict)  # insert_memory keyword arguments
+    cold: bool = False
+    skip_status: str = ""  # non-empty: not imported, with this status
+
+
+def export_line(memory: review_pb2.Memory) -> str:
+    data: dict[str, Any] = {
+        "source_id": memory.source_id,
+        "revision": memory.revision,
+        "source_kind": enum_name(sources_pb2.SourceKind, "SOURCE_KIND_", memory.source_kind),
+        "status": enum_name(sources_pb2.Status, "STATUS_", memory.status),
+        "classification": enum_name(
+            sources_pb2.Classification, "CLASSIFICATION_", memory.classification
+        ),
+    }
+    for name in ("save_intent", "save_intent_source", "inserted_by", "reviewed_by"):
+        if getattr(memory, name):
+            data[name] = getattr(memory, name)
+    for name in ("received_at", "reviewed_at"):
+        if memory.HasField(name):
+            data[name] = getattr(memory, name).ToJsonString()
+    if memory.content:
+        data["content"] = memory.content
+    if memory.messages:
+        data["messages"] = [
+            json_format.MessageToDict(m, preserving_proto_field_name=True) for m in memory.messages
+        ]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def decode(number: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadLine(number, "not UTF-8") from None
+
+
+def parse_line(number: int, text: str, salt: str) -> Line:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadLine(number, f"invalid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(record, dict):
+        raise BadLine(number, "not a JSON object")
+    unknown = sorted(set(record) - KNOWN_FIELDS)
+    if unknown:
+        raise BadLine(number, f"unknown field(s) {', '.join(unknown)}")
+    for name in STRING_FIELDS:
+        if name in record and not isinstance(record[name], str):
+            raise BadLine(number, f"{name} must be a string")
+    line = Line(number)
+    status = record.get("status", "active")
+    if status not in ("active", "pending_review", "rejected"):
+        raise BadLine(number, "status must be active, pending_review or rejected")
+    classification = record.get("classification", "active")
+    if classification not in ("active", "cold"):
+        raise BadLine(number, "classification must be active or cold")
+    kind = record.get("source_kind", "")
+    if kind not in ("", "memory", "conversation"):
+        raise BadLine(number, "source_kind must be memory or conversation")
+    messages = record.get("messages", [])
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict)
+        and set(m) <= {"role", "content"}
+        and all(isinstance(v, str) for v in m.values())
+        for m in messages
+    ):
+        raise BadLine(number, 'messages must be a list of {"role", "content"} strings')
+    labels = record.get("labels", {})
+    if not isinstance(labels, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise BadLine(number, "labels must be an object of strings")
+    if bool(record.get("content")) == bool(messages):
+        raise BadLine(
+            number,
+            "needs exactly one of content and messages "
+            "(an export made without memory.content.read has neither)",
+        )
+    line.skip_status = "" if status == "active" else status
+    line.cold = classification == "cold"
+    request_id = record.get("request_id") or (
+        f"import-{record['source_id']}"
+        if record.get("source_id")
+        else f"import-{salt}-{number}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    )
+    line.insert = {
+        "content": record.get("content", ""),
+        "messages": messages,
+        "thread_id": record.get("thread_id", ""),
+        "source_kind": kind or None,
+        "save_intent": record.get("save_intent", ""),
+        "save_intent_source": record.get("save_intent_source", ""),
+        "save_intent_evidence": record.get("save_intent_evidence", ""),
+        "labels": labels,
+        "request_id": request_id,
+    }
+    return line
