@@ -9,7 +9,9 @@ with connect("127.0.0.1:50051", token) as client:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -45,9 +47,32 @@ class MemoryClient:
 
 
 def connect(
-    address: str, token: str, credentials: grpc.ChannelCredentials | None = None
+    address: str,
+    token: str,
+    credentials: grpc.ChannelCredentials | None = None,
+    *,
+    ca_file: str | None = None,
 ) -> MemoryClient:
+    """`https://host:port` (or a `ca_file`) connects with TLS, trusting the CA bundle in
+    `ca_file` (default: $AGENTMEM_CA_FILE, else the system's roots); `host:port` connects
+    in plaintext (loopback development)."""
+    target, credentials = channel_target(address, credentials, ca_file)
     channel = (
-        grpc.secure_channel(address, credentials) if credentials else grpc.insecure_channel(address)
+        grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
     )
     return MemoryClient(channel, token)
+
+
+def channel_target(
+    address: str,
+    credentials: grpc.ChannelCredentials | None = None,
+    ca_file: str | None = None,
+) -> tuple[str, grpc.ChannelCredentials | None]:
+    """The gRPC target and channel credentials for an `https://` or plain address."""
+    scheme, sep, rest = address.partition("://")
+    target = rest if sep and scheme in ("https", "http") else address
+    if credentials is None and ((scheme == "https" and sep) or ca_file):
+        bundle = ca_file or os.environ.get("AGENTMEM_CA_FILE") or None
+        roots = Path(bundle).read_bytes() if bundle else None
+        credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+    return target, credentials

@@ -373,7 +373,7 @@ def _export(stub: Any, args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from agentmem.client import connect
+    from agentmem.client import channel_target, connect
 
     problems = 0
 
@@ -383,7 +383,9 @@ def _doctor(args: argparse.Namespace) -> int:
         print(("ok    " if ok else "PROBLEM ") + (good if ok else bad))
 
     try:
-        with grpc.insecure_channel(args.addr) as ch:
+        target, tls = channel_target(args.addr)
+        channel = grpc.secure_channel(target, tls) if tls else grpc.insecure_channel(target)
+        with channel as ch:
             status = (
                 health_pb2_grpc.HealthStub(ch)
                 .Check(health_pb2.HealthCheckRequest(), timeout=5)
