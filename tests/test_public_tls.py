@@ -51,9 +51,9 @@ def test_tls_gateway_serves_clients_that_trust_its_ca(tls_stack):
 
 def test_tls_only_gateway_refuses_plaintext_clients(tls_stack):
     stack, _ = tls_stack
-    with connect(f"127.0.0.1:{stack.gateway.port}", ADMIN_A.token) as plain:
-        with pytest.raises(grpc.RpcError) as err:
-            _read(plain)
+    plain = connect(f"127.0.0.1:{stack.gateway.port}", ADMIN_A.token)
+    with plain, pytest.raises(grpc.RpcError) as err:
+        _read(plain)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
@@ -61,9 +61,9 @@ def test_a_client_that_does_not_trust_the_ca_is_refused(tls_stack, tmp_path):
     stack, _ = tls_stack
     other = tmp_path / "other-ca.pem"
     other.write_bytes(CA("someone-else").cert.public_bytes(serialization.Encoding.PEM))
-    with connect(f"https://127.0.0.1:{stack.gateway.port}", ADMIN_A.token, ca_file=str(other)) as c:
-        with pytest.raises(grpc.RpcError) as err:
-            _read(c)
+    client = connect(f"https://127.0.0.1:{stack.gateway.port}", ADMIN_A.token, ca_file=str(other))
+    with client, pytest.raises(grpc.RpcError) as err:
+        _read(client)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
