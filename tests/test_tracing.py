@@ -77,8 +77,8 @@ def test_an_insert_through_group_commit_keeps_its_sql_in_its_trace(traced):
     check_spans_gateway_runtime_and_sql(trace, "InsertMemory")
 
 
-def test_log_lines_of_a_call_carry_its_trace_id(traced):
-    stack, exporter = traced
+def call_log_lines(call) -> list[dict]:
+    """The JSON "call" lines the services log while `call()` runs."""
     out = io.StringIO()
     handler = logging.StreamHandler(out)
     handler.setFormatter(JsonFormatter("test"))
@@ -87,15 +87,31 @@ def test_log_lines_of_a_call_carry_its_trace_id(traced):
     level = calls.level
     calls.setLevel(logging.INFO)
     try:
-        search(stack.client(ADMIN_A), "anything at all")
+        call()
     finally:
         calls.removeHandler(handler)
         calls.setLevel(level)
-    trace_id = format(one_trace(exporter, "SearchMemories")[0].context.trace_id, "032x")
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    call_lines = [line for line in lines if line["msg"] == "call"]
-    assert len(call_lines) == 2  # one in the gateway, one in the runtime
-    assert all(line["trace_id"] == trace_id and line["span_id"] for line in call_lines)
+    return [line for line in lines if line["msg"] == "call"]
+
+
+def test_log_lines_of_a_call_carry_its_trace_id(traced):
+    stack, exporter = traced
+    lines = call_log_lines(lambda: search(stack.client(ADMIN_A), "anything at all"))
+    trace_id = format(one_trace(exporter, "SearchMemories")[0].context.trace_id, "032x")
+    assert len(lines) == 2  # one in the gateway, one in the runtime
+    assert all(line["trace_id"] == trace_id and line["span_id"] for line in lines)
+
+
+def test_without_an_exporter_trace_ids_still_reach_both_services_logs(make_stack):
+    stack = make_stack(tracing__enabled=True)
+    client = stack.client(ADMIN_A)
+    lines = call_log_lines(lambda: search(client, "anything", thread_id="t1"))
+    assert len(lines) == 2
+    assert len({line["trace_id"] for line in lines}) == 1
+    assert len(lines[0]["trace_id"]) == 32 and int(lines[0]["trace_id"], 16)
+    again = call_log_lines(lambda: search(client, "anything"))
+    assert again[0]["trace_id"] != lines[0]["trace_id"]  # a new call, a new trace
 
 
 def test_no_spans_without_tracing(make_stack):

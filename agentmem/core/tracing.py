@@ -21,7 +21,7 @@ from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
-from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased, TraceIdRatioBased
 from sqlalchemy import Engine
 
 from agentmem.core.config import Tracing
@@ -33,12 +33,13 @@ def provider(
     settings: Tracing, service: str, exporter: SpanExporter | None = None
 ) -> TracerProvider | None:
     """The process's tracer provider, or None when tracing is off."""
-    if not (settings.enabled or settings.otlp_endpoint or exporter is not None):
+    exporting = bool(settings.otlp_endpoint) or exporter is not None
+    if not (settings.enabled or exporting):
         return None
-    tp = TracerProvider(
-        resource=Resource.create({"service.name": service}),
-        sampler=ParentBased(TraceIdRatioBased(settings.sample_ratio)),
-    )
+    # Without an exporter nothing would read a recorded span: spans are made (trace ids for
+    # the logs, traceparent for the runtime) but not recorded, which costs far less.
+    sampler = ParentBased(TraceIdRatioBased(settings.sample_ratio)) if exporting else ALWAYS_OFF
+    tp = TracerProvider(resource=Resource.create({"service.name": service}), sampler=sampler)
     if settings.otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
