@@ -55,6 +55,8 @@ class Limiter:
     def _values(self, tenant_id: str) -> LimitValues:
         values = self._per_tenant.get(tenant_id)
         if values is None:
+            if len(self._per_tenant) >= MAX_BUCKETS:
+                self._per_tenant.clear()  # a cache: recomputed on demand
             values = self._per_tenant[tenant_id] = self._limits.for_tenant(tenant_id)
         return values
 
