@@ -82,24 +82,20 @@ class Gauges(Collector):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sources: dict[tuple[str, str, tuple[tuple[str, str], ...]], Callable[[], float]] = {}
+        self._sources: dict[
+            tuple[str, tuple[tuple[str, str], ...]], tuple[str, Callable[[], float]]
+        ] = {}
 
     def add(self, name: str, doc: str, read: Callable[[], float], **labels: str) -> None:
+        """Registers (or replaces: the latest server of a process wins) one gauge series."""
         with self._lock:
-            self._sources[(name, doc, tuple(sorted(labels.items())))] = read
-
-    def remove(self, name: str, **labels: str) -> None:
-        with self._lock:
-            for key in [
-                k for k in self._sources if k[0] == name and k[2] == tuple(sorted(labels.items()))
-            ]:
-                del self._sources[key]
+            self._sources[(name, tuple(sorted(labels.items())))] = (doc, read)
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         with self._lock:
-            sources = dict(self._sources)
+            sources = sorted(self._sources.items(), key=lambda kv: kv[0])
         families: dict[str, GaugeMetricFamily] = {}
-        for (name, doc, labels), read in sorted(sources.items(), key=lambda kv: kv[0]):
+        for (name, labels), (doc, read) in sources:
             family = families.get(name)
             if family is None:
                 family = families[name] = GaugeMetricFamily(
