@@ -18,8 +18,8 @@ class Usage:
 
 
 def stored(conn: Connection, tenant_id: str) -> Usage:
-    """Reads the tenant's source rows once (through the tenant index). Erased sources (their bytes gone) and
-    foreign pointers without a body count for nothing."""
+    """Reads the tenant's source rows once (through the tenant index). Erased sources
+    (their bytes gone) and foreign pointers without a body count for nothing."""
     if conn.dialect.name == "postgresql":
         size = func.octet_length(_sources.c.raw)
     else:
