@@ -104,6 +104,11 @@ def _settings(
     timeout: float | None,
 ) -> Settings:
     address = address or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
+    scheme, sep, rest = address.partition("://")
+    if sep and scheme in ("https", "http"):  # https://host:port means TLS
+        address = rest
+        if scheme == "https" and tls is None:
+            tls = True
     token = token if token is not None else os.environ.get(ENV_TOKEN, "")
     roots = root_certificates if root_certificates is not None else os.environ.get(ENV_CA_FILE)
     if tls is None:
@@ -383,17 +388,37 @@ def connect(
     address: str,
     token: str,
     credentials: grpc.ChannelCredentials | None = None,
+    *,
+    ca_file: str | None = None,
     **kwargs: Any,
 ) -> Client:
     """A `Client` for `address` with `token` (kept for scripts written against 0.1: no
-    retries unless `retry=` says otherwise)."""
+    retries unless `retry=` says otherwise). `https://host:port` (or a `ca_file`) connects
+    with TLS, trusting the CA bundle in `ca_file` (default: $AGENTMEM_CA_FILE, else the
+    system's roots)."""
     kwargs.setdefault("retry", NO_RETRY)
-    client = Client(address, token, **kwargs)
+    target, credentials = channel_target(address, credentials, ca_file)
+    client = Client(target, token, **kwargs)
     if credentials is not None:
         client.channel.close()
-        client.channel = grpc.secure_channel(address, credentials)
+        client.channel = grpc.secure_channel(target, credentials)
         client._stub = memory_service_pb2_grpc.MemoryServiceStub(client.channel)
     return client
 
 
 MemoryClient = Client  # the 0.1 name
+
+
+def channel_target(
+    address: str,
+    credentials: grpc.ChannelCredentials | None = None,
+    ca_file: str | None = None,
+) -> tuple[str, grpc.ChannelCredentials | None]:
+    """The gRPC target and channel credentials for an `https://` or plain address."""
+    scheme, sep, rest = address.partition("://")
+    target = rest if sep and scheme in ("https", "http") else address
+    if credentials is None and ((scheme == "https" and sep) or ca_file):
+        bundle = ca_file or os.environ.get(ENV_CA_FILE) or None
+        roots = Path(bundle).read_bytes() if bundle else None
+        credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+    return target, credentials

@@ -11,10 +11,12 @@ OR-ed, bm25, LIMIT 10, no filter). Also insert throughput and LoCoMo-dev recall.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import re
+import shutil
 import sqlite3
 import statistics
 import tempfile
@@ -177,6 +179,52 @@ def scenario(
     return rows
 
 
+OBSERVABILITY = {
+    "off": {},
+    "metrics": {
+        "AGENTMEM_GATEWAY__METRICS_LISTEN": "127.0.0.1:0",
+        "AGENTMEM_RUNTIME__METRICS_LISTEN": "127.0.0.1:0",
+    },
+    "tracing": {"AGENTMEM_TRACING__ENABLED": "true"},  # spans made, no exporter
+}
+
+
+def observability_cost(tmp: Path, n_questions: int, rounds: int = 3) -> dict[str, dict]:
+    """Search p50 on the 10k corpus with metrics and tracing off, metrics on, tracing on.
+    The three stacks run side by side on copies of one corpus and are called in turn, so
+    they share the machine's conditions (it is shared and noisy)."""
+    print("-- observability: Search with metrics / tracing off and on", flush=True)
+    data = tmp / "observability"
+    data.mkdir()
+    corpus.load(data / "agentmem.db", ["bench-0"], 10_000)
+    lang = corpus.Language(seed=7)
+    questions = [lang.question() for _ in range(n_questions)]
+    keys = [servers.key("tok-bench-0", "bench-0", servers.ALL_SCOPES)]
+    samples: dict[str, list[float]] = {mode: [] for mode in OBSERVABILITY}
+    with contextlib.ExitStack() as stack:
+        clients = {}
+        for mode, env in OBSERVABILITY.items():
+            copy = tmp / f"observability-{mode}"
+            copy.mkdir()
+            shutil.copy(data / "agentmem.db", copy / "agentmem.db")
+            address = stack.enter_context(servers.agentmem(tmp, keys, copy, extra_env=env))
+            clients[mode] = stack.enter_context(connect(address, "tok-bench-0"))
+        modes = list(OBSERVABILITY)
+        for r in range(rounds + 1):  # the first round warms up
+            for i, q in enumerate(questions):
+                request = retrieval_pb2.SearchMemoriesRequest(query=q, limit=10)
+                shift = (i + r) % len(modes)
+                for mode in modes[shift:] + modes[:shift]:  # rotate who goes first
+                    t = time.perf_counter()
+                    clients[mode].SearchMemories(request, timeout=30)
+                    if r:
+                        samples[mode].append((time.perf_counter() - t) * 1000)
+    out = {mode: percentiles(v) for mode, v in samples.items()}
+    for mode, v in out.items():
+        print(f"   {mode:>8}: p50 {v['p50_ms']} ms, p99 {v['p99_ms']} ms", flush=True)
+    return out
+
+
 def insert_throughput(tmp: Path, n: int = 2000) -> dict[str, float]:
     keys = [servers.key("tok-ins", "ins", servers.ALL_SCOPES)]
     lang = corpus.Language(seed=5)
@@ -243,7 +291,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated parts: 10k, 100k, 1M-1000-tenants, 1M-one-tenant, writes, locomo",
+        help="comma-separated parts: 10k, 100k, 1M-1000-tenants, 1M-one-tenant, writes, "
+        "locomo, observability",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -271,6 +320,8 @@ def main() -> None:
         if not only or "locomo" in only:
             print("-- LoCoMo-dev recall", flush=True)
             report["locomo"] = locomo.run()
+        if not only or "observability" in only:
+            report["observability"] = observability_cost(tmp, args.questions)
     RESULTS.mkdir(exist_ok=True)
     name = "latest.json" if not only else "partial.json"
     (RESULTS / name).write_text(json.dumps(report, indent=2) + "\n")
@@ -308,6 +359,12 @@ def table(report: dict) -> str:
         ]
     for name, r in report.get("locomo", {}).items():
         lines.append(f"LoCoMo-dev {name}: recall@5 {r['recall@5']}, recall@10 {r['recall@10']}")
+    obs = report.get("observability")
+    if obs:
+        lines.append(
+            "Search p50 / p99 on 10k, by observability: "
+            + ", ".join(f"{m} {v['p50_ms']} / {v['p99_ms']}" for m, v in obs.items())
+        )
     lines += ["", "targets:", *targets(report)]
     return "\n".join(lines)
 
@@ -360,6 +417,15 @@ def targets(report: dict) -> list[str]:
         out.append(
             f"  {'ok  ' if w['inserts_per_s_16_in_flight'] >= 500 else 'MISS'} inserts with 16 "
             f"in flight >= 500/s: {w['inserts_per_s_16_in_flight']}/s"
+        )
+    obs = report.get("observability")
+    if obs:
+        off = obs["off"]["p50_ms"]
+        check("metrics on: Search p50 <= 1.05 x off", obs["metrics"]["p50_ms"], 1.05 * off)
+        check(
+            "tracing on, no exporter: Search p50 <= 1.10 x off",
+            obs["tracing"]["p50_ms"],
+            1.10 * off,
         )
     if "locomo" in report:
         recall = report["locomo"]["agentmem, dated turns"]["recall@5"]

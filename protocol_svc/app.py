@@ -5,27 +5,41 @@ from __future__ import annotations
 import secrets
 
 import grpc
+from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, serving, tls
+from agentmem.core import internal_call, metrics, serving, tls, tracing
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import memory_service_pb2_grpc
+from protocol_svc import public_tls
 from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in
+from protocol_svc.limits import Limiter
+from protocol_svc.oidc import JwtVerifier
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.servicer import CALL, MemoryServicer
+from protocol_svc.watch import ACTIVE
+
+metrics.GAUGES.add("agentmem_watchers", "Event watchers open on this gateway.", ACTIVE.__len__)
+metrics.GAUGES.add(
+    "agentmem_watch_queue_depth_max",
+    "Events queued for the slowest watcher on this gateway (cut off at events.subscriber_queue).",
+    lambda: max((q.qsize() for q in list(ACTIVE)), default=0),
+)
 
 
-def admission(settings: Settings, authenticator: Authenticator):  # type: ignore[no-untyped-def]
-    """authenticate → authorize (scope) → capability; validation follows in the servicer."""
+def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter):  # type: ignore[no-untyped-def]
+    """authenticate → rate limits → authorize (scope) → capability; validation follows in
+    the servicer."""
     gate = CapabilityGate(settings)
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
         metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
-        principal = authenticator.authenticate(metadata.get("authorization"))
+        principal = await authenticator.authenticate_call(metadata.get("authorization"))
+        limiter.admit(principal.tenant_id, principal.principal_id)
         rule = rule_for(method)
         if rule is None:
             raise AgentmemError(Reason.MISSING_SCOPE, detail=f"no policy entry for {method}")
@@ -57,32 +71,47 @@ def admission(settings: Settings, authenticator: Authenticator):  # type: ignore
 
 
 async def start(
-    settings: Settings, *, listen: str | None = None, runtime_address: str | None = None
+    settings: Settings,
+    *,
+    listen: str | None = None,
+    runtime_address: str | None = None,
+    span_exporter: SpanExporter | None = None,
 ) -> serving.Served:
+    """`span_exporter` receives this process's spans as well (tests use an in-memory one)."""
     if not settings.internal.token:
         raise SystemExit(
             "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the gateway "
             "needs it to call the runtime"
         )
     internal = settings.internal
+    listen = listen or settings.gateway.listen
+    credentials = public_tls.server_credentials(settings.gateway, listen)
+    tracer_provider = tracing.provider(settings.tracing, "agentmem-gateway", span_exporter)
+    oidc = settings.auth.oidc
+    authenticator = Authenticator(settings.auth.api_keys, JwtVerifier(oidc) if oidc else None)
+    limiter = Limiter(settings.limits)
     runtime = RuntimeClient(
         runtime_address or settings.gateway.runtime_address,
         internal.token,
         default_deadline=settings.gateway.default_deadline,
         channel_credentials=tls.gateway_credentials(internal) if internal.tls else None,
         target_name=internal.runtime_name,
+        interceptors=tracing.client_interceptors(tracer_provider),
     )
-    servicer = MemoryServicer(settings, runtime)
+    servicer = MemoryServicer(settings, runtime, limiter)
     served = await serving.start(
-        listen=listen or settings.gateway.listen,
+        listen=listen,
+        credentials=credentials,
         register=lambda s: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, s),
         services=[SERVICE.full_name],
-        guard=CallGuard(
-            admission(settings, Authenticator(settings.auth.api_keys)), serving.OPEN_PREFIXES
-        ),
+        guard=CallGuard(admission(settings, authenticator, limiter), serving.OPEN_PREFIXES),
         grace=settings.gateway.grace,
         reflection_enabled=settings.gateway.reflection,
         health_listen=settings.gateway.health_listen,
+        metrics_listen=settings.gateway.metrics_listen,
+        interceptors=tracing.server_interceptors(tracer_provider),
     )
     served.on_stop.append(runtime.close)
+    if tracer_provider is not None:
+        served.on_stop.append(tracer_provider.shutdown)
     return served

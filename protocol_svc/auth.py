@@ -1,13 +1,17 @@
 """Authentication: a bearer token resolves to a principal (tenant and scopes included).
 
 API keys are configured by their SHA-256 only; the token itself is never stored or logged.
+With `auth.oidc` configured, a bearer token shaped like a JWT is verified as one instead
+(`protocol_svc.oidc`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from agentmem.core.config import ApiKey
 from agentmem.core.errors import AgentmemError, Reason
@@ -21,12 +25,26 @@ class Principal:
     scopes: frozenset[str]
 
 
+class TokenVerifier(Protocol):
+    def looks_like_jwt(self, token: str) -> bool: ...
+    def verify(self, token: str) -> Principal: ...
+
+
 class Authenticator:
-    def __init__(self, api_keys: Sequence[ApiKey]) -> None:
+    def __init__(self, api_keys: Sequence[ApiKey], jwt: TokenVerifier | None = None) -> None:
         self._by_hash = {
             k.sha256: Principal(k.principal, k.tenant, k.kind.value, frozenset(k.scopes))
             for k in api_keys
         }
+        self._jwt = jwt
+
+    async def authenticate_call(self, authorization: str | None) -> Principal:
+        """API keys at once; a JWT in a worker thread (its key set may need fetching)."""
+        if self._jwt is not None:
+            token = _bearer(authorization)
+            if self._jwt.looks_like_jwt(token):
+                return await asyncio.to_thread(self._jwt.verify, token)
+        return self.authenticate(authorization)
 
     def authenticate(self, authorization: str | None) -> Principal:
         token = _bearer(authorization)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
@@ -21,7 +21,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from agentmem.core import internal_call
+from agentmem.core import internal_call, metrics
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.grpc_errors import error_info, status_of_call
 from agentmem.core.guard import UpstreamStatus
@@ -60,14 +60,22 @@ class RuntimeClient:
         default_deadline: float,
         channel_credentials: grpc.ChannelCredentials | None = None,
         target_name: str = "",
+        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
     ) -> None:
         if channel_credentials is None:
-            self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            self._channel = grpc.aio.insecure_channel(
+                address, options=CHANNEL_OPTIONS, interceptors=list(interceptors) or None
+            )
         else:
             options = [*CHANNEL_OPTIONS]
             if target_name:
                 options.append(("grpc.ssl_target_name_override", target_name))
-            self._channel = grpc.aio.secure_channel(address, channel_credentials, options=options)
+            self._channel = grpc.aio.secure_channel(
+                address,
+                channel_credentials,
+                options=options,
+                interceptors=list(interceptors) or None,
+            )
         self._stub = runtime_service_pb2_grpc.RuntimeServiceStub(self._channel)
         self._credential = credential
         self._default_deadline = default_deadline
@@ -106,6 +114,8 @@ class RuntimeClient:
             wait=BACKOFF,
             reraise=True,
         ):
+            if retry.retry_state.attempt_number > 1:
+                metrics.RUNTIME_RETRIES.labels(method).inc()
             with retry:
                 return await attempt()
         raise AssertionError("unreachable")

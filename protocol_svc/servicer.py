@@ -22,6 +22,7 @@ from agentmem.v1 import (
 )
 from protocol_svc import validation
 from protocol_svc.capabilities import CapabilityGate, opted_in
+from protocol_svc.limits import Limiter
 from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.watch import watch
@@ -41,10 +42,11 @@ def _fields(call: rpb.CallContext) -> dict[str, Any]:
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
-    def __init__(self, settings: Settings, runtime: RuntimeClient) -> None:
+    def __init__(self, settings: Settings, runtime: RuntimeClient, limiter: Limiter) -> None:
         self._settings = settings
         self._runtime = runtime
         self._gate = CapabilityGate(settings)
+        self._limiter = limiter
 
     async def _forward(self, name: str, request: Any, context: grpc.aio.ServicerContext) -> Any:
         validation.VALIDATORS[name](request)
@@ -90,13 +92,14 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     ) -> AsyncIterator[events_pb2.WatchEventsResponse]:
         validation.VALIDATORS["WatchEvents"](request)
         call = CALL.get()
-        async for event in watch(
-            request,
-            lambda resume: self._runtime.stream_events(resume, call),
-            queue_size=self._settings.events.subscriber_queue,
-            reconnect_for=WATCH_RECONNECT_S,
-        ):
-            yield events_pb2.WatchEventsResponse(event=event)
+        with self._limiter.watch(call.tenant_id):
+            async for event in watch(
+                request,
+                lambda resume: self._runtime.stream_events(resume, call),
+                queue_size=self._settings.events.subscriber_queue,
+                reconnect_for=WATCH_RECONNECT_S,
+            ):
+                yield events_pb2.WatchEventsResponse(event=event)
 
 
 def _caller(call: rpb.CallContext) -> capabilities_pb2.Caller:

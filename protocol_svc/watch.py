@@ -22,6 +22,8 @@ from protocol_svc.runtime_client import BACKOFF, RuntimeUnavailable
 
 Upstream = Callable[[events_pb2.WatchEventsRequest], AsyncIterator[events_pb2.Event]]
 _DONE = object()
+# The queues of the watchers open on this gateway (for the queue-depth metrics).
+ACTIVE: set[asyncio.Queue[Any]] = set()
 
 
 async def watch(
@@ -33,6 +35,7 @@ async def watch(
 ) -> AsyncIterator[events_pb2.Event]:
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=queue_size)
     pump = asyncio.create_task(_pump(request, upstream, queue, reconnect_for))
+    ACTIVE.add(queue)
     try:
         while True:
             item = await queue.get()
@@ -42,6 +45,7 @@ async def watch(
                 return
             yield item
     finally:
+        ACTIVE.discard(queue)
         pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pump

@@ -9,8 +9,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
+from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, serving, tls
+from agentmem.core import internal_call, metrics, serving, tls, tracing
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -27,6 +28,7 @@ from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.foreign import ForeignSources
 from runtime_svc.services.inserts import Inserts
 from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
@@ -42,7 +44,10 @@ SERVICE = runtime_service_pb2.DESCRIPTOR.services_by_name["RuntimeService"].full
 COMPACTION_INTERVAL_S = 60.0
 
 
-async def start(settings: Settings, *, listen: str | None = None) -> serving.Served:
+async def start(
+    settings: Settings, *, listen: str | None = None, span_exporter: SpanExporter | None = None
+) -> serving.Served:
+    """`span_exporter` receives this process's spans as well (tests use an in-memory one)."""
     if not settings.internal.token:
         raise SystemExit(
             "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the runtime "
@@ -50,8 +55,12 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         )
     db = open_database(settings.storage)
     migrate.upgrade(db.writer)
+    tracer_provider = tracing.provider(settings.tracing, "agentmem-runtime", span_exporter)
+    for engine in {db.writer, db.reader}:
+        tracing.instrument_engine(engine, tracer_provider)
     loop = asyncio.get_running_loop()
-    pool = ThreadPoolExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
+    pool = tracing.ContextExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
+    _pool_gauges(db, pool)
     wakeups = TenantWakeups(loop)
     uow = UnitOfWork(db)
     writer = GroupCommitter(uow, settings.runtime.group_commit)
@@ -92,6 +101,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         pool=pool,
         writer=writer,
         poll_interval=settings.events.poll_interval,
+        quotas=StoredQuotas(uow, settings.limits),
     )
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
@@ -120,6 +130,8 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         guard=CallGuard(admit, serving.OPEN_PREFIXES),
         grace=settings.runtime.grace,
         reflection_enabled=settings.runtime.reflection,
+        metrics_listen=settings.runtime.metrics_listen,
+        interceptors=tracing.server_interceptors(tracer_provider),
     )
     served.servicer = servicer  # type: ignore[attr-defined]  # for in-process tests
     compactor = asyncio.create_task(_compact_forever(feed, pool))
@@ -131,9 +143,33 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
         pool.shutdown(wait=True)
         writer.close()
         db.dispose()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()
 
     served.on_stop.append(close)
     return served
+
+
+def _pool_gauges(db, pool: ThreadPoolExecutor) -> None:  # type: ignore[no-untyped-def]
+    """Connections in use and capacity per engine, and database work waiting for a worker."""
+    for role, engine in (("writer", db.writer), ("reader", db.reader)):
+        if role == "reader" and engine is db.writer:
+            continue
+        p = engine.pool
+        metrics.GAUGES.add(
+            "agentmem_db_pool_in_use", "Database connections checked out.", p.checkedout, role=role
+        )
+        metrics.GAUGES.add(
+            "agentmem_db_pool_capacity",
+            "Database connections the pool may open (size + overflow).",
+            lambda p=p: p.size() + max(getattr(p, "_max_overflow", 0), 0),
+            role=role,
+        )
+    metrics.GAUGES.add(
+        "agentmem_db_work_waiting",
+        "Database reads queued for a free worker thread (runtime.workers).",
+        pool._work_queue.qsize,
+    )
 
 
 async def _compact_forever(feed: EventFeed, pool: ThreadPoolExecutor) -> None:

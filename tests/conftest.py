@@ -22,11 +22,11 @@ def make_stack(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Callable[...
     """Starts a fresh runtime + gateway pair; keyword overrides are dotted config keys."""
     stacks: list[Stack] = []
 
-    def make(**overrides: Any) -> Stack:
+    def make(span_exporter: Any = None, **overrides: Any) -> Stack:
         db = tmp_path / f"agentmem-{len(stacks)}.db"
         flat = {k.replace("__", "."): v for k, v in overrides.items()}
         settings = config.load(None, base_settings(db, **flat))
-        stack = Stack(loop_thread, settings, db).start()
+        stack = Stack(loop_thread, settings, db, span_exporter=span_exporter).start()
         stacks.append(stack)
         return stack
 

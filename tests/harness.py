@@ -127,6 +127,7 @@ class Stack:
     gateway: Any = None
     clients: list[Client] = field(default_factory=list)
     _engine: Any = None  # for `sql`, made on first use
+    span_exporter: Any = None  # receives both services' spans (tracing tests)
 
     @property
     def address(self) -> str:
@@ -140,10 +141,15 @@ class Stack:
         from protocol_svc import app as gateway_app
         from runtime_svc import app as runtime_app
 
-        self.runtime = self.loop.run(runtime_app.start(self.settings, listen="127.0.0.1:0"))
+        self.runtime = self.loop.run(
+            runtime_app.start(self.settings, listen="127.0.0.1:0", span_exporter=self.span_exporter)
+        )
         self.gateway = self.loop.run(
             gateway_app.start(
-                self.settings, listen="127.0.0.1:0", runtime_address=self.runtime_address
+                self.settings,
+                listen="127.0.0.1:0",
+                runtime_address=self.runtime_address,
+                span_exporter=self.span_exporter,
             )
         )
         return self

@@ -452,6 +452,8 @@ def _export(client: Client, args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    from agentmem.client import channel_target
+
     problems = 0
 
     def report(ok: bool, good: str, bad: str) -> None:
@@ -460,7 +462,9 @@ def _doctor(args: argparse.Namespace) -> int:
         print(("ok    " if ok else "PROBLEM ") + (good if ok else bad))
 
     try:
-        with grpc.insecure_channel(args.addr) as ch:
+        target, tls = channel_target(args.addr)
+        channel = grpc.secure_channel(target, tls) if tls else grpc.insecure_channel(target)
+        with channel as ch:
             status = (
                 health_pb2_grpc.HealthStub(ch)
                 .Check(health_pb2.HealthCheckRequest(), timeout=5)

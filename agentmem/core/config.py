@@ -91,8 +91,48 @@ class ApiKey(_Strict):
         return scopes
 
 
+class Oidc(_Strict):
+    """Bearer JWTs from an OpenID Connect provider, beside API keys (see README, "OIDC")."""
+
+    issuer: str = Field(min_length=1)
+    audience: str = Field(min_length=1)
+    # Where the signing keys come from: the provider's JWKS URL, or a JWKS file (static keys).
+    jwks_url: str = ""
+    jwks_file: str = ""
+    # Seconds the fetched key set is reused before it is fetched again.
+    jwks_cache_seconds: int = Field(default=300, ge=1)
+    algorithms: tuple[str, ...] = ("RS256", "ES256")
+    # Seconds of clock skew allowed on exp / nbf / iat.
+    leeway: float = Field(default=30.0, ge=0)
+    # Claim mapping. A token without the tenant claim is refused.
+    tenant_claim: str = "tenant_id"
+    principal_claim: str = "sub"
+    # A claim holding user | agent | service (empty: every token is `default_kind`).
+    kind_claim: str = ""
+    default_kind: PrincipalKindName = PrincipalKindName.USER
+    # A space-separated string or a list; scopes agentmem does not know are ignored.
+    scopes_claim: str = "scope"
+
+    @field_validator("algorithms")
+    @classmethod
+    def _asymmetric_only(cls, algorithms: tuple[str, ...]) -> tuple[str, ...]:
+        allowed = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384"}
+        allowed |= {"ES512", "EdDSA"}
+        bad = sorted(set(algorithms) - allowed)
+        if bad or not algorithms:
+            raise ValueError(f"unsupported algorithm(s) {bad}; use some of {sorted(allowed)}")
+        return algorithms
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> Oidc:
+        if bool(self.jwks_url) == bool(self.jwks_file):
+            raise ValueError("set exactly one of jwks_url and jwks_file")
+        return self
+
+
 class Auth(_Strict):
     api_keys: tuple[ApiKey, ...] = ()
+    oidc: Oidc | None = None
 
 
 class Memory(_Strict):
@@ -178,6 +218,19 @@ class Gateway(_Strict):
     default_deadline: float = Field(default=10.0, gt=0)
     # A plaintext, health-only port for probes (empty: none).
     health_listen: str = ""
+    # Plaintext HTTP port serving Prometheus metrics at /metrics (empty: none).
+    metrics_listen: str = ""
+    # TLS on the public port (PEM files). Without them the gateway listens in plaintext,
+    # which it refuses on a non-loopback address unless allow_plaintext is true.
+    tls_cert: str = ""
+    tls_key: str = ""
+    allow_plaintext: bool = False
+
+    @model_validator(mode="after")
+    def _cert_and_key(self) -> Gateway:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("set both tls_cert and tls_key, or neither")
+        return self
 
 
 class Runtime(_Strict):
@@ -191,6 +244,8 @@ class Runtime(_Strict):
     # At most this many mutations waiting at the same time share one transaction and commit
     # (group commit); 1 commits each on its own.
     group_commit: int = Field(default=32, ge=1, le=1024)
+    # Plaintext HTTP port serving Prometheus metrics at /metrics (empty: none).
+    metrics_listen: str = ""
 
 
 class Internal(_Strict):
@@ -222,6 +277,55 @@ class Storage(_Strict):
     sqlite_synchronous: str = Field(default="NORMAL", pattern="^(NORMAL|FULL)$")
 
 
+class Tracing(_Strict):
+    # Spans for every call (gRPC on both hops, SQL in the runtime), W3C traceparent from the
+    # gateway to the runtime, and the trace id in every log line of a call.
+    enabled: bool = False
+    # OTLP/gRPC collector, e.g. http://otel-collector:4317. Empty: spans are not exported.
+    otlp_endpoint: str = ""
+    otlp_insecure: bool = True
+    # Fraction of new traces sampled (a sampled parent is always followed).
+    sample_ratio: float = Field(default=1.0, ge=0, le=1)
+
+
+class LimitValues(_Strict):
+    """0 means unlimited."""
+
+    requests_per_second_per_tenant: float = Field(default=0, ge=0)
+    burst_per_tenant: int = Field(default=0, ge=0)  # 0: one second's worth (at least 1)
+    requests_per_second_per_principal: float = Field(default=0, ge=0)
+    burst_per_principal: int = Field(default=0, ge=0)
+    watches_per_tenant: int = Field(default=0, ge=0)
+    memories_per_tenant: int = Field(default=0, ge=0)
+    bytes_per_tenant: int = Field(default=0, ge=0)
+
+
+class TenantLimits(_Strict):
+    """A tenant's overrides; an unset key keeps the deployment's value."""
+
+    requests_per_second_per_tenant: float | None = Field(default=None, ge=0)
+    burst_per_tenant: int | None = Field(default=None, ge=0)
+    requests_per_second_per_principal: float | None = Field(default=None, ge=0)
+    burst_per_principal: int | None = Field(default=None, ge=0)
+    watches_per_tenant: int | None = Field(default=None, ge=0)
+    memories_per_tenant: int | None = Field(default=None, ge=0)
+    bytes_per_tenant: int | None = Field(default=None, ge=0)
+
+
+class Limits(LimitValues):
+    # Request rates and watches are counted by each gateway replica, which enforces its share
+    # (the value divided by gateway_replicas); stored quotas are exact, in the runtime.
+    gateway_replicas: int = Field(default=1, ge=1)
+    tenants: dict[str, TenantLimits] = Field(default_factory=dict)
+
+    def for_tenant(self, tenant_id: str) -> LimitValues:
+        base = {name: getattr(self, name) for name in LimitValues.model_fields}
+        override = self.tenants.get(tenant_id)
+        if override is not None:
+            base.update(override.model_dump(exclude_none=True))
+        return LimitValues(**base)
+
+
 class Logging(_Strict):
     level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
@@ -242,6 +346,8 @@ class Settings(BaseSettings):
     internal: Internal = Internal()
     storage: Storage = Storage()
     logging: Logging = Logging()
+    tracing: Tracing = Tracing()
+    limits: Limits = Limits()
 
     @classmethod
     def settings_customise_sources(

@@ -37,6 +37,8 @@ class Reason(StrEnum):
     SOURCE_ERASED = "SOURCE_ERASED"
     EVENTS_COMPACTED = "EVENTS_COMPACTED"
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
+    RATE_LIMITED = "RATE_LIMITED"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
 
@@ -105,6 +107,10 @@ CATALOG: dict[Reason, Entry] = {
     Reason.SUBSCRIBER_TOO_SLOW: Entry(
         "RESOURCE_EXHAUSTED", "the subscriber fell too far behind; resume from the last sequence"
     ),
+    Reason.RATE_LIMITED: Entry(
+        "RESOURCE_EXHAUSTED", "request rate limit reached; retry after the delay in RetryInfo"
+    ),
+    Reason.QUOTA_EXCEEDED: Entry("RESOURCE_EXHAUSTED", "a quota of this tenant is used up"),
     Reason.UNAVAILABLE: Entry("UNAVAILABLE", "the service is unavailable; retry"),
     Reason.INTERNAL: Entry("INTERNAL", "internal error"),
 }
@@ -124,6 +130,8 @@ class AgentmemError(Exception):
     metadata: dict[str, str] = field(default_factory=dict)
     violations: tuple[FieldViolation, ...] = ()
     detail: str = ""  # for the log only
+    # Seconds after which a retry can succeed (sent as google.rpc.RetryInfo), if known.
+    retry_after: float | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.reason.value)

@@ -7,7 +7,7 @@ unchanged when it carries an agentmem ErrorInfo, and maps transport failures to 
 from __future__ import annotations
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -42,6 +42,10 @@ def to_status_proto(err: AgentmemError) -> status_pb2.Status:
                 ]
             )
         )
+    if err.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromMilliseconds(max(1, round(err.retry_after * 1000)))
+        details.append(error_details_pb2.RetryInfo(retry_delay=delay))
     packed = []
     for d in details:
         a = any_pb2.Any()

@@ -1,5 +1,8 @@
 """Structured (JSON lines) logging. Log records carry ids, codes and timings only: never
-tokens, credentials or memory text (callers pass such values nowhere near a logger)."""
+tokens, credentials or memory text (callers pass such values nowhere near a logger).
+
+Inside a traced call every line carries the W3C `trace_id` and `span_id` of the active span;
+a caller-chosen request id (`x-request-id`) then appears as `request_id`."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import json
 import logging
 import sys
 import time
+
+from agentmem.core.tracing import current_ids
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
 
@@ -26,6 +31,12 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
         }
         out.update({k: v for k, v in vars(record).items() if k not in _RESERVED})
+        ids = current_ids()
+        if ids is not None:
+            own = out.get("trace_id")
+            if own and own != ids[0]:
+                out["request_id"] = own
+            out["trace_id"], out["span_id"] = ids
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)

@@ -15,7 +15,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from agentmem.core import metrics
 from agentmem.core.guard import CallGuard
+from agentmem.core.rpc_metrics import RpcMetrics
 
 log = logging.getLogger("agentmem.serving")
 
@@ -31,6 +33,11 @@ class Served:
     grace: float
     health_server: grpc.aio.Server | None = None
     on_stop: list[Callable[[], object]] = field(default_factory=list)
+    metrics_server: metrics.MetricsServer | None = None
+
+    @property
+    def metrics_port(self) -> int:
+        return self.metrics_server.port if self.metrics_server else 0
 
     async def stop(self) -> None:
         """NOT_SERVING first, so balancers and probes move away; then refuse new calls with
@@ -41,6 +48,8 @@ class Served:
         await self.server.stop(max(self.grace - (time.monotonic() - started), 0.1))
         if self.health_server is not None:
             await self.health_server.stop(0)
+        if self.metrics_server is not None:
+            self.metrics_server.stop()
         for callback in self.on_stop:
             result = callback()
             if asyncio.iscoroutine(result):
@@ -58,8 +67,13 @@ async def start(
     credentials: grpc.ServerCredentials | None = None,
     options: Sequence[tuple[str, object]] = (),
     health_listen: str = "",
+    metrics_listen: str = "",
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> Served:
-    server = grpc.aio.server(interceptors=[guard], options=list(options))
+    """`interceptors` run outside the guard (tracing first); with `metrics_listen`, every
+    RPC is also counted and timed, and /metrics is served there over plaintext HTTP."""
+    outer = [*interceptors, *([RpcMetrics()] if metrics_listen else [])]
+    server = grpc.aio.server(interceptors=[*outer, guard], options=list(options))
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -88,7 +102,10 @@ async def start(
         if health_server.add_insecure_port(health_listen) == 0:
             raise OSError(f"cannot listen on {health_listen}")
         await health_server.start()
-    return Served(server, port, health_servicer, guard, grace, health_server)
+    served = Served(server, port, health_servicer, guard, grace, health_server)
+    if metrics_listen:
+        served.metrics_server = metrics.serve(metrics_listen)
+    return served
 
 
 async def run_until_signal(served: Served, name: str, port_file: str | None = None) -> None:

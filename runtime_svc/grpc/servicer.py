@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from agentmem.core import internal_call
+from agentmem.core import internal_call, metrics
 from agentmem.core.errors import invalid_field
 from agentmem.core.scopes import Scope
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
@@ -36,7 +36,8 @@ from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactQuery, Facts
 from runtime_svc.services.foreign import AdmitCommand, ForeignSources
-from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts
+from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts, Prepared
+from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.source_lifecycle import (
     ClassifyCommand,
@@ -84,6 +85,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         pool: ThreadPoolExecutor,
         writer: GroupCommitter,
         poll_interval: float,
+        quotas: StoredQuotas | None = None,
     ) -> None:
         self._thread_modes, self._retrieval = thread_modes, retrieval
         self._inserts, self._reads, self._lifecycle = inserts, reads, lifecycle
@@ -91,6 +93,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self._foreign = foreign
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
+        self._quotas = quotas
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -145,7 +148,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         if isinstance(prepared, Inserted):  # validate_only
             result = prepared
         else:
-            result = await self._write(self._inserts.commit_insert, caller, cmd, prepared)
+            result = await self._write(self._commit_insert, caller, cmd, prepared)
         return sources_pb2.InsertMemoryResponse(
             source_id=result.source_id,
             revision=result.revision,
@@ -153,6 +156,13 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             receipt=mapping.receipt(result.receipt),
             deduplicated=result.deduplicated,
         )
+
+    def _commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
+        """In the writer's transaction: the stored quotas are checked under the tenant's lock,
+        so concurrent inserts (on any runtime replica) cannot overshoot them."""
+        if self._quotas is not None:
+            self._quotas.check_insert(caller, len(prepared.body.raw().encode()))
+        return self._inserts.commit_insert(caller, cmd, prepared)
 
     async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
         f = request.filter
@@ -398,9 +408,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
     # Retrieval
 
     async def SearchMemories(self, request, context):  # type: ignore[no-untyped-def]
-        hits = await self._run(
-            self._retrieval.search, CALLER.get(), request.query, request.thread_id, request.limit
-        )
+        with metrics.RETRIEVAL.labels("search").time():
+            hits = await self._run(
+                self._retrieval.search,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.limit,
+            )
         return retrieval_pb2.SearchMemoriesResponse(
             hits=[
                 retrieval_pb2.SearchHit(
@@ -415,13 +430,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         )
 
     async def AssemblePrompt(self, request, context):  # type: ignore[no-untyped-def]
-        result = await self._run(
-            self._retrieval.assemble,
-            CALLER.get(),
-            request.query,
-            request.thread_id,
-            request.token_budget,
-        )
+        with metrics.RETRIEVAL.labels("prompt").time():
+            result = await self._run(
+                self._retrieval.assemble,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.token_budget,
+            )
         return retrieval_pb2.AssemblePromptResponse(
             context=result.block.context,
             citations=[
@@ -433,9 +449,14 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         )
 
     async def ExplainRetrieval(self, request, context):  # type: ignore[no-untyped-def]
-        result = await self._run(
-            self._retrieval.explain, CALLER.get(), request.query, request.thread_id, request.limit
-        )
+        with metrics.RETRIEVAL.labels("explain").time():
+            result = await self._run(
+                self._retrieval.explain,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.limit,
+            )
         return retrieval_pb2.ExplainRetrievalResponse(
             entries=[
                 retrieval_pb2.ExplanationEntry(

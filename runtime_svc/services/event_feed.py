@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from agentmem.core import validation
+from agentmem.core import metrics, validation
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.caller import Caller
@@ -26,12 +26,15 @@ class EventFeed:
         """The next batch after the resume point; EVENTS_COMPACTED if events were lost to it."""
         validation.non_negative("after_sequence", after_sequence)
         with self._uow.read(caller.tenant_id) as tx:
-            compacted = tx.tenant.get().events_compacted_through
+            state = tx.tenant.get()
+            compacted = state.events_compacted_through
             if 0 < after_sequence < compacted:
                 raise AgentmemError(
                     Reason.EVENTS_COMPACTED, metadata={"oldest_sequence": str(compacted + 1)}
                 )
-            return tx.events.after(max(after_sequence, compacted), kinds, BATCH)
+            position = max(after_sequence, compacted)
+            metrics.WATCH_LAG.observe(max(state.event_sequence - position, 0))
+            return tx.events.after(position, kinds, BATCH)
 
     def compact_expired(self) -> int:
         """Drops events older than the retention; returns how many tenants were compacted."""

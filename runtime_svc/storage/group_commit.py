@@ -9,13 +9,16 @@ Under load this turns N commits into one; alone, a mutation runs at once.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from agentmem.core import metrics
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.writes")
@@ -32,7 +35,10 @@ class GroupCommitter:
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         future: Future[Any] = Future()
-        self._queue.put((fn, args, future))
+        # The caller's context (its trace span) travels with the job; so does the time it
+        # was queued, for the wait metric.
+        context = contextvars.copy_context()
+        self._queue.put((context.run, (fn, *args), future, time.perf_counter()))
         return future
 
     def close(self) -> None:
@@ -54,7 +60,11 @@ class GroupCommitter:
                     self._queue.put(_STOP)
                     break
                 jobs.append(more)
-            self._run(jobs)
+            started = time.perf_counter()
+            for *_job, queued in jobs:
+                metrics.COMMIT_WAIT.observe(started - queued)
+            metrics.COMMIT_BATCH.observe(len(jobs))
+            self._run([job[:3] for job in jobs])
 
     def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Future[Any]]]) -> None:
         # A job whose caller went away before it ran is skipped; once running, it can no

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
+from agentmem.core import metrics
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
@@ -179,6 +180,8 @@ def _storage_error(e: OperationalError) -> Exception:
     message = str(e.orig) if e.orig is not None else type(e).__name__
     lowered = message.lower()
     if any(word in lowered for word in _CONFLICT):
+        driver = type(e.orig).__module__ if e.orig is not None else ""
+        metrics.DB_CONFLICTS.labels("sqlite" if driver.startswith("sqlite") else "postgresql").inc()
         return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
     if any(word in lowered for word in _UNREACHABLE):
         return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])

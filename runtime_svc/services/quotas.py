@@ -1,0 +1,37 @@
+"""Stored quotas per tenant: how many memories and how many bytes it may keep.
+
+Checked in the writer's transaction, after the tenant's row lock is taken, so the count is
+exact on one runtime and across replicas alike. Nothing is counted when no quota applies to
+the tenant. An insert that would pass a quota fails with RESOURCE_EXHAUSTED /
+QUOTA_EXCEEDED naming the limit; no RetryInfo, since waiting frees nothing.
+"""
+
+from __future__ import annotations
+
+from agentmem.core.config import Limits
+from agentmem.core.errors import AgentmemError, Reason
+from runtime_svc.domain.caller import Caller
+from runtime_svc.storage import usage
+from runtime_svc.storage.unit_of_work import UnitOfWork
+
+
+class StoredQuotas:
+    def __init__(self, uow: UnitOfWork, limits: Limits) -> None:
+        self._uow, self._limits = uow, limits
+
+    def check_insert(self, caller: Caller, adding_bytes: int) -> None:
+        limit = self._limits.for_tenant(caller.tenant_id)
+        if not (limit.memories_per_tenant or limit.bytes_per_tenant):
+            return
+        with self._uow.write(caller.tenant_id) as tx:
+            if caller.request_id and tx.sources.by_request_id(caller.request_id) is not None:
+                return  # a retry of a stored insert: it answers with the first result
+            used = usage.stored(tx.conn, caller.tenant_id)
+        if limit.memories_per_tenant and used.memories + 1 > limit.memories_per_tenant:
+            raise _exceeded("memories_per_tenant", limit.memories_per_tenant)
+        if limit.bytes_per_tenant and used.bytes + adding_bytes > limit.bytes_per_tenant:
+            raise _exceeded("bytes_per_tenant", limit.bytes_per_tenant)
+
+
+def _exceeded(name: str, value: int) -> AgentmemError:
+    return AgentmemError(Reason.QUOTA_EXCEEDED, metadata={"limit": name, "value": str(value)})
