@@ -6,7 +6,7 @@ import secrets
 
 import grpc
 
-from agentmem.core import internal_call, serving, tls
+from agentmem.core import internal_call, serving, tls, transport
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -23,7 +23,11 @@ def admission(settings: Settings, authenticator: Authenticator):  # type: ignore
     capabilities = settings.capabilities.model_dump()
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
-        metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
+        entries = context.invocation_metadata() or ()
+        metadata = {m.key: m.value for m in entries}
+        if sum(1 for m in entries if m.key == "authorization") > 1:
+            # Which one would count is a guess an attacker can steer: refuse them all.
+            raise AgentmemError(Reason.UNAUTHENTICATED, detail="more than one authorization")
         principal = authenticator.authenticate(metadata.get("authorization"))
         rule = rule_for(method)
         if rule is None:
@@ -72,6 +76,7 @@ async def start(
         default_deadline=settings.gateway.default_deadline,
         channel_credentials=tls.gateway_credentials(internal) if internal.tls else None,
         target_name=internal.runtime_name,
+        options=transport.channel_options(settings.transport),
     )
     servicer = MemoryServicer(settings, runtime)
     served = await serving.start(
@@ -79,8 +84,11 @@ async def start(
         register=lambda s: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, s),
         services=[SERVICE.full_name],
         guard=CallGuard(
-            admission(settings, Authenticator(settings.auth.api_keys)), serving.OPEN_PREFIXES
+            admission(settings, Authenticator(settings.auth.api_keys)),
+            serving.OPEN_PREFIXES,
+            max_message_bytes=settings.transport.max_message_bytes,
         ),
+        options=transport.server_options(settings.transport),
         grace=settings.gateway.grace,
         reflection_enabled=settings.gateway.reflection,
         health_listen=settings.gateway.health_listen,

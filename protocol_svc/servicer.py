@@ -32,6 +32,7 @@ INSERT_POLICIES = {
     "review_pending": common_pb2.INSERT_POLICY_REVIEW_PENDING,
 }
 EXPERIMENTAL = frozenset({"foreign_sources"})
+# How long a watch keeps reconnecting to the runtime after it lost it (each time).
 WATCH_RECONNECT_S = 15.0
 
 
@@ -93,7 +94,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         call = CALL.get()
         async for event in watch(
             request,
-            lambda resume: self._runtime.stream_events(resume, call),
+            lambda resume, connected: self._runtime.stream_events(resume, call, connected),
             queue_size=self._settings.events.subscriber_queue,
             reconnect_for=WATCH_RECONNECT_S,
         ):

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from agentmem.core import internal_call, serving, tls
+from agentmem.core import internal_call, paging, serving, tls, transport
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -45,6 +45,7 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
             "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the runtime "
             "accepts calls from the gateway only"
         )
+    paging.configure(settings.internal.token)
     db = open_database(settings.storage)
     migrate.upgrade(db.writer)
     loop = asyncio.get_running_loop()
@@ -103,7 +104,12 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
             servicer, s
         ),
         services=[SERVICE],
-        guard=CallGuard(admit, serving.OPEN_PREFIXES),
+        guard=CallGuard(
+            admit,
+            serving.OPEN_PREFIXES,
+            max_message_bytes=settings.transport.max_message_bytes,
+        ),
+        options=transport.server_options(settings.transport),
         grace=settings.runtime.grace,
         reflection_enabled=settings.runtime.reflection,
     )

@@ -36,6 +36,9 @@ class Reason(StrEnum):
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
+    INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN"
+    MALFORMED_REQUEST = "MALFORMED_REQUEST"
+    MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,15 @@ CATALOG: dict[Reason, Entry] = {
     ),
     Reason.UNAVAILABLE: Entry("UNAVAILABLE", "the service is unavailable; retry"),
     Reason.INTERNAL: Entry("INTERNAL", "internal error"),
+    Reason.INVALID_PAGE_TOKEN: Entry(
+        "INVALID_ARGUMENT", "page_token is not a token this server issued for this query"
+    ),
+    Reason.MALFORMED_REQUEST: Entry(
+        "INVALID_ARGUMENT", "the request is not a well-formed message of this method"
+    ),
+    Reason.MESSAGE_TOO_LARGE: Entry(
+        "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
+    ),
 }
 
 

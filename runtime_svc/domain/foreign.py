@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import jwt
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
@@ -69,7 +70,7 @@ def identity(owner: str, p: Pointer) -> str:
 def check_public_key(pem: str) -> str:
     try:
         key = load_pem_public_key(pem.encode())
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, UnsupportedAlgorithm):
         raise invalid_field("public_key_pem", "is not a PEM public key") from None
     if not isinstance(key, Ed25519PublicKey):
         raise invalid_field("public_key_pem", "must be an Ed25519 key")
