@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         ],
     )
     watch.add_argument("--limit", type=int, default=0, help="stop after this many events")
+    watch.add_argument(
+        "--retry-for",
+        type=float,
+        default=60.0,
+        help="seconds to keep resuming an interrupted watch without progress",
+    )
     watch.set_defaults(func=_run(_watch))
 
     from agentmem.cli import rpcs
@@ -152,25 +159,52 @@ def _thread_set(stub: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+# A watch interrupted with one of these resumes after the last sequence it printed.
+RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
+
+
 def _watch(stub: Any, args: argparse.Namespace) -> int:
+    """Prints events; when the stream is cut (server restart or drain, a slow reader), it
+    resumes after the last sequence printed, with backoff, for up to --retry-for seconds
+    without progress: no gap, no duplicate."""
     kinds = [events_pb2.EventKind.Value("EVENT_KIND_" + k.upper()) for k in args.kind]
-    request = events_pb2.WatchEventsRequest(after_sequence=args.after, kinds=kinds)
-    for seen, item in enumerate(stub.WatchEvents(request), start=1):
-        e = item.event
-        payload = e.WhichOneof("payload") or "unknown"
-        body = json_format.MessageToDict(getattr(e, payload), preserving_proto_field_name=True)
-        if args.json:
+    position, seen, failing_since, attempt = args.after, 0, None, 0
+    while True:
+        request = events_pb2.WatchEventsRequest(after_sequence=position, kinds=kinds)
+        try:
+            for item in stub.WatchEvents(request):
+                failing_since, attempt = None, 0
+                _print_event(item.event, args)
+                position, seen = item.event.sequence, seen + 1
+                if args.limit and seen >= args.limit:
+                    return 0
+            return 0
+        except grpc.RpcError as e:
+            now = time.monotonic()
+            failing_since = now if failing_since is None else failing_since
+            if e.code() not in RESUMABLE or now - failing_since > args.retry_for:
+                raise
+            attempt += 1
             print(
-                json.dumps(
-                    {"sequence": e.sequence, "at": e.at.ToJsonString(), "kind": payload, **body}
-                ),
+                f"agentmem: watch interrupted ({e.code().name}); resuming after {position}",
+                file=sys.stderr,
                 flush=True,
             )
-        else:
-            print(f"{e.sequence:>8} {e.at.ToJsonString()} {payload} {json.dumps(body)}", flush=True)
-        if args.limit and seen >= args.limit:
-            break
-    return 0
+            time.sleep(min(0.2 * 2**attempt, 5.0))  # backoff before reconnecting
+
+
+def _print_event(e: Any, args: argparse.Namespace) -> None:
+    payload = e.WhichOneof("payload") or "unknown"
+    body = json_format.MessageToDict(getattr(e, payload), preserving_proto_field_name=True)
+    if args.json:
+        print(
+            json.dumps(
+                {"sequence": e.sequence, "at": e.at.ToJsonString(), "kind": payload, **body}
+            ),
+            flush=True,
+        )
+    else:
+        print(f"{e.sequence:>8} {e.at.ToJsonString()} {payload} {json.dumps(body)}", flush=True)
 
 
 def _audit_list(stub: Any, args: argparse.Namespace) -> int:

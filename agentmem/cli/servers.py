@@ -7,13 +7,13 @@ import asyncio
 import json
 import os
 import secrets
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+
+from agentmem.cli import supervisor
 from agentmem.core import config, logs
 
 DEV_TENANT = "dev"
@@ -24,7 +24,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="run the gateway and the runtime together (SQLite)")
     up.add_argument("--config", help="YAML config file (default: built-in defaults)")
     up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
-    up.add_argument("--data-dir", default="./data", help="where the SQLite database lives")
+    up.add_argument(
+        "--data-dir",
+        help="where the SQLite database lives (default: storage.url from --config, else ./data)",
+    )
     up.add_argument("--port-file", help="write the gateway's bound port here once serving")
     up.set_defaults(func=cmd_up)
 
@@ -87,7 +90,9 @@ def _serve(starting, name: str, port_file: str | None) -> int:  # type: ignore[n
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    """Starts the runtime on a loopback port, then the gateway in front of it."""
+    """Starts the runtime on a loopback port, then the gateway in front of it, and keeps
+    them running: a service that dies is restarted with backoff (and said so on stderr);
+    one that keeps dying stops both and exits non-zero, for an outer supervisor to act on."""
     settings = _load(args.config)
     env = dict(os.environ)
     env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
@@ -107,50 +112,37 @@ def cmd_up(args: argparse.Namespace) -> int:
         )
     base = [sys.executable, "-m", "agentmem.cli.main"]
     cfg = ["--config", args.config] if args.config else []
+    # --data-dir wins; else the configured storage.url (file or environment); else ./data.
+    data_dir = args.data_dir
+    if data_dir is None and settings.storage.url == config.Storage().url:
+        data_dir = "./data"
+    storage = ["--data-dir", data_dir] if data_dir else []
     with tempfile.TemporaryDirectory(prefix="agentmem-up-") as tmp:
-        runtime_port, gateway_port = Path(tmp, "runtime.port"), Path(tmp, "gateway.port")
-        procs: list[subprocess.Popen] = []
+        runtime = supervisor.Child(
+            "runtime",
+            [*base, "runtime", *cfg, *storage],
+            env,
+            Path(tmp, "runtime.port"),
+            listen="127.0.0.1:0",
+        )
+        gateway = supervisor.Child(
+            "gateway", [*base, "gateway", *cfg], env, Path(tmp, "gateway.port"), args.listen
+        )
+        children = [runtime, gateway]  # started in this order, stopped in the reverse
         try:
-            procs.append(
-                subprocess.Popen(
-                    [
-                        *base,
-                        "runtime",
-                        *cfg,
-                        "--listen",
-                        "127.0.0.1:0",
-                        "--data-dir",
-                        args.data_dir,
-                        "--port-file",
-                        str(runtime_port),
-                    ],
-                    env=env,
-                )
-            )
-            port = _wait_for_port(runtime_port, procs[0])
-            procs.append(
-                subprocess.Popen(
-                    [
-                        *base,
-                        "gateway",
-                        *cfg,
-                        "--listen",
-                        args.listen,
-                        "--runtime",
-                        f"127.0.0.1:{port}",
-                        "--port-file",
-                        str(gateway_port),
-                    ],
-                    env=env,
-                )
-            )
-            gport = _wait_for_port(gateway_port, procs[1])
+            port = runtime.start()
+            gateway.argv += ["--runtime", f"127.0.0.1:{port}"]
+            gport = gateway.start()
             if args.port_file:
                 Path(args.port_file).write_text(str(gport))
             host = args.listen.rsplit(":", 1)[0]
+            where = (
+                f"data in {Path(data_dir).resolve()}"
+                if data_dir
+                else f"storage {make_url(settings.storage.url).render_as_string()}"
+            )
             print(
-                f"agentmem is serving on {host}:{gport} (runtime on 127.0.0.1:{port}, "
-                f"data in {Path(args.data_dir).resolve()})",
+                f"agentmem is serving on {host}:{gport} (runtime on 127.0.0.1:{port}, {where})",
                 flush=True,
             )
             if dev_token:
@@ -158,53 +150,6 @@ def cmd_up(args: argparse.Namespace) -> int:
                 print(
                     f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev_token}", flush=True
                 )
-            return _supervise(procs)
+            return supervisor.supervise(children)
         finally:
-            _stop(procs)
-
-
-def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            return int(path.read_text())
-        if proc.poll() is not None:
-            raise SystemExit(f"agentmem: a service exited during start-up (code {proc.returncode})")
-        time.sleep(0.05)
-    raise SystemExit("agentmem: a service did not start within 60 s")
-
-
-def _supervise(procs: list[subprocess.Popen]) -> int:
-    stopping = False
-
-    def on_signal(signum, _frame):  # type: ignore[no-untyped-def]
-        nonlocal stopping
-        stopping = True
-        for p in reversed(procs):  # gateway first, so it stops taking calls
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while True:
-        for p in procs:
-            code = p.poll()
-            if code is not None:
-                if not stopping:
-                    print(f"agentmem: a service exited with code {code}; stopping", file=sys.stderr)
-                    on_signal(signal.SIGTERM, None)
-                for q in procs:
-                    q.wait()
-                return 0 if stopping else 1
-        time.sleep(0.2)
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in reversed(procs):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
+            supervisor.stop_all(children)
