@@ -32,8 +32,6 @@ INSERT_POLICIES = {
     "review_pending": common_pb2.INSERT_POLICY_REVIEW_PENDING,
 }
 EXPERIMENTAL = frozenset({"foreign_sources"})
-# How long a watch keeps reconnecting to the runtime after it lost it (each time).
-WATCH_RECONNECT_S = 15.0
 
 
 def _fields(call: rpb.CallContext) -> dict[str, Any]:
@@ -96,7 +94,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             request,
             lambda resume, connected: self._runtime.stream_events(resume, call, connected),
             queue_size=self._settings.events.subscriber_queue,
-            reconnect_for=WATCH_RECONNECT_S,
+            reconnect_for=self._settings.gateway.watch_reconnect,
         ):
             yield events_pb2.WatchEventsResponse(event=event)
 

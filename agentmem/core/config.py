@@ -150,6 +150,9 @@ class Gateway(_Strict):
     default_deadline: float = Field(default=10.0, gt=0)
     # A plaintext, health-only port for probes (empty: none).
     health_listen: str = ""
+    # How long a watch keeps reconnecting to the runtime after losing it (seconds, counted
+    # from each disconnect) before it ends with UNAVAILABLE.
+    watch_reconnect: float = Field(default=15.0, gt=0)
 
 
 class Runtime(_Strict):

@@ -43,6 +43,7 @@ def channel_options(t: Transport) -> list[tuple[str, object]]:
         # it stays idle (the default stops after two pings without data).
         ("grpc.keepalive_permit_without_calls", 0),
         ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.min_sent_ping_interval_without_data_ms", _ms(t.keepalive_time)),
         ("grpc.max_send_message_length", t.max_message_bytes),
         ("grpc.max_receive_message_length", t.max_message_bytes),
     ]
