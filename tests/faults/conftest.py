@@ -84,6 +84,16 @@ class Services:
         self.started.append(p)
         return p
 
+    def sql(self, statement: str) -> list[tuple]:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(self.url)
+        try:
+            with engine.connect() as conn:
+                return [tuple(r) for r in conn.execute(text(statement))]
+        finally:
+            engine.dispose()
+
     @contextlib.contextmanager
     def write_lock(self, tenant: str = "tenant-a") -> Iterator[None]:
         """Holds the tenant's write lock from outside (SQLite: the database's write lock;
