@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 
-.PHONY: install run test proto proto-check lint format bench clean
+.PHONY: install run test soak proto proto-check lint format bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,9 @@ run: install ## both services on embedded SQLite; prints a dev credential
 
 test: install ## the whole suite, through real servers
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
+	$(BIN)/python -m tests.soak $(SOAK_ARGS)
 
 proto: install ## regenerate Python code and JSON Schemas from protos/
 	$(BIN)/python scripts/codegen.py
