@@ -376,7 +376,7 @@ def main() -> int:
         help="a PostgreSQL server URL (a fresh database is made on it); default SQLite",
     )
     args = parser.parse_args()
-    url = database_url(Path(tempfile.mkdtemp()) / "agentmem.db") if args.database_url else None
+    url = None
     if args.database_url:
         os.environ["AGENTMEM_TEST_DATABASE_URL"] = args.database_url
         url = database_url(Path(tempfile.mkdtemp()) / "agentmem.db")

@@ -48,12 +48,12 @@ def test_runtime_kill_under_write_load_loses_nothing_acknowledged(services):
 
     with ThreadPoolExecutor(WRITERS) as pool:
         workers = [pool.submit(write, i) for i in range(WRITERS)]
-        wait_until(lambda: codes["OK"] >= 30, what="writes before the kill")
+        wait_until(lambda: codes["OK"] >= 15, what="writes before the kill")
         runtime.kill()  # SIGKILL: writes in flight are in doubt
         wait_until(lambda: codes["UNAVAILABLE"] >= 1, what="writes refused while down")
         runtime = services.runtime(port)
         seen = codes["OK"]
-        wait_until(lambda: codes["OK"] >= seen + 30, what="writes after the restart")
+        wait_until(lambda: codes["OK"] >= seen + 15, what="writes after the restart")
         stop.set()
         for w in workers:
             w.result()
