@@ -7,7 +7,7 @@ LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 
-.PHONY: install run test fuzz wheel-test proto proto-check lint format bench clean
+.PHONY: install run test fuzz wheel-test soak proto proto-check lint format bench clean
 
 install: $(STAMP)
 
@@ -31,6 +31,9 @@ fuzz: install ## the source lifecycle's model-based test, many more sequences th
 
 wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
 	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py
+
+soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
+	$(BIN)/python -m tests.soak $(SOAK_ARGS)
 
 proto: install ## regenerate Python code and JSON Schemas from protos/
 	$(BIN)/python scripts/codegen.py

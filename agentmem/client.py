@@ -218,14 +218,21 @@ class Client(_Base):
         return Retrying(**self.settings.retry.tenacity())(once)
 
     def watch(
-        self, *, after_sequence: int = 0, kinds: Iterable[str | int] = ()
+        self,
+        *,
+        after_sequence: int = 0,
+        kinds: Iterable[str | int] = (),
+        give_up_after: float | None = None,
+        on_resume: Callable[[int, ApiError], None] | None = None,
     ) -> Iterator[events_pb2.Event]:
         """Events after `after_sequence`, forever. On a disconnect (UNAVAILABLE, a slow
         subscriber cut off, the stream ending) it reconnects from the last sequence it
-        yielded, so nothing is missed or repeated; it gives up after the retry policy's
-        deadline without progress and raises the last error."""
+        yielded, so nothing is missed or repeated (`on_resume(last, error)` is told first);
+        it gives up after `give_up_after` seconds (default: the retry policy's deadline)
+        without progress and raises the last error."""
         last, wanted = after_sequence, event_kinds(kinds)
         policy, failures, failing_since = self.settings.retry, 0, 0.0
+        deadline = policy.deadline if give_up_after is None else give_up_after
         while True:
             call = self._stub.WatchEvents(
                 events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
@@ -246,8 +253,10 @@ class Client(_Base):
             failures += 1
             now = time.monotonic()
             failing_since = now if failures == 1 else failing_since
-            if now - failing_since > policy.deadline:
+            if now - failing_since > deadline:
                 raise err
+            if on_resume is not None:
+                on_resume(last, err)
             time.sleep(policy.backoff(failures))
 
     @property

@@ -7,7 +7,7 @@ import secrets
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, metrics, serving, tls, tracing
+from agentmem.core import internal_call, metrics, serving, tls, tracing, transport
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -37,7 +37,11 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
     gate = CapabilityGate(settings)
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
-        metadata = {m.key: m.value for m in context.invocation_metadata() or ()}
+        entries = context.invocation_metadata() or ()
+        metadata = {m.key: m.value for m in entries}
+        if sum(1 for m in entries if m.key == "authorization") > 1:
+            # Which one would count is a guess an attacker can steer: refuse them all.
+            raise AgentmemError(Reason.UNAUTHENTICATED, detail="more than one authorization")
         principal = await authenticator.authenticate_call(metadata.get("authorization"))
         limiter.admit(principal.tenant_id, principal.principal_id)
         rule = rule_for(method)
@@ -97,6 +101,7 @@ async def start(
         channel_credentials=tls.gateway_credentials(internal) if internal.tls else None,
         target_name=internal.runtime_name,
         interceptors=tracing.client_interceptors(tracer_provider),
+        options=transport.channel_options(settings.transport),
     )
     servicer = MemoryServicer(settings, runtime, limiter)
     served = await serving.start(
@@ -104,7 +109,12 @@ async def start(
         credentials=credentials,
         register=lambda s: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, s),
         services=[SERVICE.full_name],
-        guard=CallGuard(admission(settings, authenticator, limiter), serving.OPEN_PREFIXES),
+        guard=CallGuard(
+            admission(settings, authenticator, limiter),
+            serving.OPEN_PREFIXES,
+            max_message_bytes=settings.transport.max_message_bytes,
+        ),
+        options=transport.server_options(settings.transport),
         grace=settings.gateway.grace,
         reflection_enabled=settings.gateway.reflection,
         health_listen=settings.gateway.health_listen,

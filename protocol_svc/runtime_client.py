@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -34,8 +34,6 @@ CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
 )
 # Exponential backoff from 50 ms, capped at 1 s, with up to 50 ms of jitter.
 BACKOFF = wait_exponential_jitter(multiplier=0.05, max=1.0, jitter=0.05)
@@ -61,20 +59,19 @@ class RuntimeClient:
         channel_credentials: grpc.ChannelCredentials | None = None,
         target_name: str = "",
         interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+        options: Sequence[tuple[str, object]] = (),
     ) -> None:
+        """`options`: keepalive and message-size options (`agentmem.core.transport`)."""
+        opts = [*CHANNEL_OPTIONS, *options]
         if channel_credentials is None:
             self._channel = grpc.aio.insecure_channel(
-                address, options=CHANNEL_OPTIONS, interceptors=list(interceptors) or None
+                address, options=opts, interceptors=list(interceptors) or None
             )
         else:
-            options = [*CHANNEL_OPTIONS]
             if target_name:
-                options.append(("grpc.ssl_target_name_override", target_name))
+                opts.append(("grpc.ssl_target_name_override", target_name))
             self._channel = grpc.aio.secure_channel(
-                address,
-                channel_credentials,
-                options=options,
-                interceptors=list(interceptors) or None,
+                address, channel_credentials, options=opts, interceptors=list(interceptors) or None
             )
         self._stub = runtime_service_pb2_grpc.RuntimeServiceStub(self._channel)
         self._credential = credential
@@ -120,11 +117,21 @@ class RuntimeClient:
                 return await attempt()
         raise AssertionError("unreachable")
 
-    async def stream_events(self, request: Any, context: rpb.CallContext) -> AsyncIterator[Any]:
+    async def stream_events(
+        self,
+        request: Any,
+        context: rpb.CallContext,
+        on_connected: Callable[[], None] = lambda: None,
+    ) -> AsyncIterator[Any]:
+        """The runtime's event stream; `on_connected` is called once the runtime has
+        accepted it (it sends its headers at once), before any event arrives."""
         call = self._stub.StreamEvents(
             request, metadata=internal_call.metadata(self._credential, context)
         )
         try:
+            await call.initial_metadata()
+            if not call.done():
+                on_connected()
             async for event in call:
                 yield event
         except grpc.aio.AioRpcError as e:

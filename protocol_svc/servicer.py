@@ -34,7 +34,6 @@ INSERT_POLICIES = {
     "require_save_intent": common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT,
     "review_pending": common_pb2.INSERT_POLICY_REVIEW_PENDING,
 }
-WATCH_RECONNECT_S = 15.0
 
 
 def _fields(call: rpb.CallContext) -> dict[str, Any]:
@@ -95,9 +94,9 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
         with self._limiter.watch(call.tenant_id):
             async for event in watch(
                 request,
-                lambda resume: self._runtime.stream_events(resume, call),
+                lambda resume, connected: self._runtime.stream_events(resume, call, connected),
                 queue_size=self._settings.events.subscriber_queue,
-                reconnect_for=WATCH_RECONNECT_S,
+                reconnect_for=self._settings.gateway.watch_reconnect,
             ):
                 yield events_pb2.WatchEventsResponse(event=event)
 

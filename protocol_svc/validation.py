@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agentmem.core import paging
 from agentmem.core import validation as v
 from agentmem.core.errors import invalid_field
 from agentmem.v1 import common_pb2, events_pb2, facts_pb2, review_pb2, sources_pb2
@@ -40,7 +41,7 @@ def _optional_enum(name: str, value: int, allowed: tuple[int, ...]) -> None:
 def _page(r: Any) -> None:
     v.page_size(r.page_size)
     if len(r.page_token) > MAX_PAGE_TOKEN:
-        raise invalid_field("page_token", "is not a token of this query")
+        raise paging.invalid_page_token()
 
 
 def _thread_mode_read(r: Any) -> None:

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay
-
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.v1 import events_pb2
-from protocol_svc.runtime_client import BACKOFF, RuntimeUnavailable
+from protocol_svc.runtime_client import RuntimeUnavailable
 
-Upstream = Callable[[events_pb2.WatchEventsRequest], AsyncIterator[events_pb2.Event]]
+log = logging.getLogger("agentmem.gateway.watch")
+# The upstream stream for a resume request; it calls its second argument once connected.
+Upstream = Callable[
+    [events_pb2.WatchEventsRequest, Callable[[], None]], AsyncIterator[events_pb2.Event]
+]
 _DONE = object()
 # The queues of the watchers open on this gateway (for the queue-depth metrics).
 ACTIVE: set[asyncio.Queue[Any]] = set()
@@ -57,24 +61,37 @@ async def _pump(
     queue: asyncio.Queue[Any],
     reconnect_for: float,
 ) -> None:
+    """Reconnects for up to `reconnect_for` seconds counted from each disconnect (not from
+    the start of the watch), so an hour-old idle watcher survives a runtime restart too."""
     position = request.after_sequence
+    down_since: float | None = None
+    attempt = 0
+
+    def connected() -> None:
+        nonlocal down_since, attempt
+        down_since, attempt = None, 0
+
     try:
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(RuntimeUnavailable),
-            stop=stop_after_delay(reconnect_for),
-            wait=BACKOFF,
-            reraise=True,
-        ):
-            with attempt:
-                resume = events_pb2.WatchEventsRequest(after_sequence=position, kinds=request.kinds)
-                async for event in upstream(resume):
+        while True:
+            resume = events_pb2.WatchEventsRequest(after_sequence=position, kinds=request.kinds)
+            try:
+                async for event in upstream(resume, connected):
                     try:
                         queue.put_nowait(event)
                     except asyncio.QueueFull:
                         _fail(queue, AgentmemError(Reason.SUBSCRIBER_TOO_SLOW))
                         return
                     position = event.sequence
-        _fail(queue, _DONE)
+                _fail(queue, _DONE)
+                return
+            except RuntimeUnavailable:
+                now = time.monotonic()
+                down_since = now if down_since is None else down_since
+                if now - down_since >= reconnect_for:
+                    raise
+                attempt += 1
+                log.info("watch reconnecting", extra={"after_sequence": position})
+                await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
     except asyncio.CancelledError:
         raise
     except BaseException as e:

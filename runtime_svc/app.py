@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, metrics, serving, tls, tracing
+from agentmem.core import internal_call, metrics, paging, serving, tls, tracing, transport
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -53,6 +53,7 @@ async def start(
             "internal.token is not set (AGENTMEM_INTERNAL__TOKEN): the runtime "
             "accepts calls from the gateway only"
         )
+    paging.configure(settings.internal.token)
     db = open_database(settings.storage)
     migrate.upgrade(db.writer)
     tracer_provider = tracing.provider(settings.tracing, "agentmem-runtime", span_exporter)
@@ -127,7 +128,12 @@ async def start(
             servicer, s
         ),
         services=[SERVICE],
-        guard=CallGuard(admit, serving.OPEN_PREFIXES),
+        guard=CallGuard(
+            admit,
+            serving.OPEN_PREFIXES,
+            max_message_bytes=settings.transport.max_message_bytes,
+        ),
+        options=transport.server_options(settings.transport),
         grace=settings.runtime.grace,
         reflection_enabled=settings.runtime.reflection,
         metrics_listen=settings.runtime.metrics_listen,

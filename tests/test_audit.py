@@ -66,4 +66,4 @@ def test_paging_with_opaque_tokens(stack):
                 )
             )
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert reason(e.value) == "INVALID_FIELD"
+        assert reason(e.value) == "INVALID_PAGE_TOKEN"

@@ -74,6 +74,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="only events of this kind (repeatable)",
     )
     watch.add_argument("--limit", type=int, default=0, help="stop after this many events")
+    watch.add_argument(
+        "--retry-for",
+        type=float,
+        default=60.0,
+        help="seconds to keep resuming an interrupted watch without progress",
+    )
     watch.set_defaults(func=run(_watch))
 
     audit = sub.add_parser("audit", help="audit receipts")
@@ -164,7 +170,21 @@ def _thread_set(client: Client, args: argparse.Namespace) -> int:
 
 
 def _watch(client: Client, args: argparse.Namespace) -> int:
-    for seen, e in enumerate(client.watch(after_sequence=args.after, kinds=args.kind), start=1):
+    """Prints events; when the stream is cut (server restart or drain, a slow reader), the
+    client resumes after the last sequence printed, with backoff, for up to --retry-for
+    seconds without progress: no gap, no duplicate."""
+
+    def resuming(last: int, error: ApiError) -> None:
+        code = error.code().name if error.code() else "UNAVAILABLE"
+        print(f"agentmem: watch interrupted ({code}); resuming after {last}", file=sys.stderr)
+
+    events = client.watch(
+        after_sequence=args.after,
+        kinds=args.kind,
+        give_up_after=args.retry_for,
+        on_resume=resuming,
+    )
+    for seen, e in enumerate(events, start=1):
         payload = e.WhichOneof("payload") or "unknown"
         body = json_format.MessageToDict(getattr(e, payload), preserving_proto_field_name=True)
         if args.json:

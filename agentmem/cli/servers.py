@@ -8,13 +8,13 @@ import json
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from agentmem.cli import dev_credential
+from sqlalchemy.engine import make_url
+
+from agentmem.cli import dev_credential, supervisor
 from agentmem.core import config, logs
 
 DEV_TENANT = "dev"
@@ -25,7 +25,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="run the gateway and the runtime together (SQLite)")
     up.add_argument("--config", help="YAML config file (default: built-in defaults)")
     up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
-    up.add_argument("--data-dir", default="./data", help="where the SQLite database lives")
+    up.add_argument(
+        "--data-dir",
+        help="where the SQLite database lives (default: storage.url from --config, else ./data)",
+    )
     up.add_argument("--port-file", help="write the gateway's bound port here once serving")
     up.add_argument("--console", metavar="HOST:PORT", help="also serve the web console here")
     up.add_argument(
@@ -94,16 +97,22 @@ def _serve(starting, name: str, port_file: str | None) -> int:  # type: ignore[n
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    """Starts the runtime on a loopback port, then the gateway in front of it."""
-    # Until the supervisor takes over, SIGTERM unwinds through `_stop` instead of orphaning
-    # the services already started.
+    """Starts the runtime on a loopback port, then the gateway in front of it, and keeps
+    them running: a service that dies is restarted with backoff (and said so on stderr);
+    one that keeps dying stops both and exits non-zero, for an outer supervisor to act on."""
+    # Until the supervisor takes over, SIGTERM unwinds through `stop_all` instead of
+    # orphaning the services already started.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     settings = _load(args.config)
     env = dict(os.environ)
     env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
+    # --data-dir wins; else the configured storage.url (file or environment); else ./data.
+    data_dir = args.data_dir
+    if data_dir is None and settings.storage.url == config.Storage().url:
+        data_dir = "./data"
     dev = None
     if not settings.auth.api_keys:
-        dev = dev_credential.load_or_mint(args.data_dir, rotate=args.rotate_dev_token)
+        dev = dev_credential.load_or_mint(data_dir or "./data", rotate=args.rotate_dev_token)
         dev_token = dev.token
         env["AGENTMEM_AUTH__API_KEYS"] = json.dumps(
             [
@@ -118,120 +127,52 @@ def cmd_up(args: argparse.Namespace) -> int:
         )
     base = [sys.executable, "-m", "agentmem.cli.main"]
     cfg = ["--config", args.config] if args.config else []
+    storage = ["--data-dir", data_dir] if data_dir else []
     with tempfile.TemporaryDirectory(prefix="agentmem-up-") as tmp:
-        runtime_port, gateway_port = Path(tmp, "runtime.port"), Path(tmp, "gateway.port")
-        procs: list[subprocess.Popen] = []
+        runtime = supervisor.Child(
+            "runtime",
+            [*base, "runtime", *cfg, *storage],
+            env,
+            Path(tmp, "runtime.port"),
+            listen="127.0.0.1:0",
+        )
+        gateway = supervisor.Child(
+            "gateway", [*base, "gateway", *cfg], env, Path(tmp, "gateway.port"), args.listen
+        )
+        children = [runtime, gateway]  # started in this order, stopped in the reverse
         try:
-            procs.append(
-                subprocess.Popen(
-                    [
-                        *base,
-                        "runtime",
-                        *cfg,
-                        "--listen",
-                        "127.0.0.1:0",
-                        "--data-dir",
-                        args.data_dir,
-                        "--port-file",
-                        str(runtime_port),
-                    ],
-                    env=env,
-                )
-            )
-            port = _wait_for_port(runtime_port, procs[0])
-            procs.append(
-                subprocess.Popen(
-                    [
-                        *base,
-                        "gateway",
-                        *cfg,
-                        "--listen",
-                        args.listen,
-                        "--runtime",
-                        f"127.0.0.1:{port}",
-                        "--port-file",
-                        str(gateway_port),
-                    ],
-                    env=env,
-                )
-            )
-            gport = _wait_for_port(gateway_port, procs[1])
+            port = runtime.start()
+            gateway.argv += ["--runtime", f"127.0.0.1:{port}"]
+            gport = gateway.start()
             if args.port_file:
                 Path(args.port_file).write_text(str(gport))
             host = args.listen.rsplit(":", 1)[0]
+            where = (
+                f"data in {Path(data_dir).resolve()}"
+                if data_dir
+                else f"storage {make_url(settings.storage.url).render_as_string()}"
+            )
             print(
-                f"agentmem is serving on {host}:{gport} (runtime on 127.0.0.1:{port}, "
-                f"data in {Path(args.data_dir).resolve()})",
+                f"agentmem is serving on {host}:{gport} (runtime on 127.0.0.1:{port}, {where})",
                 flush=True,
             )
             if args.console:
                 near = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
-                procs.append(_start_console(base, args.console, f"{near}:{gport}", tmp, env))
+                console = supervisor.Child(
+                    "console",
+                    [*base, "console", "--addr", f"{near}:{gport}"],
+                    # The internal credential is not the console's to hold.
+                    {k: v for k, v in env.items() if k != "AGENTMEM_INTERNAL__TOKEN"},
+                    Path(tmp, "console.port"),
+                    args.console,
+                )
+                children.append(console)
+                console.start()
             if dev:
                 print(dev_credential.describe(dev), flush=True)
                 print(
                     f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev.token}", flush=True
                 )
-            return _supervise(procs)
+            return supervisor.supervise(children)
         finally:
-            _stop(procs)
-
-
-def _start_console(
-    base: list[str], listen: str, gateway: str, tmp: str, env: dict[str, str]
-) -> subprocess.Popen:
-    """The console beside the gateway; it prints its own address once serving."""
-    port_file = Path(tmp, "console.port")
-    proc = subprocess.Popen(
-        [*base, "console", "--listen", listen, "--addr", gateway, "--port-file", str(port_file)],
-        env={k: v for k, v in env.items() if k != "AGENTMEM_INTERNAL__TOKEN"},  # not its to hold
-    )
-    _wait_for_port(port_file, proc)
-    return proc
-
-
-def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            return int(path.read_text())
-        if proc.poll() is not None:
-            raise SystemExit(f"agentmem: a service exited during start-up (code {proc.returncode})")
-        time.sleep(0.05)
-    raise SystemExit("agentmem: a service did not start within 60 s")
-
-
-def _supervise(procs: list[subprocess.Popen]) -> int:
-    stopping = False
-
-    def on_signal(signum, _frame):  # type: ignore[no-untyped-def]
-        nonlocal stopping
-        stopping = True
-        for p in reversed(procs):  # gateway first, so it stops taking calls
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while True:
-        for p in procs:
-            code = p.poll()
-            if code is not None:
-                if not stopping:
-                    print(f"agentmem: a service exited with code {code}; stopping", file=sys.stderr)
-                    on_signal(signal.SIGTERM, None)
-                for q in procs:
-                    q.wait()
-                return 0 if stopping else 1
-        time.sleep(0.2)
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in reversed(procs):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
+            supervisor.stop_all(children)

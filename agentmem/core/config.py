@@ -218,6 +218,9 @@ class Gateway(_Strict):
     default_deadline: float = Field(default=10.0, gt=0)
     # A plaintext, health-only port for probes (empty: none).
     health_listen: str = ""
+    # How long a watch keeps reconnecting to the runtime after losing it (seconds, counted
+    # from each disconnect) before it ends with UNAVAILABLE.
+    watch_reconnect: float = Field(default=15.0, gt=0)
     # Plaintext HTTP port serving Prometheus metrics at /metrics (empty: none).
     metrics_listen: str = ""
     # TLS on the public port (PEM files). Without them the gateway listens in plaintext,
@@ -246,6 +249,29 @@ class Runtime(_Strict):
     group_commit: int = Field(default=32, ge=1, le=1024)
     # Plaintext HTTP port serving Prometheus metrics at /metrics (empty: none).
     metrics_listen: str = ""
+
+
+class Transport(_Strict):
+    """gRPC transport settings shared by both hops (client → gateway → runtime), so that the
+    two sides of each connection agree."""
+
+    # A client (the gateway calling the runtime, `agentmem watch`) pings an idle connection
+    # this often (seconds) while a call such as a watch is open, and drops it when a ping is
+    # not answered within keepalive_timeout.
+    keepalive_time: float = Field(default=30.0, gt=0)
+    keepalive_timeout: float = Field(default=10.0, gt=0)
+    # A server accepts pings this often (seconds) with no data and no call in flight;
+    # must not exceed keepalive_time, or servers answer GOAWAY too_many_pings.
+    min_ping_interval: float = Field(default=10.0, gt=0)
+    # Largest request or response message (bytes), the same on both hops. A larger request
+    # is refused with RESOURCE_EXHAUSTED / MESSAGE_TOO_LARGE (limit_bytes in ErrorInfo).
+    max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=256 * 1024 * 1024)
+
+    @model_validator(mode="after")
+    def _pings_agree(self) -> Transport:
+        if self.min_ping_interval > self.keepalive_time:
+            raise ValueError("min_ping_interval must not exceed keepalive_time")
+        return self
 
 
 class Internal(_Strict):
@@ -344,6 +370,7 @@ class Settings(BaseSettings):
     gateway: Gateway = Gateway()
     runtime: Runtime = Runtime()
     internal: Internal = Internal()
+    transport: Transport = Transport()
     storage: Storage = Storage()
     logging: Logging = Logging()
     tracing: Tracing = Tracing()

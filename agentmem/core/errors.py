@@ -41,6 +41,9 @@ class Reason(StrEnum):
     QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
+    INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN"
+    MALFORMED_REQUEST = "MALFORMED_REQUEST"
+    MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,15 @@ CATALOG: dict[Reason, Entry] = {
     Reason.QUOTA_EXCEEDED: Entry("RESOURCE_EXHAUSTED", "a quota of this tenant is used up"),
     Reason.UNAVAILABLE: Entry("UNAVAILABLE", "the service is unavailable; retry"),
     Reason.INTERNAL: Entry("INTERNAL", "internal error"),
+    Reason.INVALID_PAGE_TOKEN: Entry(
+        "INVALID_ARGUMENT", "page_token is not a token this server issued for this query"
+    ),
+    Reason.MALFORMED_REQUEST: Entry(
+        "INVALID_ARGUMENT", "the request is not a well-formed message of this method"
+    ),
+    Reason.MESSAGE_TOO_LARGE: Entry(
+        "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
+    ),
 }
 
 

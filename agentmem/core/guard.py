@@ -5,14 +5,22 @@ the handler's own task, so context variables it sets are visible to the servicer
 `AgentmemError` → its catalog status; `UpstreamStatus` → passed through unchanged; anything
 else → INTERNAL with a generic message, the details in the log only. This covers errors
 raised in the middle of a server stream too.
+
+Requests that cannot be read (undecodable bytes, invalid UTF-8, over the size limit) reach
+the handler as an `Unreadable` placeholder instead of failing inside gRPC (UNKNOWN, with
+a message naming Python internals); the call is admitted first, then refused with a catalog
+error. On drain, new calls are refused and open streams end at once with UNAVAILABLE (the
+watcher resumes from its last sequence elsewhere or later).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -35,20 +43,57 @@ class UpstreamStatus(Exception):
         self.status = status
 
 
+class Unreadable:
+    """Stands for a request that could not be deserialized; the guard refuses it."""
+
+    def __init__(self, error: AgentmemError) -> None:
+        self.error = error
+
+
+def _reader(deserialize: Callable[[bytes], Any] | None, limit: int) -> Callable[[bytes], Any]:
+    def read(data: bytes) -> Any:
+        if limit and len(data) > limit:
+            return Unreadable(
+                AgentmemError(Reason.MESSAGE_TOO_LARGE, metadata={"limit_bytes": str(limit)})
+            )
+        if deserialize is None:
+            return data
+        try:
+            return deserialize(data)
+        except Exception as e:  # DecodeError, invalid UTF-8 in a string field, ...
+            return Unreadable(AgentmemError(Reason.MALFORMED_REQUEST, detail=type(e).__name__))
+
+    return read
+
+
+def _draining() -> AgentmemError:
+    return AgentmemError(
+        Reason.UNAVAILABLE, metadata={"cause": "shutting_down"}, detail="shutting down"
+    )
+
+
 class CallGuard(grpc.aio.ServerInterceptor):
-    def __init__(self, admit: Admit, open_prefixes: tuple[str, ...]) -> None:
+    def __init__(
+        self, admit: Admit, open_prefixes: tuple[str, ...], *, max_message_bytes: int = 0
+    ) -> None:
         self._admit = admit
         self._open = open_prefixes  # health and reflection: no credential needed
+        self._limit = max_message_bytes  # 0: no limit of the guard's own
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._draining = False
+        self._streams: set[_Stream] = set()
 
     async def drain(self, timeout: float) -> None:
         """Refuses new calls with UNAVAILABLE and waits (up to `timeout`) for unary calls in
         flight to finish. gRPC's own stop() would answer calls it has not yet handed to a
         handler with CANCELLED; refusing them here first gives callers a retryable status."""
         self._draining = True
+        for stream in list(self._streams):  # open streams end now, with a resumable status
+            stream.drained = True
+            if stream.waiting and stream.task is not None:
+                stream.task.cancel()
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
@@ -64,12 +109,12 @@ class CallGuard(grpc.aio.ServerInterceptor):
         if handler.response_streaming:
             return grpc.unary_stream_rpc_method_handler(
                 self._stream(method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=_reader(handler.request_deserializer, self._limit),
                 response_serializer=handler.response_serializer,
             )
         return grpc.unary_unary_rpc_method_handler(
             self._unary(method, handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=_reader(handler.request_deserializer, self._limit),
             response_serializer=handler.response_serializer,
         )
 
@@ -80,8 +125,10 @@ class CallGuard(grpc.aio.ServerInterceptor):
             self._idle.clear()
             try:
                 if self._draining:
-                    raise AgentmemError(Reason.UNAVAILABLE, detail="shutting down")
+                    raise _draining()
                 fields = await self._admit(method, context)
+                if isinstance(request, Unreadable):
+                    raise request.error
                 log.debug("call started", extra={"method": method, **fields})
                 response = await behavior(request, context)
                 _log_call(method, "OK", started, fields)
@@ -100,15 +147,55 @@ class CallGuard(grpc.aio.ServerInterceptor):
             started, fields = time.perf_counter(), {}
             try:
                 if self._draining:
-                    raise AgentmemError(Reason.UNAVAILABLE, detail="shutting down")
+                    raise _draining()
                 fields = await self._admit(method, context)
-                async for item in behavior(request, context):
+                if isinstance(request, Unreadable):
+                    raise request.error
+                async for item in self._until_drain(behavior(request, context)):
                     yield item
                 _log_call(method, "OK", started, fields)
             except Exception as e:
                 await _abort(context, e, method, started, fields)
 
         return guarded
+
+    async def _until_drain(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The stream's items until it ends, or until a drain starts: then it ends with
+        UNAVAILABLE at once. A stream waiting inside its handler (an idle watch) is
+        interrupted by cancelling its task; one being written to stops before its next item."""
+        items = aiter(stream)
+        me = _Stream(asyncio.current_task())
+        self._streams.add(me)
+        try:
+            while True:
+                if me.drained:
+                    raise _draining()
+                me.waiting = True
+                try:
+                    item = await anext(items)
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if not me.drained or me.task is None:
+                        raise
+                    me.task.uncancel()
+                    raise _draining() from None
+                finally:
+                    me.waiting = False
+                yield item
+        finally:
+            self._streams.discard(me)
+            aclose = getattr(items, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+
+@dataclass(eq=False)
+class _Stream:
+    task: asyncio.Task[Any] | None
+    waiting: bool = False
+    drained: bool = False
 
 
 async def _abort(

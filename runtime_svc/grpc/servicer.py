@@ -499,6 +499,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         caller = CALLER.get()
         kinds = sorted({mapping.EVENT_KINDS.from_proto("kinds", k) for k in request.kinds})
         position = request.after_sequence
+        await context.send_initial_metadata(())  # tells the gateway the stream is open
         waiter = self._wakeups.waiter(caller.tenant_id)
         try:
             while True:

@@ -15,9 +15,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
 from agentmem.core import metrics
 from agentmem.core.errors import AgentmemError, Reason
@@ -92,18 +93,18 @@ class UnitOfWork:
             with self._savepoint(batch, tenant_id) as tx:
                 yield tx
             return
-        with self._write_turn, self._db.writer.connect() as conn:
+        with self._write_turn, self._connect() as conn:
             tx = Transaction(conn, tenant_id)
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
                 tx.tenant.save(tx.counters)
                 conn.commit()
-            except OperationalError as e:
-                conn.rollback()
-                raise _storage_error(e) from e
+            except _STORAGE as e:
+                _rollback(conn)
+                _raise_translated(e)
             except BaseException:
-                conn.rollback()
+                _rollback(conn)
                 raise
         for callback in tx._after_commit:
             callback()
@@ -111,17 +112,25 @@ class UnitOfWork:
     @contextmanager
     def _savepoint(self, batch: _Batch, tenant_id: str) -> Iterator[Transaction]:
         tx = Transaction(batch.conn, tenant_id)
-        if tenant_id not in batch.counters:
-            batch.counters[tenant_id] = tx.tenant.lock()
+        try:
+            if tenant_id not in batch.counters:
+                batch.counters[tenant_id] = tx.tenant.lock()
+            savepoint = batch.conn.begin_nested()
+        except _STORAGE as e:
+            _raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
-        savepoint = batch.conn.begin_nested()
         try:
             yield tx
             savepoint.commit()
-        except BaseException:
-            savepoint.rollback()
+        except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
+            try:
+                savepoint.rollback()
+            except _STORAGE as lost:  # the connection is gone: the whole batch fails
+                _raise_translated(lost)
+            if isinstance(e, _STORAGE):
+                _raise_translated(e)
             raise
         batch.after_commit += tx._after_commit
 
@@ -129,20 +138,20 @@ class UnitOfWork:
     def batch(self) -> Iterator[None]:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
-        with self._write_turn, self._db.writer.connect() as conn:
+        with self._write_turn, self._connect() as conn:
             batch = _Batch(conn)
-            conn.begin()
             self._local.batch = batch
             try:
+                conn.begin()
                 yield
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
-            except OperationalError as e:
-                conn.rollback()
-                raise _storage_error(e) from e
+            except _STORAGE as e:
+                _rollback(conn)
+                _raise_translated(e)
             except BaseException:
-                conn.rollback()
+                _rollback(conn)
                 raise
             finally:
                 self._local.batch = None
@@ -150,14 +159,37 @@ class UnitOfWork:
             callback()
 
     @contextmanager
+    def _connect(self) -> Iterator[Connection]:
+        """A writer connection; failing to get one (database down) is UNAVAILABLE."""
+        try:
+            conn = self._db.writer.connect()
+        except _STORAGE as e:
+            _raise_translated(e)
+        with conn:
+            yield conn
+
+    @contextmanager
     def read(self, tenant_id: str) -> Iterator[Transaction]:
-        with self._db.reader.connect() as conn:
-            try:
-                yield Transaction(conn, tenant_id)
-            except OperationalError as e:
-                raise _storage_error(e) from e
-            finally:
-                conn.rollback()
+        try:
+            with self._db.reader.connect() as conn:
+                try:
+                    yield Transaction(conn, tenant_id)
+                finally:
+                    _rollback(conn)
+        except _STORAGE as e:
+            _raise_translated(e)
+
+
+# What a lost or broken database connection raises: a driver error (OperationalError,
+# InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
+_STORAGE = (DBAPIError, PendingRollbackError)
+
+
+def _rollback(conn: Connection) -> None:
+    """Rolls back; on a connection already lost there is nothing to undo (the server
+    dropped the transaction), and the error that lost it is the one to report."""
+    with contextlib.suppress(*_STORAGE):
+        conn.rollback()
 
 
 _CONFLICT = ("locked", "busy", "serializ", "deadlock")
@@ -173,10 +205,23 @@ _UNREACHABLE = (
 )
 
 
-def _storage_error(e: OperationalError) -> Exception:
-    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database → UNAVAILABLE;
-    anything else is a defect and surfaces as INTERNAL. The driver's message (which holds
-    no bound values) goes to the log only."""
+def _raise_translated(e: Exception) -> NoReturn:
+    translated = _storage_error(e)
+    if translated is e:
+        raise e
+    raise translated from e
+
+
+def _storage_error(e: Exception) -> Exception:
+    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database or a lost
+    connection → UNAVAILABLE; other driver errors (constraint violations, ...) are passed
+    on unchanged. The driver's message (which holds no bound values) goes to the log only."""
+    if isinstance(e, PendingRollbackError) or (
+        isinstance(e, DBAPIError) and e.connection_invalidated
+    ):
+        return AgentmemError(Reason.UNAVAILABLE, detail=type(e).__name__)
+    if not isinstance(e, DBAPIError):
+        return e
     message = str(e.orig) if e.orig is not None else type(e).__name__
     lowered = message.lower()
     if any(word in lowered for word in _CONFLICT):
@@ -185,4 +230,6 @@ def _storage_error(e: OperationalError) -> Exception:
         return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
     if any(word in lowered for word in _UNREACHABLE):
         return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])
-    return AgentmemError(Reason.INTERNAL, detail=message[:200])
+    if isinstance(e, OperationalError):
+        return AgentmemError(Reason.INTERNAL, detail=message[:200])
+    return e
