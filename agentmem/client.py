@@ -191,14 +191,21 @@ class _Base(Methods):
 class Client(_Base):
     """Blocking client. Use as a context manager, or call `close()`."""
 
-    def __init__(self, address: str | None = None, token: str | None = None, **kwargs: Any):
+    def __init__(
+        self, address: str | grpc.Channel | None = None, token: str | None = None, **kwargs: Any
+    ):
+        given: grpc.Channel | None = None
+        if isinstance(address, grpc.Channel):  # 0.1's MemoryClient(channel, token): no retries
+            given, address = address, "channel"
+            kwargs.setdefault("retry", NO_RETRY)
         super().__init__(address, token, **kwargs)
         s = self.settings
-        self.channel = (
-            grpc.secure_channel(s.address, s.credentials, options=self._options())
-            if s.credentials
-            else grpc.insecure_channel(s.address, options=self._options())
-        )
+        if given is not None:
+            self.channel = given
+        elif s.credentials:
+            self.channel = grpc.secure_channel(s.address, s.credentials, options=self._options())
+        else:
+            self.channel = grpc.insecure_channel(s.address, options=self._options())
         self._stub = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
 
     def _call(self, name: str, request: Any, timeout: float | None) -> Any:

@@ -149,7 +149,14 @@ async def every_tool(session: ClientSession, stack) -> None:
     again = payload(
         await session.call_tool(
             "memory_insert",
-            {"content": SQUIER, "save_intent": "explicit_user_request", "request_id": "mcp-1"},
+            {  # a retry: the same request (a reused request_id with other fields is refused)
+                "content": SQUIER,
+                "save_intent": "explicit_user_request",
+                "save_intent_source": "opencode",
+                "save_intent_evidence": "user said remember this",
+                "thread_id": "t-mcp",
+                "request_id": "mcp-1",
+            },
         )
     )
     assert again["source_id"] == saved["source_id"] and again["deduplicated"] is True

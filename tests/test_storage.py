@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 
@@ -13,7 +12,7 @@ from sqlalchemy import create_engine
 
 from agentmem.core.config import Storage
 from runtime_svc.storage import migrate
-from runtime_svc.storage.db import open_database
+from runtime_svc.storage.db import open_database, sqlite_connect
 from tests.harness import ROOT
 
 
@@ -47,5 +46,5 @@ def test_alembic_upgrade_head_by_hand(tmp_path):
 
 @pytest.mark.skipif(bool(os.environ.get("AGENTMEM_TEST_DATABASE_URL")), reason="SQLite only")
 def test_sqlite_runs_in_wal_mode(stack):
-    with sqlite3.connect(stack.db_path) as db:
+    with sqlite_connect(stack.db_path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

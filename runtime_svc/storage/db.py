@@ -56,6 +56,16 @@ def sqlite_module() -> ModuleType | None:
     return module
 
 
+def sqlite_connect(path: str | Path, **kwargs: Any) -> Any:
+    """A DB-API connection with the SQLite build agentmem runs with. Within one process, two
+    SQLite libraries do not see each other's locks (POSIX locks are per process; each
+    library tracks its own), so anything opening the runtime's file in its process (tools,
+    tests) must use this one."""
+    import sqlite3
+
+    return (sqlite_module() or sqlite3).connect(str(path), **kwargs)
+
+
 def sqlite_engine(url: str, **kwargs: Any) -> Engine:
     """An SQLAlchemy engine on the SQLite build agentmem runs with (also for tools/tests)."""
     module = sqlite_module()

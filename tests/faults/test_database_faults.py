@@ -6,7 +6,6 @@ service recovers by itself."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 
+from runtime_svc.storage.db import sqlite_connect
 from tests.faults.conftest import wait_until
 from tests.harness import reason
 from tests.memory_helpers import classify, insert, search_ids
@@ -80,7 +80,7 @@ def test_sqlite_locked_from_outside_is_aborted_then_recovers(make_stack):
     stack = make_stack(storage__busy_timeout_ms=200)
     client = stack.client()
     assert set_mode(client, DISABLED, 0, thread_id="kept").revision == 1
-    blocker = sqlite3.connect(stack.db_path, isolation_level=None)
+    blocker = sqlite_connect(stack.db_path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
         with pytest.raises(grpc.RpcError) as e:

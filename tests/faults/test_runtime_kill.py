@@ -29,7 +29,9 @@ def test_runtime_kill_under_write_load_loses_nothing_acknowledged(services):
     lock, stop = threading.Lock(), threading.Event()
 
     def write(worker: int) -> None:
-        with connect(gateway.address, ADMIN_A.token) as client:
+        # No client deadline: the gateway's default_deadline bounds its retries of the
+        # runtime, so writes in flight when it dies end UNAVAILABLE within a second.
+        with connect(gateway.address, ADMIN_A.token, timeout=None) as client:
             n = 0
             while not stop.is_set():
                 request_id = f"w{worker}-{n}"
