@@ -1,8 +1,9 @@
-"""The pure retrieval rules: term selection, scoping, prompt rendering, explanation order."""
+"""The pure retrieval rules: query words, index entries, MaxScore, prompt rendering,
+explanation order."""
 
 from __future__ import annotations
 
-from runtime_svc.domain import retrieval, text
+from runtime_svc.domain import lexical, retrieval, text
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.retrieval import Candidate, Match
 
@@ -11,36 +12,38 @@ def terms(q):
     return text.query_terms(q)
 
 
-def test_small_tenants_search_every_content_word():
+def test_queries_keep_every_content_word():
     t = terms("What did Caroline say about the adoption agencies?")
     assert [x.word for x in t] == ["caroline", "adoption", "agencies"]
-    p = retrieval.plan(t, {}, tenant_docs=500, index_docs=1_000_000, posting_budget=20_000)
-    assert p.terms == t and p.scoped
 
 
-def test_large_tenants_keep_the_rarest_terms_within_the_budget():
-    t = terms("common rare middling")
-    df = {"common": 600_000, "rare": 2_000, "middl": 15_000}
-    p = retrieval.plan(t, df, tenant_docs=1_000_000, index_docs=1_000_000, posting_budget=20_000)
-    assert [x.word for x in p.terms] == ["rare", "middling"] and not p.scoped
-    # the rarest term is kept even when it alone is over the budget
-    only = retrieval.select_terms(
-        t,
-        {"common": 9e5, "rare": 5e5, "middl": 7e5},
-        tenant_docs=10**6,
-        index_docs=10**6,
-        posting_budget=1000,
-    )
-    assert [x.word for x in only] == ["rare"]
+def test_entries_hold_the_same_stems_queries_search_for():
+    entry = lexical.analyse("Caroline visited the adoption agencies; agencies were kind.")
+    assert set(entry.impacts) == {x.stem for x in terms("caroline visited adoption agencies")}
+    assert entry.length == 5
+    assert entry.impacts["agenc"] > entry.impacts["adopt"]  # two occurrences weigh more
 
 
-def test_estimates_use_the_tenants_share_of_the_index():
-    t = terms("common rare")
-    df = {"common": 600_000, "rare": 50_000}
-    kept = retrieval.select_terms(
-        t, df, tenant_docs=100_000, index_docs=1_000_000, posting_budget=70_000
-    )
-    assert [x.word for x in kept] == ["rare", "common"]  # 5k + 60k estimated postings
+def test_maxscore_essential_terms_and_certificate():
+    common = lexical.TermStats("common", 0.2, 1.5, 9000)
+    middling = lexical.TermStats("middl", 1.0, 1.5, 800)
+    rare = lexical.TermStats("rare", 4.0, 1.5, 20)
+    stats = lexical.by_upper_bound([rare, common, middling])
+    assert [t.stem for t in stats] == ["common", "middl", "rare"]
+    assert lexical.essential(stats, None) == [rare]
+    # a memory without "rare" scores at most 0.3 + 1.5: above that, only "rare" is essential
+    assert lexical.essential(stats, 1.81) == [rare]
+    assert lexical.essential(stats, 1.8) == [middling, rare]
+    assert lexical.essential(stats, 0.1) == stats
+    done = {"rare": lexical.ListRead("rare", True, 0.0)}
+    assert lexical.certify(stats, [rare], done, 1.81).exact
+    assert not lexical.certify(stats, [rare], done, 1.8).exact  # a tie could rank first
+    # postings of "rare" read down to impact 0.5 only: an unread one scores <= 2 + 1.8
+    part = {"rare": lexical.ListRead("rare", False, 0.5)}
+    cert = lexical.certify(stats, [rare], part, 3.0)
+    assert not cert.exact and cert.bound == 0.2 * 1.5 + 1.0 * 1.5 + 4.0 * 0.5
+    everything = {t.stem: lexical.ListRead(t.stem, True, 0.0) for t in stats}
+    assert lexical.certify(stats, stats, everything, None).exact  # all matches were scored
 
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():

@@ -1,85 +1,42 @@
-"""The full-text search index (SQLite FTS5), with the eligibility filter in the same query.
+"""The search index: postings kept in ordinary tables (the same on SQLite and PostgreSQL),
+per-tenant statistics, and a top k that reads only the postings that can still matter.
 
-One index row per source that has an index entry; its rowid is the source's internal pk.
-`body` holds the generated form. `scope` holds tokens that carry the filter inside the
-index: the tenant's token on every row, and the tenant's eligibility token while the source
-is eligible. A scoped query intersects the query terms with the scope token inside FTS5, so
-cost follows the tenant's size, not the whole index. Every query, scoped or not, joins the
-source row and applies the tenant check and the full eligibility predicate (including what
-depends on the time, such as an assent's expiry) in the same statement, before ranking and
-LIMIT: top k is always taken among eligible sources, and the tokens only ever narrow what
-the predicate allows. (A token shared by most of the index narrows nothing and costs a
-pass over its postings when FTS5 computes bm25 statistics: the caller scopes only where it
-is selective.)
+`search_postings` holds one row per content word of an indexed source (its impact, see
+`runtime_svc.domain.lexical`) plus one row with the empty word that marks the entry itself,
+and whether the source is eligible (ignoring time-dependent rules). `search_terms` holds, per
+tenant and word, in how many of the tenant's entries it occurs and the largest impact it had
+(the empty word's row counts the tenant's entries). Scores are computed from the tenant's own
+rows only.
+
+Top k is MaxScore over those tables: the query words are ordered by their score bound; only
+the postings of the "essential" words (those a memory must hold to beat the k-th score) are
+read, best impact first and at most `budget` per word, and every memory reached is scored
+exactly over all query words in the same statement that joins its source row and applies the
+tenant check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score
+then certifies the result (`lexical.certify`); when it does not, the next word becomes
+essential. Only a word in more than `budget` of the tenant's eligible memories can stop the
+search short of certainty, and then what it may miss is bounded (`Certificate.bound`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import (
-    Column,
-    Connection,
-    Integer,
-    MetaData,
-    Table,
-    Text,
-    bindparam,
-    delete,
-    func,
-    insert,
-    literal_column,
-    select,
-    update,
-)
+from sqlalchemy import Connection, bindparam, case, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
+from runtime_svc.domain import lexical
+from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.models import SearchPosting, SearchTerm
 from runtime_svc.storage.sources import sources
 
-# The index is split into shards by tenant: FTS5 computes bm25 statistics with a pass over
-# each query term's postings in the whole table, so a tenant's query pays for the postings
-# of its shard only. Changing the number of shards needs a migration that rebuilds them.
-SHARDS = 16
-
-
-def shard_of(tenant_id: str) -> int:
-    return int(hashlib.sha256(tenant_id.encode()).hexdigest()[:8], 16) % SHARDS
-
-
-def shard_name(shard: int) -> str:
-    return f"memory_index_{shard:02d}"
-
-
-@dataclass(frozen=True)
-class _Shard:
-    table: Table
-    vocab: Table
-    fts: Any  # the table name as an SQL expression, for MATCH and bm25()
-    bm25: Any
-    insert: Any
-
-
-def _shard(i: int) -> _Shard:
-    meta = MetaData()
-    name = shard_name(i)
-    table = Table(
-        name,
-        meta,
-        Column("rowid", Integer, primary_key=True),
-        Column("body", Text),
-        Column("scope", Text),
-    )
-    vocab = Table(f"{name}_vocab", meta, Column("term", Text), Column("doc", Integer))
-    fts = literal_column(name)
-    # bm25 weights per column: body counts, scope tokens do not.
-    return _Shard(table, vocab, fts, func.bm25(fts, 1.0, 0.0), insert(table))
-
-
-_SHARDS = [_shard(i) for i in range(SHARDS)]
+postings = SearchPosting.__table__
+terms_table = SearchTerm.__table__
+ENTRY = ""  # the word of the row that marks an entry (and counts a tenant's entries)
+DEFAULT_BUDGET = 20_000
 
 
 @dataclass(frozen=True)
@@ -105,72 +62,216 @@ class SearchIndex:
     def __init__(self, conn: Connection, tenant_id: str) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
-        digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
-        self._tenant_token, self._eligible_token = f"tt{digest}", f"te{digest}"
-        self.shard = shard_of(tenant_id)
-        self._s = _SHARDS[self.shard]
+        self._insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
 
-    def _scope(self, eligible: bool) -> str:
-        return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
+    # -- writes: the entry of one source -------------------------------------------------
 
     def put(self, pk: int, body: str, *, eligible: bool) -> None:
-        self.conn.execute(
-            self._s.insert, {"rowid": pk, "body": body, "scope": self._scope(eligible)}
-        )
+        self.put_many([(pk, body, eligible)])
 
     def put_many(self, rows: list[tuple[int, str, bool]]) -> None:
-        """Bulk import: (pk, body, eligible) per source."""
+        """Entries for (pk, generated form, eligible) per source."""
+        if not rows:
+            return
+        values, docs, best = [], {}, {}
+        for pk, body, eligible in rows:
+            entry = lexical.analyse(body)
+            words = {ENTRY: float(entry.length), **entry.impacts}
+            for term, weight in words.items():
+                values.append(
+                    {
+                        "pk": pk,
+                        "term": term,
+                        "tenant_id": self.tenant_id,
+                        "eligible": int(eligible),
+                        "impact": weight,
+                    }
+                )
+                docs[term] = docs.get(term, 0) + 1
+                best[term] = max(best.get(term, 0.0), weight)
+        self.conn.execute(postings.insert(), values)
+        self._count([(t, n, best[t]) for t, n in docs.items()])
+
+    def _count(self, changes: list[tuple[str, int, float]]) -> None:
+        """Adds to each word's entry count, raising its impact bound if needed."""
+        stmt = self._insert(terms_table)
+        current = terms_table.c
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[current.tenant_id, current.term],
+            set_={
+                "docs": current.docs + stmt.excluded.docs,
+                "max_impact": case(
+                    (stmt.excluded.max_impact > current.max_impact, stmt.excluded.max_impact),
+                    else_=current.max_impact,
+                ),
+            },
+        )
         self.conn.execute(
-            self._s.insert,
+            stmt,
             [
-                {"rowid": pk, "body": body, "scope": self._scope(eligible)}
-                for pk, body, eligible in rows
+                {"tenant_id": self.tenant_id, "term": t, "docs": n, "max_impact": m}
+                for t, n, m in sorted(changes)  # one lock order for every writer
             ],
         )
 
     def remove(self, pk: int) -> None:
-        self.conn.execute(delete(self._s.table).where(self._s.table.c.rowid == pk))
+        words = self.conn.execute(
+            select(postings.c.term).where(
+                postings.c.pk == pk, postings.c.tenant_id == self.tenant_id
+            )
+        ).scalars()
+        changes = [(t, -1, 0.0) for t in words]
+        if not changes:
+            return
+        self.conn.execute(
+            delete(postings).where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+        )
+        self._count(changes)
+        # A word no entry holds any more leaves no trace (erasure purges what it said).
+        self.conn.execute(
+            delete(terms_table).where(
+                terms_table.c.tenant_id == self.tenant_id,
+                terms_table.c.term.in_([t for t, _, _ in changes]),
+                terms_table.c.docs <= 0,
+            )
+        )
 
     def has(self, pk: int) -> bool:
-        stmt = select(self._s.table.c.rowid).where(self._s.table.c.rowid == pk)
+        stmt = select(postings.c.pk).where(
+            postings.c.pk == pk, postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+        )
         return self.conn.execute(stmt).first() is not None
 
     def set_eligible(self, pk: int, eligible: bool) -> None:
         self.conn.execute(
-            update(self._s.table)
-            .where(self._s.table.c.rowid == pk)
-            .values(scope=self._scope(eligible))
+            update(postings)
+            .where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+            .values(eligible=int(eligible))
         )
 
-    def _match(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool) -> str:
-        words = " OR ".join(f'"{t.word}"' for t in terms)
-        if not scoped:
-            return f"body : ({words})"
-        scope = self._eligible_token if eligible_only else self._tenant_token
-        return f'scope : "{scope}" AND body : ({words})'
+    def words(self, pk: int) -> list[str]:
+        """The words the entry holds (for readback)."""
+        stmt = select(postings.c.term).where(
+            postings.c.pk == pk, postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
+        )
+        return sorted(self.conn.execute(stmt).scalars())
 
-    def _scored(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool):  # type: ignore[no-untyped-def]
-        """The index's matches with their bm25 score, computed inside FTS5 and materialized,
-        so the query always starts from the (scope-narrowed) matches and then joins the few
-        source rows it needs, whatever the planner thinks of the tenant's size."""
-        return (
-            select(self._s.table.c.rowid.label("pk"), (-self._s.bm25).label("score"))
-            .where(
-                self._s.fts.op("MATCH")(
-                    bindparam(
-                        "match", self._match(terms, eligible_only=eligible_only, scoped=scoped)
-                    )
-                )
+    # -- reads ----------------------------------------------------------------------------
+
+    def term_stats(self, terms: Sequence[Term]) -> list[TermStats]:
+        """The query words the tenant's index holds, with their idf and bound, by bound."""
+        stems = sorted({t.stem for t in terms})
+        rows = self.conn.execute(
+            select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
+                terms_table.c.tenant_id == self.tenant_id,
+                terms_table.c.term.in_([ENTRY, *stems]),
             )
-            .cte("scored")
-            .prefix_with("MATERIALIZED")
+        ).all()
+        by_term = {r.term: r for r in rows}
+        entries = by_term[ENTRY].docs if ENTRY in by_term else 0
+        return lexical.by_upper_bound(
+            [
+                TermStats(
+                    s,
+                    lexical.idf(entries, by_term[s].docs),
+                    by_term[s].max_impact,
+                    by_term[s].docs,
+                )
+                for s in stems
+                if s in by_term and by_term[s].docs > 0
+            ]
         )
 
-    def search(self, terms: Sequence[Term], limit: int, now_us: int, *, scoped: bool) -> list[Hit]:
-        """Top `limit` eligible sources by bm25, ties broken by source id, with their text."""
-        if not terms:
-            return []
-        scored = self._scored(terms, eligible_only=True, scoped=scoped)
+    def search(
+        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+    ) -> list[Hit]:
+        """Top `limit` eligible sources by score, ties broken by source id, with their text."""
+        return self.search_certified(terms, limit, now_us, budget=budget)[0]
+
+    def search_certified(
+        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+    ) -> tuple[list[Hit], Certificate]:
+        """As `search`, with what the result is certified to be: exact, or missing nothing
+        that scores above `Certificate.bound` (only when a word's eligible postings outnumber
+        `budget`)."""
+        stats = self.term_stats(terms)
+        if not stats:
+            return [], Certificate(True, 0.0)
+        chosen = lexical.essential(stats, None)
+        read_budget: int | None = budget
+        while True:
+            hits = self._ranked(chosen, stats, limit, now_us, read_budget)
+            kth = hits[-1].score if len(hits) == limit else None
+            reads = {t.stem: self._read(t, read_budget) for t in chosen}
+            cert = lexical.certify(stats, chosen, reads, kth)
+            if cert.exact:
+                return hits, cert
+            wider = lexical.essential(stats, kth) if kth is not None else list(stats)
+            if len(wider) > len(chosen):
+                chosen = wider
+            elif kth is None:
+                read_budget = None  # never fewer than `limit` while eligible matches remain
+                chosen = list(stats)
+            else:
+                return hits, cert
+
+    def _read(self, term: TermStats, budget: int | None) -> ListRead:
+        """How far the word's eligible postings are read with this budget."""
+        if budget is None or term.docs <= budget:
+            return ListRead(term.stem, True, 0.0)
+        last = self.conn.execute(
+            select(postings.c.impact)
+            .where(
+                postings.c.tenant_id == self.tenant_id,
+                postings.c.term == term.stem,
+                postings.c.eligible == 1,
+            )
+            .order_by(postings.c.impact.desc())
+            .limit(1)
+            .offset(budget - 1)
+        ).scalar_one_or_none()
+        return ListRead(term.stem, last is None, last or 0.0)
+
+    def _score(self, pk, stats: Sequence[TermStats]):  # type: ignore[no-untyped-def]
+        """The exact score of the source `pk` over every query word."""
+        q = postings.alias("q")
+        weight = case({t.stem: t.idf for t in stats}, value=q.c.term, else_=0.0)
+        return (
+            select(func.sum(weight * q.c.impact))
+            .where(q.c.pk == pk, q.c.term.in_([t.stem for t in stats]))
+            .scalar_subquery()
+        )
+
+    def _ranked(
+        self,
+        chosen: Sequence[TermStats],
+        stats: Sequence[TermStats],
+        limit: int,
+        now_us: int,
+        budget: int | None,
+    ) -> list[Hit]:
+        lists = []
+        for t in chosen:
+            read = (
+                select(postings.c.pk)
+                .where(
+                    postings.c.tenant_id == self.tenant_id,
+                    postings.c.term == t.stem,
+                    postings.c.eligible == 1,
+                )
+                .order_by(postings.c.impact.desc())
+            )
+            if budget is not None:
+                read = read.limit(budget)
+            lists.append(read.subquery())
+        reached = (
+            lists[0].select()
+            if len(lists) == 1
+            else select(lists[0].c.pk).union(*[select(s.c.pk) for s in lists[1:]])
+        ).cte("reached")
+        scored = select(reached.c.pk, self._score(reached.c.pk, stats).label("score")).cte(
+            "scored"
+        )
         stmt = (
             select(
                 sources.c.pk,
@@ -191,13 +292,23 @@ class SearchIndex:
         return [Hit(*r) for r in self.conn.execute(stmt)]
 
     def matches(
-        self, terms: Sequence[Term], now_us: int, cap: int, *, scoped: bool
+        self, terms: Sequence[Term], now_us: int, cap: int
     ) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
         `cap` of them (eligible ones first, best first), and how many there are."""
-        if not terms:
+        stats = self.term_stats(terms)
+        if not stats:
             return [], 0
-        scored = self._scored(terms, eligible_only=False, scoped=scoped)
+        weight = case({t.stem: t.idf for t in stats}, value=postings.c.term, else_=0.0)
+        scored = (
+            select(postings.c.pk, func.sum(weight * postings.c.impact).label("score"))
+            .where(
+                postings.c.tenant_id == self.tenant_id,
+                postings.c.term.in_([t.stem for t in stats]),
+            )
+            .group_by(postings.c.pk)
+            .cte("scored")
+        )
         state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
         stmt = (
             select(
@@ -215,12 +326,3 @@ class SearchIndex:
         )
         rows = self.conn.execute(stmt).all()
         return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
-
-    def doc_freq(self, stem: str) -> int:
-        """In how many rows of the tenant's shard (all its tenants) the stem occurs."""
-        return (
-            self.conn.execute(
-                select(self._s.vocab.c.doc).where(self._s.vocab.c.term == stem)
-            ).scalar_one_or_none()
-            or 0
-        )
