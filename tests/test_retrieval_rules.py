@@ -24,26 +24,33 @@ def test_entries_hold_the_same_stems_queries_search_for():
     assert entry.impacts["agenc"] > entry.impacts["adopt"]  # two occurrences weigh more
 
 
-def test_maxscore_essential_terms_and_certificate():
+def test_bound_on_unreached_memories_and_certificate():
     common = lexical.TermStats("common", 0.2, 1.5, 9000)
     middling = lexical.TermStats("middl", 1.0, 1.5, 800)
     rare = lexical.TermStats("rare", 4.0, 1.5, 20)
     stats = lexical.by_upper_bound([rare, common, middling])
     assert [t.stem for t in stats] == ["common", "middl", "rare"]
-    assert lexical.essential(stats, None) == [rare]
-    # a memory without "rare" scores at most 0.3 + 1.5: above that, only "rare" is essential
-    assert lexical.essential(stats, 1.81) == [rare]
-    assert lexical.essential(stats, 1.8) == [middling, rare]
-    assert lexical.essential(stats, 0.1) == stats
-    done = {"rare": lexical.ListRead("rare", True, 0.0)}
-    assert lexical.certify(stats, [rare], done, 1.81).exact
-    assert not lexical.certify(stats, [rare], done, 1.8).exact  # a tie could rank first
-    # postings of "rare" read down to impact 0.5 only: an unread one scores <= 2 + 1.8
-    part = {"rare": lexical.ListRead("rare", False, 0.5)}
-    cert = lexical.certify(stats, [rare], part, 3.0)
-    assert not cert.exact and cert.bound == 0.2 * 1.5 + 1.0 * 1.5 + 4.0 * 0.5
-    everything = {t.stem: lexical.ListRead(t.stem, True, 0.0) for t in stats}
-    assert lexical.certify(stats, stats, everything, None).exact  # all matches were scored
+    # the rare word is read first, to its end at once; the common one last
+    step = lexical.next_read(stats, {}, first=256, growth=8, budget=20_000)
+    assert step == ("rare", 256)
+    reads = {"rare": lexical.ListRead(256, True, 0.0)}
+    # a memory without "rare" scores at most 0.3 + 1.5
+    assert lexical.unreached_bound(stats, reads) == 0.2 * 1.5 + 1.0 * 1.5
+    assert lexical.certify(stats, reads, 1.81).exact
+    assert not lexical.certify(stats, reads, 1.8).exact  # a tie could rank first
+    assert lexical.next_read(stats, reads, first=256, growth=8, budget=20_000) == ("middl", 256)
+    # "middl" read 256 deep, down to impact 0.5: an unreached memory scores <= 0.3 + 0.5
+    reads["middl"] = lexical.ListRead(256, False, 0.5)
+    cert = lexical.certify(stats, reads, 0.7)
+    assert not cert.exact and cert.bound == 0.2 * 1.5 + 1.0 * 0.5
+    # per posting it costs, the common word's bound (0.3 over 256) now weighs most
+    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) == ("common", 256)
+    reads["common"] = lexical.ListRead(1000, False, 0.4)
+    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) == ("middl", 1000)
+    reads["middl"] = lexical.ListRead(1000, False, 0.4)
+    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) is None
+    everything = {t.stem: lexical.ListRead(9000, True, 0.0) for t in stats}
+    assert lexical.certify(stats, everything, None).exact  # all matches were scored
 
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():

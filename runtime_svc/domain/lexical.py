@@ -66,68 +66,80 @@ class TermStats:
 
 
 def by_upper_bound(terms: Sequence[TermStats]) -> list[TermStats]:
-    """Smallest upper bound first (the order MaxScore partitions in)."""
+    """Smallest upper bound first."""
     return sorted(terms, key=lambda t: (t.upper_bound, t.stem))
-
-
-def essential(terms: Sequence[TermStats], threshold: float | None) -> list[TermStats]:
-    """MaxScore's essential terms: with `terms` by upper bound, the shortest suffix such that
-    a memory holding none of its terms scores below `threshold` (the k-th best score known)
-    and so cannot enter the top k; with no threshold yet, the term of largest bound."""
-    if not terms:
-        return []
-    if threshold is None:
-        return [terms[-1]]
-    spent = 0.0
-    for i, t in enumerate(terms):
-        if spent + t.upper_bound >= threshold:
-            return list(terms[i:])
-        spent += t.upper_bound
-    return []
 
 
 @dataclass(frozen=True)
 class ListRead:
-    """How far one essential term's eligible postings were read, best impact first."""
+    """How far one word's eligible postings were read, best impact first."""
 
-    stem: str
-    exhausted: bool
+    depth: int  # postings read (0: none)
+    exhausted: bool  # all of them
     last_impact: float  # the smallest impact read (meaningless when exhausted)
+
+
+def contribution(term: TermStats, read: ListRead | None) -> float:
+    """The most the word can add to the score of a memory not reached through the postings
+    read so far: its bound when none were read, nothing when all were, else the impact
+    where the reading stopped (an unreached posting's impact is no larger)."""
+    if read is None or read.depth == 0:
+        return term.upper_bound
+    if read.exhausted:
+        return 0.0
+    return term.idf * read.last_impact
+
+
+def unreached_bound(terms: Sequence[TermStats], reads: Mapping[str, ListRead]) -> float:
+    """No memory reached through none of the postings read scores above this (the threshold
+    of Fagin's algorithm, with MaxScore's bounds for words not read at all)."""
+    return sum(contribution(t, reads.get(t.stem)) for t in terms)
 
 
 @dataclass(frozen=True)
 class Certificate:
     exact: bool
-    # No eligible memory left out of the result scores above the k-th returned score by more
-    # than this: any memory missed scores at most `bound` (0 when exact).
+    # When not exact: no eligible memory left out scores above this.
     bound: float
 
 
 def certify(
-    terms: Sequence[TermStats],
-    essential_terms: Sequence[TermStats],
-    reads: Mapping[str, ListRead],
-    kth_score: float | None,
+    terms: Sequence[TermStats], reads: Mapping[str, ListRead], kth_score: float | None
 ) -> Certificate:
-    """Whether the best k among memories reached through the essential terms' postings (each
-    scored exactly over every query term) are the best k of all eligible memories.
-
-    A memory never reached either holds no essential term — it scores at most the sum of the
-    other terms' bounds — or holds one whose postings were read only down to some impact: it
-    scores at most that impact times idf plus every other term's bound. The result is exact
-    when the k-th score found is above both (ties go to the smaller source id, so equal is
-    not enough) or when every query term's postings were read to the end."""
-    names = {t.stem for t in essential_terms}
-    rest = sum(t.upper_bound for t in terms if t.stem not in names)
-    total = sum(t.upper_bound for t in terms)
-    unread = 0.0
-    for t in essential_terms:
-        r = reads[t.stem]
-        if not r.exhausted:
-            unread = max(unread, total - t.upper_bound + t.idf * r.last_impact)
-    bound = max(rest, unread)
-    if len(names) == len(terms) and all(r.exhausted for r in reads.values()):
+    """Whether the best k among the memories reached (each scored exactly over every query
+    word) are the best k of all eligible memories: when every word's postings were read to
+    the end, or when the k-th score is above what an unreached memory can score (ties go to
+    the smaller source id, so equal is not enough)."""
+    if all(reads.get(t.stem) is not None and reads[t.stem].exhausted for t in terms):
         return Certificate(True, 0.0)
+    bound = unreached_bound(terms, reads)
     if kth_score is not None and kth_score > bound:
         return Certificate(True, 0.0)
     return Certificate(False, bound)
+
+
+def next_read(
+    terms: Sequence[TermStats],
+    reads: Mapping[str, ListRead],
+    *,
+    first: int,
+    growth: int,
+    budget: int | None,
+) -> tuple[str, int] | None:
+    """Which word to read deeper next, and to what depth: the one whose contribution to the
+    bound is largest for the postings it costs (a rare word is read to its end at once; a
+    common one, whose idf is small, late and only as deep as needed). None when every word
+    is read to its end or to the budget."""
+    best: tuple[float, str, int] | None = None
+    for t in terms:
+        r = reads.get(t.stem)
+        depth = r.depth if r is not None else 0
+        if (r is not None and r.exhausted) or (budget is not None and depth >= budget):
+            continue
+        deeper = first if depth == 0 else depth * growth
+        if budget is not None:
+            deeper = min(deeper, budget)
+        gain = contribution(t, r) / max(min(deeper, t.docs), 1)
+        if best is None or (gain, t.stem) > (best[0], best[1]):
+            best = (gain, t.stem, deeper)
+    return None if best is None else (best[1], best[2])

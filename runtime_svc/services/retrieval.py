@@ -72,8 +72,7 @@ class Retrieval:
                 return []
             terms, hits = self._eligible(tx, query, limit)
         return [
-            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms))
-            for h in hits
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
         ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:

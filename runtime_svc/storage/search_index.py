@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from sqlalchemy import Connection, bindparam, case, delete, func, select, update
+from sqlalchemy import Connection, Float, bindparam, case, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.domain import lexical
@@ -37,6 +38,82 @@ postings = SearchPosting.__table__
 terms_table = SearchTerm.__table__
 ENTRY = ""  # the word of the row that marks an entry (and counts a tenant's entries)
 DEFAULT_BUDGET = 20_000
+FIRST_DEPTH = 128
+GROWTH = 4
+
+_STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
+    terms_table.c.tenant_id == bindparam("tenant_id"),
+    terms_table.c.term.in_(bindparam("terms", expanding=True)),
+)
+_NTH_IMPACT = (
+    select(postings.c.impact)
+    .where(
+        postings.c.tenant_id == bindparam("tenant_id"),
+        postings.c.term == bindparam("term"),
+        postings.c.eligible == 1,
+    )
+    .order_by(postings.c.impact.desc())
+    .limit(1)
+    .offset(bindparam("offset"))
+)
+
+
+@lru_cache(maxsize=256)
+def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def]
+    """Top k of the sources reached through the words' eligible postings read so far (word
+    `e<i>` read `d<i>` deep, best impact first), each scored exactly over all the query
+    words (`t<i>` with idf `w<i>`), joined to its source row with the tenant check and the
+    eligibility predicate, in one statement. Words, idfs and depths are parameters, so each
+    shape compiles once."""
+    lists = []
+    for i in range(n_read):
+        read = (
+            select(postings.c.pk)
+            .where(
+                postings.c.tenant_id == bindparam("tenant_id"),
+                postings.c.term == bindparam(f"e{i}"),
+                postings.c.eligible == 1,
+            )
+            .order_by(postings.c.impact.desc())
+            .limit(bindparam(f"d{i}"))
+        )
+        lists.append(read.subquery())
+    reached = (
+        lists[0].select()
+        if n_read == 1
+        else select(lists[0].c.pk).union(*[select(s.c.pk) for s in lists[1:]])
+    ).cte("reached")
+    q = postings.alias("q")
+    weight = case(
+        *[
+            (q.c.term == bindparam(f"t{i}"), bindparam(f"w{i}", type_=Float))
+            for i in range(n_terms)
+        ],
+        else_=0.0,
+    )
+    score = (
+        select(func.sum(weight * q.c.impact))
+        .where(q.c.pk == reached.c.pk, q.c.term.in_([bindparam(f"t{i}") for i in range(n_terms)]))
+        .scalar_subquery()
+    )
+    scored = select(reached.c.pk, score.label("score")).cte("scored")
+    return (
+        select(
+            sources.c.pk,
+            sources.c.source_id,
+            sources.c.revision,
+            scored.c.score,
+            sources.c.generated_form,
+            sources.c.save_intent,
+        )
+        .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
+        .where(
+            sources.c.tenant_id == bindparam("tenant_id"),
+            eligibility_sql.eligible(sources.c, bindparam("now_us")),
+        )
+        .order_by(scored.c.score.desc(), sources.c.source_id)
+        .limit(bindparam("limit"))
+    )
 
 
 @dataclass(frozen=True)
@@ -162,10 +239,7 @@ class SearchIndex:
         """The query words the tenant's index holds, with their idf and bound, by bound."""
         stems = sorted({t.stem for t in terms})
         rows = self.conn.execute(
-            select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
-                terms_table.c.tenant_id == self.tenant_id,
-                terms_table.c.term.in_([ENTRY, *stems]),
-            )
+            _STATS, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
         ).all()
         by_term = {r.term: r for r in rows}
         entries = by_term[ENTRY].docs if ENTRY in by_term else 0
@@ -191,109 +265,71 @@ class SearchIndex:
     def search_certified(
         self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
     ) -> tuple[list[Hit], Certificate]:
-        """As `search`, with what the result is certified to be: exact, or missing nothing
-        that scores above `Certificate.bound` (only when a word's eligible postings outnumber
-        `budget`)."""
+        """As `search`, with what the result is certified to be: exact, or (only when a
+        word's eligible postings outnumber `budget`) missing nothing that scores above
+        `Certificate.bound`.
+
+        Each word's eligible postings are read best impact first, to a depth that grows
+        (`lexical.next_read`) only while the bound on what an unreached memory can score is
+        not below the k-th score found; every memory reached is scored exactly."""
         stats = self.term_stats(terms)
         if not stats:
             return [], Certificate(True, 0.0)
-        chosen = lexical.essential(stats, None)
-        read_budget: int | None = budget
+        by_stem = {t.stem: t for t in stats}
+        reads: dict[str, ListRead] = {}
+        hits: list[Hit] = []
+        kth: float | None = None
+        limit_budget: int | None = budget
         while True:
-            hits = self._ranked(chosen, stats, limit, now_us, read_budget)
-            kth = hits[-1].score if len(hits) == limit else None
-            reads = {t.stem: self._read(t, read_budget) for t in chosen}
-            cert = lexical.certify(stats, chosen, reads, kth)
+            cert = lexical.certify(stats, reads, kth)
             if cert.exact:
                 return hits, cert
-            wider = lexical.essential(stats, kth) if kth is not None else list(stats)
-            if len(wider) > len(chosen):
-                chosen = wider
-            elif kth is None:
-                read_budget = None  # never fewer than `limit` while eligible matches remain
-                chosen = list(stats)
-            else:
+            stepped = False
+            while True:
+                step = lexical.next_read(
+                    stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=limit_budget
+                )
+                if step is None:
+                    break
+                reads[step[0]] = self._read(by_stem[step[0]], step[1])
+                stepped = True
+                if kth is None or kth > lexical.unreached_bound(stats, reads):
+                    break
+            if not stepped:
+                if kth is None and limit_budget is not None:
+                    # Never fewer than `limit` while eligible matches remain unread.
+                    limit_budget = None
+                    continue
                 return hits, cert
+            hits = self._ranked(reads, stats, limit, now_us)
+            kth = hits[-1].score if len(hits) == limit else None
 
-    def _read(self, term: TermStats, budget: int | None) -> ListRead:
-        """How far the word's eligible postings are read with this budget."""
-        if budget is None or term.docs <= budget:
-            return ListRead(term.stem, True, 0.0)
+    def _read(self, term: TermStats, depth: int) -> ListRead:
+        """The word's eligible postings read `depth` deep: where that stops."""
+        if depth >= term.docs:
+            return ListRead(depth, True, 0.0)
         last = self.conn.execute(
-            select(postings.c.impact)
-            .where(
-                postings.c.tenant_id == self.tenant_id,
-                postings.c.term == term.stem,
-                postings.c.eligible == 1,
-            )
-            .order_by(postings.c.impact.desc())
-            .limit(1)
-            .offset(budget - 1)
+            _NTH_IMPACT, {"tenant_id": self.tenant_id, "term": term.stem, "offset": depth - 1}
         ).scalar_one_or_none()
-        return ListRead(term.stem, last is None, last or 0.0)
-
-    def _score(self, pk, stats: Sequence[TermStats]):  # type: ignore[no-untyped-def]
-        """The exact score of the source `pk` over every query word."""
-        q = postings.alias("q")
-        weight = case({t.stem: t.idf for t in stats}, value=q.c.term, else_=0.0)
-        return (
-            select(func.sum(weight * q.c.impact))
-            .where(q.c.pk == pk, q.c.term.in_([t.stem for t in stats]))
-            .scalar_subquery()
-        )
+        return ListRead(depth, last is None, last or 0.0)
 
     def _ranked(
         self,
-        chosen: Sequence[TermStats],
+        reads: dict[str, ListRead],
         stats: Sequence[TermStats],
         limit: int,
         now_us: int,
-        budget: int | None,
     ) -> list[Hit]:
-        lists = []
-        for t in chosen:
-            read = (
-                select(postings.c.pk)
-                .where(
-                    postings.c.tenant_id == self.tenant_id,
-                    postings.c.term == t.stem,
-                    postings.c.eligible == 1,
-                )
-                .order_by(postings.c.impact.desc())
-            )
-            if budget is not None:
-                read = read.limit(budget)
-            lists.append(read.subquery())
-        reached = (
-            lists[0].select()
-            if len(lists) == 1
-            else select(lists[0].c.pk).union(*[select(s.c.pk) for s in lists[1:]])
-        ).cte("reached")
-        scored = select(reached.c.pk, self._score(reached.c.pk, stats).label("score")).cte(
-            "scored"
-        )
-        stmt = (
-            select(
-                sources.c.pk,
-                sources.c.source_id,
-                sources.c.revision,
-                scored.c.score,
-                sources.c.generated_form,
-                sources.c.save_intent,
-            )
-            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
-            .where(
-                sources.c.tenant_id == self.tenant_id,
-                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
-            )
-            .order_by(scored.c.score.desc(), sources.c.source_id)
-            .limit(limit)
-        )
-        return [Hit(*r) for r in self.conn.execute(stmt)]
+        params: dict[str, object] = {"tenant_id": self.tenant_id, "now_us": now_us, "limit": limit}
+        read = sorted(reads.items())
+        for i, (stem, r) in enumerate(read):
+            params[f"e{i}"], params[f"d{i}"] = stem, r.depth
+        for i, t in enumerate(stats):
+            params[f"t{i}"], params[f"w{i}"] = t.stem, t.idf
+        stmt = _ranked_statement(len(read), len(stats))
+        return [Hit(*r) for r in self.conn.execute(stmt, params)]
 
-    def matches(
-        self, terms: Sequence[Term], now_us: int, cap: int
-    ) -> tuple[list[MatchRow], int]:
+    def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
         `cap` of them (eligible ones first, best first), and how many there are."""
         stats = self.term_stats(terms)
