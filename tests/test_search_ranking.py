@@ -27,7 +27,20 @@ from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import ADMIN_B, database_url, drop_database
 from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search
 
-WORDS = "guitar garden coffee river dinner piano winter yoga letter ticket bread lamp".split()
+WORDS = [
+    "guitar",
+    "garden",
+    "coffee",
+    "river",
+    "dinner",
+    "piano",
+    "winter",
+    "yoga",
+    "letter",
+    "ticket",
+    "bread",
+    "lamp",
+]
 
 
 def ranking(client, query, limit=10):
@@ -63,7 +76,7 @@ def test_a_tenants_scores_do_not_depend_on_another_tenants_memories(stack):
 
 def _corpus_line(rng: random.Random) -> str:
     words = [rng.choice(WORDS[:3]) if rng.random() < 0.5 else rng.choice(WORDS) for _ in range(6)]
-    return " ".join(words + [rng.choice(["today", "with Ann", "again", ""])])
+    return " ".join([*words, rng.choice(["today", "with Ann", "again", ""])])
 
 
 def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(stack):
@@ -93,9 +106,7 @@ def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(st
             client.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=victim))
         else:
             client.EraseSource(
-                foreign_pb2.EraseSourceRequest(
-                    source_id=victim, expected_revision=revision[victim]
-                )
+                foreign_pb2.EraseSourceRequest(source_id=victim, expected_revision=revision[victim])
             )
         gone.add(victim)
         for _ in range(10):  # read-your-writes: the new ones must rank at once
