@@ -24,33 +24,37 @@ def test_entries_hold_the_same_stems_queries_search_for():
     assert entry.impacts["agenc"] > entry.impacts["adopt"]  # two occurrences weigh more
 
 
-def test_bound_on_unreached_memories_and_certificate():
+def test_bounds_certificate_and_reading_depth():
     common = lexical.TermStats("common", 0.2, 1.5, 9000)
     middling = lexical.TermStats("middl", 1.0, 1.5, 800)
     rare = lexical.TermStats("rare", 4.0, 1.5, 20)
     stats = lexical.by_upper_bound([rare, common, middling])
     assert [t.stem for t in stats] == ["common", "middl", "rare"]
-    # the rare word is read first, to its end at once; the common one last
-    step = lexical.next_read(stats, {}, first=256, growth=8, budget=20_000)
-    assert step == ("rare", 256)
-    reads = {"rare": lexical.ListRead(256, True, 0.0)}
-    # a memory without "rare" scores at most 0.3 + 1.5
-    assert lexical.unreached_bound(stats, reads) == 0.2 * 1.5 + 1.0 * 1.5
-    assert lexical.certify(stats, reads, 1.81).exact
-    assert not lexical.certify(stats, reads, 1.8).exact  # a tie could rank first
-    assert lexical.next_read(stats, reads, first=256, growth=8, budget=20_000) == ("middl", 256)
-    # "middl" read 256 deep, down to impact 0.5: an unreached memory scores <= 0.3 + 0.5
-    reads["middl"] = lexical.ListRead(256, False, 0.5)
-    cert = lexical.certify(stats, reads, 0.7)
-    assert not cert.exact and cert.bound == 0.2 * 1.5 + 1.0 * 0.5
-    # per posting it costs, the common word's bound (0.3 over 256) now weighs most
-    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) == ("common", 256)
-    reads["common"] = lexical.ListRead(1000, False, 0.4)
-    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) == ("middl", 1000)
-    reads["middl"] = lexical.ListRead(1000, False, 0.4)
-    assert lexical.next_read(stats, reads, first=256, growth=8, budget=1000) is None
+    reads = {
+        "rare": lexical.ListRead(256, True, 0.0),
+        "middl": lexical.ListRead(256, False, 0.5),
+        "common": lexical.ListRead(256, False, 1.0),
+    }
+    # an unreached memory holds no "rare" and at most impact 0.5 / 1.0 of the others
+    assert lexical.unreached_bound(stats, reads) == 1.0 * 0.5 + 0.2 * 1.0
+    assert lexical.certify(stats, reads, 0.71, 0.6).exact
+    assert not lexical.certify(stats, reads, 0.7, None).exact  # a tie could rank first
+    # below the floor (the k-th best lower bound), a memory not scored could be better
+    cert = lexical.certify(stats, reads, 0.9, 1.2)
+    assert not cert.exact and cert.bound == 1.2
+    # the rare word is read first, to its end at once; then the word whose contribution
+    # weighs most per posting read ("middl": 0.5 over 800 postings > "common": 0.2 over 1024)
+    assert lexical.next_read(stats, {}, first=256, growth=4, budget=20_000) == ("rare", 256)
+    assert lexical.next_read(stats, reads, first=256, growth=4, budget=20_000) == (
+        "middl",
+        1024,
+    )
+    assert lexical.next_read(stats, reads, first=256, growth=4, budget=512) == ("middl", 512)
+    at_budget = {k: lexical.ListRead(512, r.exhausted, r.last_impact) for k, r in reads.items()}
+    assert lexical.next_read(stats, at_budget, first=256, growth=4, budget=512) is None
     everything = {t.stem: lexical.ListRead(9000, True, 0.0) for t in stats}
-    assert lexical.certify(stats, everything, None).exact  # all matches were scored
+    assert lexical.certify(stats, everything, None, None).exact  # every memory was scored
+    assert not lexical.certify(stats, everything, None, 2.0).exact
 
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():

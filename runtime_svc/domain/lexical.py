@@ -99,23 +99,31 @@ def unreached_bound(terms: Sequence[TermStats], reads: Mapping[str, ListRead]) -
 @dataclass(frozen=True)
 class Certificate:
     exact: bool
-    # When not exact: no eligible memory left out scores above this.
+    # When not exact: no eligible memory left out of the result scores above this.
     bound: float
 
 
 def certify(
-    terms: Sequence[TermStats], reads: Mapping[str, ListRead], kth_score: float | None
+    terms: Sequence[TermStats],
+    reads: Mapping[str, ListRead],
+    kth_score: float | None,
+    floor: float | None,
 ) -> Certificate:
-    """Whether the best k among the memories reached (each scored exactly over every query
-    word) are the best k of all eligible memories: when every word's postings were read to
-    the end, or when the k-th score is above what an unreached memory can score (ties go to
-    the smaller source id, so equal is not enough)."""
-    if all(reads.get(t.stem) is not None and reads[t.stem].exhausted for t in terms):
+    """Whether the best k found are the best k of all eligible memories.
+
+    Memories reached through the postings read have a lower bound (the impacts seen) and an
+    upper bound (plus each other word's `contribution`); those whose upper bound reaches
+    `floor` (the k-th best lower bound) were scored exactly and the best k of them returned;
+    the others score below `floor`; unreached ones score at most `unreached_bound`. So the
+    result is exact when the k-th score returned is above the unreached bound (ties go to the
+    smaller source id, so equal is not enough) and not below `floor`, or when every word's
+    postings were read to the end and every memory reached was scored (`floor` None)."""
+    unreached = unreached_bound(terms, reads)
+    if kth_score is not None and kth_score > unreached and (floor is None or kth_score >= floor):
         return Certificate(True, 0.0)
-    bound = unreached_bound(terms, reads)
-    if kth_score is not None and kth_score > bound:
+    if floor is None and all(t.stem in reads and reads[t.stem].exhausted for t in terms):
         return Certificate(True, 0.0)
-    return Certificate(False, bound)
+    return Certificate(False, max(unreached, floor or 0.0))
 
 
 def next_read(

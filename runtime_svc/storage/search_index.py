@@ -24,7 +24,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sqlalchemy import Connection, Float, bindparam, case, delete, func, select, update
+from sqlalchemy import (
+    Connection,
+    Float,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    literal_column,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.domain import lexical
@@ -45,73 +57,105 @@ _STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact
     terms_table.c.tenant_id == bindparam("tenant_id"),
     terms_table.c.term.in_(bindparam("terms", expanding=True)),
 )
-_NTH_IMPACT = (
-    select(postings.c.impact)
-    .where(
-        postings.c.tenant_id == bindparam("tenant_id"),
-        postings.c.term == bindparam("term"),
-        postings.c.eligible == 1,
+
+
+def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
+    """The exact score of source `pk`: its impact for each query word `t<i>` times that
+    word's idf `w<i>`, added in the words' order, so every statement computes the same float
+    for the same source (equal scores stay equal and ties go to the source id)."""
+    total = None
+    for i in range(n_terms):
+        q = postings.alias(f"q{i}")
+        impact = (
+            select(q.c.impact).where(q.c.pk == pk, q.c.term == bindparam(f"t{i}")).scalar_subquery()
+        )
+        part = func.coalesce(impact, 0.0) * bindparam(f"w{i}", type_=Float)
+        total = part if total is None else total + part
+    return total
+
+
+def _list(i: int, *columns):  # type: ignore[no-untyped-def]
+    """Word `e<i>`'s eligible postings of the tenant, best impact first, `d<i>` deep."""
+    return (
+        select(*columns)
+        .where(
+            postings.c.tenant_id == bindparam("tenant_id"),
+            postings.c.term == bindparam(f"e{i}"),
+            postings.c.eligible == 1,
+        )
+        .order_by(postings.c.impact.desc())
+        .limit(bindparam(f"d{i}"))
+        .subquery()
     )
-    .order_by(postings.c.impact.desc())
-    .limit(1)
-    .offset(bindparam("offset"))
-)
+
+
+_FIRST = _list(0, postings.c.impact)
+# How many postings a word's reading got, and the smallest impact among them.
+_READ = select(func.count().label("n"), func.min(_FIRST.c.impact))
 
 
 @lru_cache(maxsize=256)
 def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def]
-    """Top k of the sources reached through the words' eligible postings read so far (word
-    `e<i>` read `d<i>` deep, best impact first), each scored exactly over all the query
-    words (`t<i>` with idf `w<i>`), joined to its source row with the tenant check and the
-    eligibility predicate, in one statement. Words, idfs and depths are parameters, so each
-    shape compiles once."""
-    lists = []
+    """One round of the top k, in one statement (words, idfs, depths and bounds are
+    parameters, so each shape compiles once):
+
+    - `seen`: the memories reached through the postings read (word `e<i>`, `d<i>` deep), with
+      the lower bound of their score (the impacts seen, times idf `ew<i>`) and the upper
+      bound (plus, for each word not seen, its contribution: `c<i>` for a word read, its
+      bound for a word not read; `unseen` is their sum);
+    - `floor`: the k-th best lower bound; memories whose upper bound is below it cannot
+      enter the top k, the others (all of them when `open`) are the contenders;
+    - the contenders scored exactly over every query word (`t<j>`, idf `w<j>`), joined to
+      their source rows with the tenant check and the eligibility predicate, best first,
+      ties by source id, k."""
+    parts = []
     for i in range(n_read):
-        read = (
-            select(postings.c.pk)
-            .where(
-                postings.c.tenant_id == bindparam("tenant_id"),
-                postings.c.term == bindparam(f"e{i}"),
-                postings.c.eligible == 1,
+        read = _list(i, postings.c.pk, postings.c.impact)
+        parts.append(
+            select(
+                read.c.pk,
+                (read.c.impact * bindparam(f"ew{i}", type_=Float)).label("part"),
+                cast(bindparam(f"c{i}", type_=Float), Float).label("c"),
             )
-            .order_by(postings.c.impact.desc())
-            .limit(bindparam(f"d{i}"))
         )
-        lists.append(read.subquery())
-    reached = (
-        lists[0].select()
-        if n_read == 1
-        else select(lists[0].c.pk).union(*[select(s.c.pk) for s in lists[1:]])
-    ).cte("reached")
-    q = postings.alias("q")
-    weight = case(
-        *[
-            (q.c.term == bindparam(f"t{i}"), bindparam(f"w{i}", type_=Float))
-            for i in range(n_terms)
-        ],
-        else_=0.0,
+    lists = (parts[0] if n_read == 1 else union_all(*parts)).subquery("lists")
+    seen = (
+        select(
+            lists.c.pk,
+            func.sum(lists.c.part).label("lb"),
+            (func.sum(lists.c.part) + bindparam("unseen", type_=Float) - func.sum(lists.c.c)).label(
+                "ub"
+            ),
+        )
+        .group_by(lists.c.pk)
+        .cte("seen")
+        .prefix_with("MATERIALIZED")
     )
-    score = (
-        select(func.sum(weight * q.c.impact))
-        .where(q.c.pk == reached.c.pk, q.c.term.in_([bindparam(f"t{i}") for i in range(n_terms)]))
+    floor = (
+        select(seen.c.lb)
+        .order_by(seen.c.lb.desc())
+        .limit(1)
+        .offset(bindparam("kth"))
         .scalar_subquery()
     )
-    scored = select(reached.c.pk, score.label("score")).cte("scored")
+    cut = case((bindparam("open") == 1, -1.0), else_=func.coalesce(floor, -1.0))
+    contenders = select(seen.c.pk).where(seen.c.ub >= cut).cte("contenders")
     return (
         select(
             sources.c.pk,
             sources.c.source_id,
             sources.c.revision,
-            scored.c.score,
+            _score(contenders.c.pk, n_terms).label("score"),
             sources.c.generated_form,
             sources.c.save_intent,
+            cut.label("floor"),
         )
-        .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
+        .select_from(contenders.join(sources, sources.c.pk == contenders.c.pk))
         .where(
             sources.c.tenant_id == bindparam("tenant_id"),
             eligibility_sql.eligible(sources.c, bindparam("now_us")),
         )
-        .order_by(scored.c.score.desc(), sources.c.source_id)
+        .order_by(literal_column("score").desc(), sources.c.source_id)
         .limit(bindparam("limit"))
     )
 
@@ -269,9 +313,9 @@ class SearchIndex:
         word's eligible postings outnumber `budget`) missing nothing that scores above
         `Certificate.bound`.
 
-        Each word's eligible postings are read best impact first, to a depth that grows
-        (`lexical.next_read`) only while the bound on what an unreached memory can score is
-        not below the k-th score found; every memory reached is scored exactly."""
+        Words' eligible postings are read best impact first, the word whose bound weighs
+        most per posting first (`lexical.next_read`), and deeper only while the result is
+        not certified (`lexical.certify`)."""
         stats = self.term_stats(terms)
         if not stats:
             return [], Certificate(True, 0.0)
@@ -279,15 +323,14 @@ class SearchIndex:
         reads: dict[str, ListRead] = {}
         hits: list[Hit] = []
         kth: float | None = None
-        limit_budget: int | None = budget
+        floor: float | None = None
+        allowed: int | None = budget
+        open_ = False
         while True:
-            cert = lexical.certify(stats, reads, kth)
-            if cert.exact:
-                return hits, cert
             stepped = False
             while True:
                 step = lexical.next_read(
-                    stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=limit_budget
+                    stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=allowed
                 )
                 if step is None:
                     break
@@ -296,69 +339,98 @@ class SearchIndex:
                 if kth is None or kth > lexical.unreached_bound(stats, reads):
                     break
             if not stepped:
-                if kth is None and limit_budget is not None:
-                    # Never fewer than `limit` while eligible matches remain unread.
-                    limit_budget = None
+                if all(r.exhausted for r in reads.values()) and len(reads) == len(stats):
+                    if open_:
+                        return hits, lexical.certify(stats, reads, kth, None)
+                    open_ = True  # everything read: score every memory reached
+                elif kth is None:
+                    allowed = None  # never fewer than `limit` while eligible matches are unread
                     continue
-                return hits, cert
-            hits = self._ranked(reads, stats, limit, now_us)
+                else:
+                    return hits, lexical.certify(stats, reads, kth, floor)
+            hits, floor = self._ranked(stats, reads, limit, now_us, open_)
             kth = hits[-1].score if len(hits) == limit else None
+            cert = lexical.certify(stats, reads, kth, None if open_ else floor)
+            if cert.exact:
+                return hits, cert
 
     def _read(self, term: TermStats, depth: int) -> ListRead:
-        """The word's eligible postings read `depth` deep: where that stops."""
+        """Where the word's eligible postings stop when read `depth` deep."""
         if depth >= term.docs:
             return ListRead(depth, True, 0.0)
-        last = self.conn.execute(
-            _NTH_IMPACT, {"tenant_id": self.tenant_id, "term": term.stem, "offset": depth - 1}
-        ).scalar_one_or_none()
-        return ListRead(depth, last is None, last or 0.0)
+        n, last = self.conn.execute(
+            _READ, {"tenant_id": self.tenant_id, "e0": term.stem, "d0": depth}
+        ).one()
+        return ListRead(depth, n < depth, last or 0.0)
 
     def _ranked(
         self,
-        reads: dict[str, ListRead],
         stats: Sequence[TermStats],
+        reads: dict[str, ListRead],
         limit: int,
         now_us: int,
-    ) -> list[Hit]:
-        params: dict[str, object] = {"tenant_id": self.tenant_id, "now_us": now_us, "limit": limit}
-        read = sorted(reads.items())
-        for i, (stem, r) in enumerate(read):
-            params[f"e{i}"], params[f"d{i}"] = stem, r.depth
-        for i, t in enumerate(stats):
-            params[f"t{i}"], params[f"w{i}"] = t.stem, t.idf
-        stmt = _ranked_statement(len(read), len(stats))
-        return [Hit(*r) for r in self.conn.execute(stmt, params)]
+        open_: bool,
+    ) -> tuple[list[Hit], float | None]:
+        params: dict[str, object] = {
+            "tenant_id": self.tenant_id,
+            "now_us": now_us,
+            "limit": limit,
+            "kth": limit - 1,
+            "open": int(open_),
+        }
+        unseen = 0.0
+        read = [t for t in stats if t.stem in reads]
+        for i, t in enumerate(read):
+            r = reads[t.stem]
+            params[f"e{i}"], params[f"d{i}"], params[f"ew{i}"] = t.stem, r.depth, t.idf
+            params[f"c{i}"] = lexical.contribution(t, r)
+        for j, t in enumerate(stats):
+            params[f"t{j}"], params[f"w{j}"] = t.stem, t.idf
+            unseen += lexical.contribution(t, reads.get(t.stem))
+        params["unseen"] = unseen
+        rows = self.conn.execute(_ranked_statement(len(read), len(stats)), params).all()
+        floor = rows[0].floor if rows else None
+        return [Hit(*r[:6]) for r in rows], (None if floor is None or floor < 0 else floor)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
-        `cap` of them (eligible ones first, best first), and how many there are."""
+        `cap` of them (eligible ones first, best first), and how many there are. Scores are
+        the ones search computes; cost follows the number of matches."""
         stats = self.term_stats(terms)
         if not stats:
             return [], 0
-        weight = case({t.stem: t.idf for t in stats}, value=postings.c.term, else_=0.0)
-        scored = (
-            select(postings.c.pk, func.sum(weight * postings.c.impact).label("score"))
-            .where(
-                postings.c.tenant_id == self.tenant_id,
-                postings.c.term.in_([t.stem for t in stats]),
-            )
-            .group_by(postings.c.pk)
-            .cte("scored")
-        )
-        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
-        stmt = (
-            select(
-                sources.c.source_id,
-                sources.c.revision,
-                sources.c.classification,
-                state,
-                scored.c.score,
-                func.count().over().label("total"),
-            )
-            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
-            .where(sources.c.tenant_id == self.tenant_id)
-            .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
-            .limit(cap)
-        )
-        rows = self.conn.execute(stmt).all()
+        params: dict[str, object] = {"tenant_id": self.tenant_id, "now_us": now_us, "cap": cap}
+        for i, t in enumerate(stats):
+            params[f"t{i}"], params[f"w{i}"] = t.stem, t.idf
+        params["terms"] = [t.stem for t in stats]
+        rows = self.conn.execute(_matches_statement(len(stats)), params).all()
         return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
+
+
+@lru_cache(maxsize=64)
+def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
+    reached = (
+        select(postings.c.pk)
+        .where(
+            postings.c.tenant_id == bindparam("tenant_id"),
+            postings.c.term.in_(bindparam("terms", expanding=True)),
+        )
+        .distinct()
+        .cte("reached")
+    )
+    scored = select(reached.c.pk, _score(reached.c.pk, n_terms).label("score")).cte("scored")
+    state = eligibility_sql.state(sources.c, bindparam("now_us")).label("state")
+    return (
+        select(
+            sources.c.source_id,
+            sources.c.revision,
+            sources.c.classification,
+            state,
+            scored.c.score,
+            func.count().over().label("total"),
+        )
+        .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
+        .where(sources.c.tenant_id == bindparam("tenant_id"))
+        .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
+        .limit(bindparam("cap"))
+    )
