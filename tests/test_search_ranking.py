@@ -187,3 +187,57 @@ def test_a_budget_too_small_for_a_word_bounds_what_can_be_missed(tmp_path):
     finally:
         db.dispose()
         drop_database(url)
+
+
+def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path):
+    """Sources indexed before the postings tables existed are searchable after upgrading:
+    down to 0005 (the index tables go) and up again (they are filled from the sources)."""
+    from alembic import command
+
+    url = database_url(tmp_path / "migrate.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        uow = UnitOfWork(db)
+        lines = ["the kayak club meets on fridays", "a red kayak by the river", "bread"]
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.COLD if i == 1 else Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=line),
+                Provenance("test", "service", "import", ""),
+                SaveIntent(),
+                {},
+                1,
+                1,
+            )
+            for i, line in enumerate(lines)
+        ]
+        with uow.write("t") as tx:
+            pks = tx.sources.add_many(batch, indexed=True)
+            tx.index.put_many(
+                [
+                    (pk, s.body.generated_form(), s.indexable())
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
+            )
+        terms = text.query_terms("kayak")
+        with uow.read("t") as tx:
+            before = tx.index.search(terms, 10, 0)
+        cfg = migrate.alembic_config()
+        for target in ("0005", "head"):
+            with db.writer.begin() as conn:
+                cfg.attributes["connection"] = conn
+                (command.downgrade if target == "0005" else command.upgrade)(cfg, target)
+        with uow.read("t") as tx:
+            after = tx.index.search(terms, 10, 0)
+            assert tx.index.has(pks[1]) and not tx.index.search(text.query_terms("red"), 10, 0)
+        assert [h.source_id for h in after] == [batch[0].source_id]
+        assert after == before
+    finally:
+        db.dispose()
+        drop_database(url)
