@@ -320,15 +320,18 @@ class SearchIndex:
         if not stats:
             return [], Certificate(True, 0.0)
         by_stem = {t.stem: t for t in stats}
-        reads: dict[str, ListRead] = {}
+        # Words with few postings are read to their end at once (one statement for all).
+        reads = {t.stem: ListRead(FIRST_DEPTH, True, 0.0) for t in stats if t.docs <= FIRST_DEPTH}
         hits: list[Hit] = []
         kth: float | None = None
         floor: float | None = None
+        cert = Certificate(False, 0.0)
         allowed: int | None = budget
         open_ = False
+        first = True
         while True:
             stepped = False
-            while True:
+            while not (first and reads):
                 step = lexical.next_read(
                     stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=allowed
                 )
@@ -338,16 +341,17 @@ class SearchIndex:
                 stepped = True
                 if kth is None or kth > lexical.unreached_bound(stats, reads):
                     break
-            if not stepped:
-                if all(r.exhausted for r in reads.values()) and len(reads) == len(stats):
+            if not first and not stepped:
+                if all(t.stem in reads and reads[t.stem].exhausted for t in stats):
                     if open_:
-                        return hits, lexical.certify(stats, reads, kth, None)
+                        return hits, cert
                     open_ = True  # everything read: score every memory reached
-                elif kth is None:
+                elif kth is None and allowed is not None:
                     allowed = None  # never fewer than `limit` while eligible matches are unread
                     continue
                 else:
-                    return hits, lexical.certify(stats, reads, kth, floor)
+                    return hits, cert
+            first = False
             hits, floor = self._ranked(stats, reads, limit, now_us, open_)
             kth = hits[-1].score if len(hits) == limit else None
             cert = lexical.certify(stats, reads, kth, None if open_ else floor)
@@ -394,8 +398,10 @@ class SearchIndex:
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
-        `cap` of them (eligible ones first, best first), and how many there are. Scores are
-        the ones search computes; cost follows the number of matches."""
+        `cap` of them (eligible ones first, best first), and how many there are. Matches are
+        gathered and ranked by one pass over the words' postings; the `cap` kept are scored
+        again as search scores them, so an explanation shows search's scores and order. Cost
+        follows the number of matches."""
         stats = self.term_stats(terms)
         if not stats:
             return [], 0
@@ -404,33 +410,52 @@ class SearchIndex:
             params[f"t{i}"], params[f"w{i}"] = t.stem, t.idf
         params["terms"] = [t.stem for t in stats]
         rows = self.conn.execute(_matches_statement(len(stats)), params).all()
-        return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
+        found = sorted(
+            (MatchRow(r.source_id, r.revision, r.classification, r.state, r.score) for r in rows),
+            key=lambda m: (m.state != "eligible", -m.score, m.source_id),
+        )
+        return found, (rows[0].total if rows else 0)
 
 
 @lru_cache(maxsize=64)
 def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
-    reached = (
-        select(postings.c.pk)
+    weight = case(
+        *[
+            (postings.c.term == bindparam(f"t{i}"), bindparam(f"w{i}", type_=Float))
+            for i in range(n_terms)
+        ],
+        else_=0.0,
+    )
+    gathered = (
+        select(postings.c.pk, func.sum(weight * postings.c.impact).label("approx"))
         .where(
             postings.c.tenant_id == bindparam("tenant_id"),
             postings.c.term.in_(bindparam("terms", expanding=True)),
         )
-        .distinct()
-        .cte("reached")
+        .group_by(postings.c.pk)
+        .cte("gathered")
     )
-    scored = select(reached.c.pk, _score(reached.c.pk, n_terms).label("score")).cte("scored")
     state = eligibility_sql.state(sources.c, bindparam("now_us")).label("state")
-    return (
+    kept = (
         select(
+            sources.c.pk,
             sources.c.source_id,
             sources.c.revision,
             sources.c.classification,
             state,
-            scored.c.score,
             func.count().over().label("total"),
         )
-        .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
+        .select_from(gathered.join(sources, sources.c.pk == gathered.c.pk))
         .where(sources.c.tenant_id == bindparam("tenant_id"))
-        .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
+        .order_by(state != "eligible", gathered.c.approx.desc(), sources.c.source_id)
         .limit(bindparam("cap"))
+        .cte("kept")
+    )
+    return select(
+        kept.c.source_id,
+        kept.c.revision,
+        kept.c.classification,
+        kept.c.state,
+        _score(kept.c.pk, n_terms).label("score"),
+        kept.c.total,
     )
