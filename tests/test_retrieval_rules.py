@@ -22,6 +22,7 @@ def test_entries_hold_the_same_stems_queries_search_for():
     assert set(entry.impacts) == {x.stem for x in terms("caroline visited adoption agencies")}
     assert entry.length == 5
     assert entry.impacts["agenc"] > entry.impacts["adopt"]  # two occurrences weigh more
+    assert lexical.analyse("x" * 65 + " kayak").impacts.keys() == {"kayak"}  # no blobs
 
 
 def test_bounds_certificate_and_reading_depth():

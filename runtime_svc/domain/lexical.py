@@ -19,6 +19,7 @@ from runtime_svc.domain.text import STOP_WORDS, stem, words
 K1 = 1.2
 B = 0.75
 REFERENCE_LENGTH = 12.0  # content words; about what one memory holds
+MAX_WORD = 64  # longer "words" (hashes, encoded blobs) are not indexed, nor found
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def analyse(text: str) -> Entry:
     counts: dict[str, int] = {}
     length = 0
     for w in words(text):
-        if w in STOP_WORDS:
+        if w in STOP_WORDS or len(w) > MAX_WORD:
             continue
         s = stem(w)
         if s:
