@@ -419,6 +419,11 @@ class SearchIndex:
 
 @lru_cache(maxsize=64)
 def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
+    """All the tenant's postings of the words in one pass: per source an approximate score
+    and whether it is eligible (ignoring time); the best `cap` of them, eligible first, are
+    joined to their source rows for their state and scored exactly; `total` counts them
+    all. (A source eligible by its postings but whose assent expired since sorts among the
+    eligible here; the caller sorts the kept ones again by their state.)"""
     weight = case(
         *[
             (postings.c.term == bindparam(f"t{i}"), bindparam(f"w{i}", type_=Float))
@@ -427,7 +432,11 @@ def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
         else_=0.0,
     )
     gathered = (
-        select(postings.c.pk, func.sum(weight * postings.c.impact).label("approx"))
+        select(
+            postings.c.pk,
+            func.sum(weight * postings.c.impact).label("approx"),
+            func.max(postings.c.eligible).label("eligible"),
+        )
         .where(
             postings.c.tenant_id == bindparam("tenant_id"),
             postings.c.term.in_(bindparam("terms", expanding=True)),
@@ -435,27 +444,22 @@ def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
         .group_by(postings.c.pk)
         .cte("gathered")
     )
-    state = eligibility_sql.state(sources.c, bindparam("now_us")).label("state")
     kept = (
+        select(gathered.c.pk, func.count().over().label("total"))
+        .order_by(gathered.c.eligible.desc(), gathered.c.approx.desc(), gathered.c.pk)
+        .limit(bindparam("cap"))
+        .cte("kept")
+    )
+    state = eligibility_sql.state(sources.c, bindparam("now_us")).label("state")
+    return (
         select(
-            sources.c.pk,
             sources.c.source_id,
             sources.c.revision,
             sources.c.classification,
             state,
-            func.count().over().label("total"),
+            _score(kept.c.pk, n_terms).label("score"),
+            kept.c.total,
         )
-        .select_from(gathered.join(sources, sources.c.pk == gathered.c.pk))
+        .select_from(kept.join(sources, sources.c.pk == kept.c.pk))
         .where(sources.c.tenant_id == bindparam("tenant_id"))
-        .order_by(state != "eligible", gathered.c.approx.desc(), sources.c.source_id)
-        .limit(bindparam("cap"))
-        .cte("kept")
-    )
-    return select(
-        kept.c.source_id,
-        kept.c.revision,
-        kept.c.classification,
-        kept.c.state,
-        _score(kept.c.pk, n_terms).label("score"),
-        kept.c.total,
     )
