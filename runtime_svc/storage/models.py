@@ -11,6 +11,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -241,13 +242,16 @@ class SearchPosting(Base):
     lists a tenant's eligible postings of a word best impact first."""
 
     __tablename__ = "search_postings"
-    pk: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # sources.pk
-    term: Mapped[str] = mapped_column(Text, primary_key=True)
+    pk: Mapped[int] = mapped_column(BigInteger)  # sources.pk
+    term: Mapped[str] = mapped_column(Text)
     tenant_id: Mapped[str] = mapped_column(String(128))
     eligible: Mapped[int] = mapped_column(Integer)
     impact: Mapped[float] = mapped_column(Float)
 
     __table_args__ = (
+        # Scoring looks a memory's impacts up by (pk, term): on PostgreSQL the key carries
+        # the impact, so the lookup reads the index only (SQLite's table is its key).
+        PrimaryKeyConstraint("pk", "term", postgresql_include=["impact"]),
         Index("ix_search_postings_impact", "tenant_id", "term", "eligible", "impact"),
         {"sqlite_with_rowid": False},
     )

@@ -31,7 +31,9 @@ def upgrade() -> None:
         sa.Column("tenant_id", sa.String(length=128), nullable=False),
         sa.Column("eligible", sa.Integer(), nullable=False),
         sa.Column("impact", sa.Float(), nullable=False),
-        sa.PrimaryKeyConstraint("pk", "term", name=op.f("pk_search_postings")),
+        sa.PrimaryKeyConstraint(
+            "pk", "term", name=op.f("pk_search_postings"), postgresql_include=["impact"]
+        ),
         sqlite_with_rowid=False,
     )
     op.create_index(
