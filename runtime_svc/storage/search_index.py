@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from sqlalchemy import (
     Connection,
+    Dialect,
     Float,
     bindparam,
     case,
@@ -92,6 +93,50 @@ def _list(i: int, *columns):  # type: ignore[no-untyped-def]
 _FIRST = _list(0, postings.c.impact)
 # How many postings a word's reading got, and the smallest impact among them.
 _READ = select(func.count().label("n"), func.min(_FIRST.c.impact))
+
+
+def _insert_postings(dialect: str):  # type: ignore[no-untyped-def]
+    return postings.insert()
+
+
+def _count_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """Upsert of a word's entry count (added) and impact bound (raised)."""
+    stmt = (postgresql if dialect == "postgresql" else sqlite).insert(terms_table)
+    current = terms_table.c
+    return stmt.on_conflict_do_update(
+        index_elements=[current.tenant_id, current.term],
+        set_={
+            "docs": current.docs + stmt.excluded.docs,
+            "max_impact": case(
+                (stmt.excluded.max_impact > current.max_impact, stmt.excluded.max_impact),
+                else_=current.max_impact,
+            ),
+        },
+    )
+
+
+@lru_cache(maxsize=8)
+def _driver_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None]:  # type: ignore[no-untyped-def]
+    """A write statement compiled once for the dialect, and its parameter order if the
+    driver takes positional parameters."""
+    compiled = make(dialect.name).compile(dialect=dialect, column_keys=None)
+    return str(compiled), (tuple(compiled.positiontup) if compiled.positional else None)
+
+
+@lru_cache(maxsize=8)
+def _core(make, dialect: str):  # type: ignore[no-untyped-def]
+    return make(dialect)
+
+
+def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ignore[no-untyped-def]
+    """Many rows of one write. On SQLite straight to the driver (the index is written on
+    every insert; this skips SQLAlchemy's per-call statement handling); on PostgreSQL through
+    SQLAlchemy, which sends them as one multi-row statement."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(_core(make, conn.dialect.name), rows)
+        return
+    sql, order = _driver_sql(make, conn.dialect)
+    conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows] if order else rows)
 
 
 @lru_cache(maxsize=256)
@@ -183,7 +228,6 @@ class SearchIndex:
     def __init__(self, conn: Connection, tenant_id: str) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
-        self._insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
 
     # -- writes: the entry of one source -------------------------------------------------
 
@@ -210,25 +254,14 @@ class SearchIndex:
                 )
                 docs[term] = docs.get(term, 0) + 1
                 best[term] = max(best.get(term, 0.0), weight)
-        self.conn.execute(postings.insert(), values)
+        _execute_many(self.conn, _insert_postings, values)
         self._count([(t, n, best[t]) for t, n in docs.items()])
 
     def _count(self, changes: list[tuple[str, int, float]]) -> None:
         """Adds to each word's entry count, raising its impact bound if needed."""
-        stmt = self._insert(terms_table)
-        current = terms_table.c
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[current.tenant_id, current.term],
-            set_={
-                "docs": current.docs + stmt.excluded.docs,
-                "max_impact": case(
-                    (stmt.excluded.max_impact > current.max_impact, stmt.excluded.max_impact),
-                    else_=current.max_impact,
-                ),
-            },
-        )
-        self.conn.execute(
-            stmt,
+        _execute_many(
+            self.conn,
+            _count_statement,
             [
                 {"tenant_id": self.tenant_id, "term": t, "docs": n, "max_impact": m}
                 for t, n, m in sorted(changes)  # one lock order for every writer
