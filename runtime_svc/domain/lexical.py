@@ -1,5 +1,6 @@
 """Lexical ranking: what an index entry holds, how it is scored, and when a top k read from
-part of the postings is certainly the top k (MaxScore). Pure functions, no storage.
+part of the postings is certainly the top k (threshold bounds with MaxScore's per-word
+bounds). Pure functions, no storage.
 
 Scoring is BM25 (k1 1.2, b 0.75) with every statistic taken from the searching tenant's own
 memories: the number of its indexed memories and, per word, in how many of them it occurs.

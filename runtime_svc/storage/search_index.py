@@ -8,14 +8,15 @@ tenant and word, in how many of the tenant's entries it occurs and the largest i
 (the empty word's row counts the tenant's entries). Scores are computed from the tenant's own
 rows only.
 
-Top k is MaxScore over those tables: the query words are ordered by their score bound; only
-the postings of the "essential" words (those a memory must hold to beat the k-th score) are
-read, best impact first and at most `budget` per word, and every memory reached is scored
-exactly over all query words in the same statement that joins its source row and applies the
-tenant check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score
-then certifies the result (`lexical.certify`); when it does not, the next word becomes
-essential. Only a word in more than `budget` of the tenant's eligible memories can stop the
-search short of certainty, and then what it may miss is bounded (`Certificate.bound`).
+Top k reads each word's eligible postings best impact first, and only as deep as needed:
+words with few postings whole at once, then the word whose bound weighs most per posting
+(`lexical.next_read`). Each round is one statement: the memories reached get a lower and an
+upper bound from what was read; those whose upper bound reaches the k-th best lower bound
+are scored exactly over all query words and joined to their source rows with the tenant
+check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score then
+certifies the result (`lexical.certify`) or the reading goes deeper. Only a word in more than
+`budget` of the tenant's eligible memories can stop the search short of certainty, and then
+what it may miss is bounded (`Certificate.bound`).
 """
 
 from __future__ import annotations
