@@ -305,22 +305,27 @@ def main() -> None:
                 Plan("1M-everyday", 1, 1_000_000, [0.1], 20, everyday=True),
             ]
         only = {x for x in args.only.split(",") if x}
-        rows = []
+        name = ("latest" if not only else "partial") + ("-postgres" if args.postgres else "")
+        RESULTS.mkdir(exist_ok=True)
+        report["retrieval"] = []
         for plan in plans:
             if not only or plan.name in only:
-                rows += scenario(tmp, plan, args.questions, args.postgres)
-        report["retrieval"] = rows
+                report["retrieval"] += scenario(tmp, plan, args.questions, args.postgres)
+                save(report, name)  # what was measured survives a later failure
         if not only or "writes" in only:
             print("-- inserts and thread-mode reads", flush=True)
             report["writes"] = insert_throughput(tmp, args.postgres)
+            save(report, name)
         if not only or "locomo" in only:
             print("-- LoCoMo-dev recall", flush=True)
             report["locomo"] = locomo.run(args.postgres)
-    RESULTS.mkdir(exist_ok=True)
-    name = ("latest" if not only else "partial") + ("-postgres" if args.postgres else "") + ".json"
-    (RESULTS / name).write_text(json.dumps(report, indent=2) + "\n")
+    save(report, name)
     print()
     print(table(report))
+
+
+def save(report: dict, name: str) -> None:
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
 def table(report: dict) -> str:
