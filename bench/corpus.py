@@ -1,10 +1,13 @@
 """Synthetic natural-language memories for the benchmark, and a bulk loader.
 
-Vocabulary: English function words (as frequent as in real text) plus 40,000 pseudo-words
-whose frequencies follow a Zipf law (s = 1.05), so a few content words are very common and
-most are rare, as in real memories. Sentences are 10 to 22 words; queries are questions built
-from the same distribution ("what did I say about the … and …?"), so common words make
-OR queries expensive exactly as natural-language questions do.
+Two vocabularies, each with English function words (as frequent as in real text):
+- selective (`Language`): 40,000 pseudo-words whose frequencies follow a Zipf law
+  (s = 1.05), so a few content words are very common and most are rare;
+- everyday (`Language(everyday=True)`): the same few hundred everyday words reused by every
+  memory (Zipf, s = 1.0), so every question word matches thousands of memories, as for a
+  tenant that writes about the same daily life over and over.
+Sentences are 10 to 22 words; queries are questions built from the same distribution
+("what did I say about the … and …?").
 
 The loader writes sources and their index entries through the runtime's own repositories,
 in large transactions (a fixture import: no per-memory events or receipts).
@@ -16,7 +19,6 @@ import bisect
 import itertools
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 from sqlalchemy import text
 
@@ -33,8 +35,7 @@ from runtime_svc.domain.sources import (
     Status,
 )
 from runtime_svc.storage import migrate
-from runtime_svc.storage.db import open_database
-from runtime_svc.storage.search_index import SHARDS, shard_name
+from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 _FUNCTION_WORDS = """
@@ -45,6 +46,31 @@ FUNCTION_WORDS = _FUNCTION_WORDS.split()
 VOCABULARY_SEED = 7
 CONTENT_WORDS = 40_000
 ZIPF_S = 1.05
+EVERYDAY_S = 1.0
+_EVERYDAY = """
+    time day week year morning evening night weekend today tomorrow yesterday hour minute
+    family mother father sister brother son daughter friend wife husband kid baby dog cat
+    house home room kitchen garden car bike train bus plane trip travel holiday beach mountain
+    city park school work job office meeting boss project team email phone call message
+    food dinner lunch breakfast coffee tea cake pizza bread cheese wine beer water fruit apple
+    music song concert movie book game sport football tennis run walk swim gym yoga class
+    doctor health sick pain sleep dream birthday party wedding gift money bank rent bill shop
+    store market price sale clothes shoe shirt dress hat rain snow sun weather cold hot warm
+    start finish plan idea problem question answer story news letter photo picture camera art
+    paint draw write read learn teach study test exam course language english french spanish
+    cook bake clean wash fix build drive fly visit meet help love hate want need buy sell pay
+    new old big small long short good bad happy sad busy tired early late first last next best
+    friday monday sunday saturday tuesday wednesday thursday january march june july october
+    december summer winter spring autumn christmas church hospital library museum restaurant
+    hotel airport station street road bridge river lake sea island forest farm village town
+    country world computer laptop internet website app software code bug data report paper
+    table chair bed door window wall floor light lamp box bag key card ticket map list note
+    color red blue green black white yellow pink orange purple brown grey gold silver glass
+    neighbor teacher student nurse driver chef artist writer singer player coach manager client
+    guitar piano violin drum band dance theater show festival flower tree plant
+    chicken beef fish rice pasta soup salad egg milk butter sugar salt pepper chocolate cookie
+"""
+EVERYDAY = _EVERYDAY.split()
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 
 
@@ -58,12 +84,15 @@ def _vocabulary(rng: random.Random) -> list[str]:
 class Language:
     """One vocabulary (always the same), sampled with its own seed."""
 
-    def __init__(self, seed: int = 7) -> None:
+    def __init__(self, seed: int = 7, *, everyday: bool = False) -> None:
         vocabulary_rng = random.Random(VOCABULARY_SEED)
-        self.words = _vocabulary(vocabulary_rng)
+        if everyday:
+            self.words, s = list(dict.fromkeys(EVERYDAY)), EVERYDAY_S
+        else:
+            self.words, s = _vocabulary(vocabulary_rng), ZIPF_S
         vocabulary_rng.shuffle(self.words)
         self.rng = random.Random(seed)
-        weights = [1 / (rank**ZIPF_S) for rank in range(1, CONTENT_WORDS + 1)]
+        weights = [1 / (rank**s) for rank in range(1, len(self.words) + 1)]
         self.cumulative = list(itertools.accumulate(weights))
 
     def content_word(self) -> str:
@@ -96,13 +125,19 @@ def memories(lang: Language, n: int) -> Iterator[str]:
 
 
 def load(
-    db_path: Path, tenants: list[str], per_tenant: int, *, seed: int = 7, batch: int = 5000
+    url: str,
+    tenants: list[str],
+    per_tenant: int,
+    *,
+    everyday: bool = False,
+    seed: int = 7,
+    batch: int = 5000,
 ) -> None:
-    """Creates the database and loads `per_tenant` memories into each tenant."""
-    db = open_database(Storage(url=f"sqlite:///{db_path}"))
+    """Creates the schema and loads `per_tenant` memories into each tenant."""
+    db = open_database(Storage(url=url))
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
-    lang = Language(seed)
+    lang = Language(seed, everyday=everyday)
     provenance = Provenance("bench-loader", "service", "import", "")
     for tenant in tenants:
         left = per_tenant
@@ -135,18 +170,25 @@ def load(
                     ]
                 )
                 tx.counters.indexed_docs += n
-    with db.writer.begin() as conn:  # merge each shard's segments, as a long-lived index would be
-        for shard in range(SHARDS):
-            name = shard_name(shard)
-            conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+    analyse(db)
     db.dispose()
 
 
-def make_cold(db_path: Path, tenant: str, fraction: float, *, seed: int = 11) -> int:
+def analyse(db: Database) -> None:
+    """Planner statistics after a bulk load (autovacuum would get there later)."""
+    if db.dialect == "postgresql":
+        with db.writer.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
+    else:
+        with db.writer.begin() as conn:
+            conn.exec_driver_sql("ANALYZE")
+
+
+def make_cold(url: str, tenant: str, fraction: float, *, seed: int = 11) -> int:
     """Marks about `fraction` of the tenant's sources cold and the rest active (revision + 1
     and index scope updated for each change, as SetSourceClassification does); returns how
     many are cold."""
-    db = open_database(Storage(url=f"sqlite:///{db_path}"))
+    db = open_database(Storage(url=url))
     uow = UnitOfWork(db)
     rng = random.Random(seed)
     with uow.write(tenant) as tx:

@@ -23,7 +23,15 @@ from agentmem.client import connect  # noqa: E402
 from agentmem.v1 import retrieval_pb2, sources_pb2  # noqa: E402
 from bench import servers  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
+# Next to the checkout (or next to the directory of worktrees).
+DATA = (
+    next(
+        (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.is_dir()),
+        ROOT.parent / "shared",
+    )
+    / "data"
+    / "locomo-dev"
+)
 
 
 def conversations(data_dir: Path = DATA) -> list[dict]:
@@ -97,13 +105,17 @@ def agentmem_recall(
     return {f"recall@{k}": round(v / total, 3) for k, v in hits.items()} | {"questions": total}
 
 
-def run() -> dict[str, dict]:
+def run(postgres: bool = False) -> dict[str, dict]:
     convs = conversations()
     out = {}
     for dated in (False, True):
         tokens = [f"locomo-{dated}-{i}" for i in range(len(convs))]
         keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
-        with tempfile.TemporaryDirectory() as tmp, servers.agentmem(Path(tmp), keys) as address:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            servers.database(Path(tmp), f"locomo-{dated}", postgres) as url,
+            servers.agentmem(Path(tmp), keys, storage_url=url) as address,
+        ):
             label = "agentmem, dated turns" if dated else "agentmem"
             out[label] = agentmem_recall(address, convs, tokens, dated)
     out["naive FTS5 (floor)"] = naive_fts(convs)

@@ -53,18 +53,54 @@ ALL_SCOPES = [
 ]
 
 
+POSTGRES = os.environ.get(
+    "AGENTMEM_BENCH_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@contextmanager
+def database(tmp: Path, name: str, postgres: bool = False):
+    """A fresh database for one part of the benchmark; yields its URL. On PostgreSQL (the
+    server at AGENTMEM_BENCH_DATABASE_URL) a new database, dropped afterwards."""
+    if not postgres:
+        (tmp / name).mkdir(exist_ok=True)
+        yield f"sqlite:///{tmp / name / 'agentmem.db'}"
+        return
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    server = make_url(POSTGRES)
+    db_name = f"agentmem_bench_{name.lower().replace('-', '_')}_{os.getpid()}"
+    admin = create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        conn.exec_driver_sql(f'CREATE DATABASE "{db_name}"')
+    try:
+        yield server.set(database=db_name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        admin.dispose()
+
+
 @contextmanager
 def agentmem(
     tmp: Path,
     keys: list[dict],
     data_dir: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    storage_url: str | None = None,
 ):
-    """Runtime and gateway as two processes; yields the gateway address."""
+    """Runtime and gateway as two processes; yields the gateway address. The runtime's
+    database is `storage_url` if given, else SQLite in `data_dir`."""
     env = {"AGENTMEM_INTERNAL__TOKEN": "bench-internal", **(extra_env or {})}
     tag = str(time.monotonic_ns())
     config = tmp / f"config-{tag}.yaml"
-    config.write_text(json.dumps({"auth": {"api_keys": keys}}))  # JSON is YAML
+    settings: dict = {"auth": {"api_keys": keys}}
+    if storage_url:
+        settings["storage"] = {"url": storage_url}
+    config.write_text(json.dumps(settings))  # JSON is YAML
+    where = [] if storage_url else ["--data-dir", str(data_dir or tmp / "data")]
     cli = [sys.executable, "-m", "agentmem.cli.main"]
     procs = []
     try:
@@ -76,8 +112,7 @@ def agentmem(
                 str(config),
                 "--listen",
                 "127.0.0.1:0",
-                "--data-dir",
-                str(data_dir or tmp / "data"),
+                *where,
             ],
             tmp / f"r{tag}",
             env,

@@ -1,8 +1,9 @@
-"""The pure retrieval rules: term selection, scoping, prompt rendering, explanation order."""
+"""The pure retrieval rules: query words, index entries, MaxScore, prompt rendering,
+explanation order."""
 
 from __future__ import annotations
 
-from runtime_svc.domain import retrieval, text
+from runtime_svc.domain import lexical, retrieval, text
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.retrieval import Candidate, Match
 
@@ -11,36 +12,50 @@ def terms(q):
     return text.query_terms(q)
 
 
-def test_small_tenants_search_every_content_word():
+def test_queries_keep_every_content_word():
     t = terms("What did Caroline say about the adoption agencies?")
     assert [x.word for x in t] == ["caroline", "adoption", "agencies"]
-    p = retrieval.plan(t, {}, tenant_docs=500, index_docs=1_000_000, posting_budget=20_000)
-    assert p.terms == t and p.scoped
 
 
-def test_large_tenants_keep_the_rarest_terms_within_the_budget():
-    t = terms("common rare middling")
-    df = {"common": 600_000, "rare": 2_000, "middl": 15_000}
-    p = retrieval.plan(t, df, tenant_docs=1_000_000, index_docs=1_000_000, posting_budget=20_000)
-    assert [x.word for x in p.terms] == ["rare", "middling"] and not p.scoped
-    # the rarest term is kept even when it alone is over the budget
-    only = retrieval.select_terms(
-        t,
-        {"common": 9e5, "rare": 5e5, "middl": 7e5},
-        tenant_docs=10**6,
-        index_docs=10**6,
-        posting_budget=1000,
+def test_entries_hold_the_same_stems_queries_search_for():
+    entry = lexical.analyse("Caroline visited the adoption agencies; agencies were kind.")
+    assert set(entry.impacts) == {x.stem for x in terms("caroline visited adoption agencies")}
+    assert entry.length == 5
+    assert entry.impacts["agenc"] > entry.impacts["adopt"]  # two occurrences weigh more
+    assert lexical.analyse("x" * 65 + " kayak").impacts.keys() == {"kayak"}  # no blobs
+
+
+def test_bounds_certificate_and_reading_depth():
+    common = lexical.TermStats("common", 0.2, 1.5, 9000)
+    middling = lexical.TermStats("middl", 1.0, 1.5, 800)
+    rare = lexical.TermStats("rare", 4.0, 1.5, 20)
+    stats = lexical.by_upper_bound([rare, common, middling])
+    assert [t.stem for t in stats] == ["common", "middl", "rare"]
+    reads = {
+        "rare": lexical.ListRead(256, True, 0.0),
+        "middl": lexical.ListRead(256, False, 0.5),
+        "common": lexical.ListRead(256, False, 1.0),
+    }
+    # an unreached memory holds no "rare" and at most impact 0.5 / 1.0 of the others
+    assert lexical.unreached_bound(stats, reads) == 1.0 * 0.5 + 0.2 * 1.0
+    assert lexical.certify(stats, reads, 0.71, 0.6).exact
+    assert not lexical.certify(stats, reads, 0.7, None).exact  # a tie could rank first
+    # below the floor (the k-th best lower bound), a memory not scored could be better
+    cert = lexical.certify(stats, reads, 0.9, 1.2)
+    assert not cert.exact and cert.bound == 1.2
+    # the rare word is read first, to its end at once; then the word whose contribution
+    # weighs most per posting read ("middl": 0.5 over 800 postings > "common": 0.2 over 1024)
+    assert lexical.next_read(stats, {}, first=256, growth=4, budget=20_000) == ("rare", 256)
+    assert lexical.next_read(stats, reads, first=256, growth=4, budget=20_000) == (
+        "middl",
+        1024,
     )
-    assert [x.word for x in only] == ["rare"]
-
-
-def test_estimates_use_the_tenants_share_of_the_index():
-    t = terms("common rare")
-    df = {"common": 600_000, "rare": 50_000}
-    kept = retrieval.select_terms(
-        t, df, tenant_docs=100_000, index_docs=1_000_000, posting_budget=70_000
-    )
-    assert [x.word for x in kept] == ["rare", "common"]  # 5k + 60k estimated postings
+    assert lexical.next_read(stats, reads, first=256, growth=4, budget=512) == ("middl", 512)
+    at_budget = {k: lexical.ListRead(512, r.exhausted, r.last_impact) for k, r in reads.items()}
+    assert lexical.next_read(stats, at_budget, first=256, growth=4, budget=512) is None
+    everything = {t.stem: lexical.ListRead(9000, True, 0.0) for t in stats}
+    assert lexical.certify(stats, everything, None, None).exact  # every memory was scored
+    assert not lexical.certify(stats, everything, None, 2.0).exact
 
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():

@@ -202,8 +202,9 @@ class Facts(_Strict):
 
 
 class Search(_Strict):
-    # A query over a tenant with more indexed memories than this searches only its rarest
-    # terms whose estimated matches fit within it (see README, "Search").
+    # Most postings a search reads per query word, best impact first; only a word in more of
+    # the tenant's eligible memories than this can leave top k bounded instead of exact
+    # (see README, "Search").
     posting_budget: int = Field(default=20_000, ge=100)
 
 

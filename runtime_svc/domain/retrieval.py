@@ -1,75 +1,15 @@
-"""Retrieval rules: which query terms to search for, how matches are explained, and how the
-prompt block is rendered within a token budget. Pure functions, no storage."""
+"""Retrieval rules: how matches are explained, and how the prompt block is rendered within a
+token budget. Pure functions, no storage. (Scoring: `runtime_svc.domain.lexical`.)"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.text import Term, count_tokens, stem
 from runtime_svc.domain.text import words as text_words
-
-
-def select_terms(
-    terms: Sequence[Term],
-    doc_freq: Mapping[str, int],
-    *,
-    tenant_docs: int,
-    index_docs: int,
-    posting_budget: int,
-) -> list[Term]:
-    """The query terms worth searching for.
-
-    Full-text cost grows with the postings the terms touch, not with k: an OR of common words
-    over a large tenant reads most of its index. When the tenant is small (at most
-    `posting_budget` indexed memories) every term is kept. Otherwise terms are taken rarest
-    first (estimated postings in the tenant = global document frequency times the tenant's share)
-    while their estimated postings fit the budget; the rarest term is always kept. Common
-    terms carry little bm25 weight, so the ranking of what matters changes little.
-    """
-    if tenant_docs <= posting_budget or len(terms) <= 1:
-        return list(terms)
-    share = tenant_docs / max(index_docs, tenant_docs, 1)
-    chosen: list[Term] = []
-    spent = 0.0
-    for term in sorted(terms, key=lambda t: (doc_freq.get(t.stem, 0), t.stem)):
-        cost = doc_freq.get(term.stem, 0) * share
-        if chosen and spent + cost > posting_budget:
-            break
-        chosen.append(term)
-        spent += cost
-    return chosen
-
-
-@dataclass(frozen=True)
-class Plan:
-    terms: list[Term]
-    scoped: bool  # narrow inside the index by the tenant's scope tokens
-
-
-def plan(
-    terms: Sequence[Term],
-    doc_freq: Mapping[str, int],
-    *,
-    tenant_docs: int,
-    index_docs: int,
-    posting_budget: int,
-) -> Plan:
-    """Which terms to search, and whether the tenant's scope tokens narrow the search: they
-    do while the tenant holds less than half of the index; beyond that they narrow little
-    and cost a pass over their postings (the eligibility predicate applies either way)."""
-    return Plan(
-        select_terms(
-            terms,
-            doc_freq,
-            tenant_docs=tenant_docs,
-            index_docs=index_docs,
-            posting_budget=posting_budget,
-        ),
-        scoped=tenant_docs * 2 < index_docs,
-    )
 
 
 class Reason(StrEnum):

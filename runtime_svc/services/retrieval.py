@@ -7,8 +7,6 @@ explanation always describes exactly the selection that search and prompt assemb
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
 from dataclasses import dataclass
 
 from agentmem.core import validation
@@ -17,14 +15,13 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
+from runtime_svc.domain.text import Term
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.search_index import Hit, shard_of
+from runtime_svc.storage.search_index import Hit
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 PROMPT_CANDIDATES = 50
 EXPLAIN_CAP = 1000
-STATS_TTL_S = 300.0
-TOTAL_TTL_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -48,41 +45,6 @@ class Assembled:
     prompt_record_id: str
 
 
-class IndexStatistics:
-    """Document frequencies and index shard sizes, cached: they steer which query terms are
-    worth searching for and whether scope tokens narrow a search, and drift slowly."""
-
-    def __init__(self, ttl_s: float = STATS_TTL_S) -> None:
-        self._ttl = ttl_s
-        self._df: dict[tuple[int, str], tuple[int, float]] = {}
-        self._shards: tuple[dict[int, int], float] = ({}, 0.0)
-        self._lock = threading.Lock()
-
-    def doc_freq(self, tx: Transaction, stems: list[str]) -> dict[str, int]:
-        """Rows of the tenant's index shard that hold each stem."""
-        now, out = time.monotonic(), {}
-        for s in stems:
-            key = (tx.index.shard, s)
-            cached = self._df.get(key)
-            if cached is None or cached[1] < now:
-                cached = (tx.index.doc_freq(s), now + self._ttl)
-                with self._lock:
-                    self._df[key] = cached
-            out[s] = cached[0]
-        return out
-
-    def shard_docs(self, tx: Transaction) -> int:
-        """Rows in the tenant's index shard (all its tenants)."""
-        by_shard, expires = self._shards
-        if expires < time.monotonic():
-            by_shard = {}
-            for tenant_id, docs in tx.tenant.indexed_by_tenant():
-                shard = shard_of(tenant_id)
-                by_shard[shard] = by_shard.get(shard, 0) + docs
-            self._shards = (by_shard, time.monotonic() + TOTAL_TTL_S)
-        return by_shard.get(tx.index.shard, 0)
-
-
 class Retrieval:
     def __init__(
         self, uow: UnitOfWork, clock: Clock, *, default_mode: thread_mode.Mode, posting_budget: int
@@ -90,31 +52,12 @@ class Retrieval:
         self._uow, self._clock = uow, clock
         self._default_mode = default_mode
         self._budget = posting_budget
-        self._stats = IndexStatistics()
 
-    def _plan(self, tx: Transaction, query: str) -> retrieval.Plan:
+    def _eligible(self, tx: Transaction, query: str, limit: int) -> tuple[list[Term], list[Hit]]:
+        """The top eligible memories for a query (every query word searched; see
+        `storage.search_index`), and the words searched."""
         terms = text.query_terms(query)
-        tenant_docs = tx.tenant.get().indexed_docs
-        index_docs = self._stats.shard_docs(tx)
-        doc_freq = (
-            {}
-            if tenant_docs <= self._budget or len(terms) <= 1
-            else self._stats.doc_freq(tx, [t.stem for t in terms])
-        )
-        return retrieval.plan(
-            terms,
-            doc_freq,
-            tenant_docs=tenant_docs,
-            index_docs=index_docs,
-            posting_budget=self._budget,
-        )
-
-    def _eligible(
-        self, tx: Transaction, query: str, limit: int
-    ) -> tuple[retrieval.Plan, list[Hit]]:
-        """The top eligible memories for a query, and the plan that found them."""
-        p = self._plan(tx, query)
-        return p, tx.index.search(p.terms, limit, self._clock(), scoped=p.scoped)
+        return terms, tx.index.search(terms, limit, self._clock(), budget=self._budget)
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
         if not thread_id:
@@ -127,10 +70,9 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            p, hits = self._eligible(tx, query, limit)
+            terms, hits = self._eligible(tx, query, limit)
         return [
-            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, p.terms))
-            for h in hits
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
         ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
@@ -177,13 +119,18 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             return self._eligible(tx, query, limit)[1]
 
+    def lexical(self, caller: Caller, query: str, limit: int) -> list[tuple[str, float]]:
+        """(source_id, score) of the top `limit` eligible memories by lexical score alone,
+        eligibility and tenant applied inside the ranking (for fusion with other rankers)."""
+        with self._uow.read(caller.tenant_id) as tx:
+            return [(h.source_id, h.score) for h in self._eligible(tx, query, limit)[1]]
+
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)
         now = self._clock()
         with self._uow.read(caller.tenant_id) as tx:
             disabled = self._thread_disabled(tx, thread_id)
-            p = self._plan(tx, query)
-            rows, total = tx.index.matches(p.terms, now, EXPLAIN_CAP, scoped=p.scoped)
+            rows, total = tx.index.matches(text.query_terms(query), now, EXPLAIN_CAP)
             # Sources without an index entry (pending, rejected, revoked) match too; erased
             # ones have no content and never appear.
             stems = {t.stem for t in text.query_terms(query)}

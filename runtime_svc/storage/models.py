@@ -11,6 +11,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -232,3 +233,38 @@ class RevokedAssentRow(Base):
     assent_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     source_id: Mapped[str] = mapped_column(String(64))
     revoked_at_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class SearchPosting(Base):
+    """The search index (runtime_svc.storage.search_index): one row per content word of an
+    indexed source, with that word's impact, and whether the source is eligible (ignoring
+    time-dependent rules). Keyed by source for removal and exact scoring; the second index
+    lists a tenant's eligible postings of a word best impact first."""
+
+    __tablename__ = "search_postings"
+    pk: Mapped[int] = mapped_column(BigInteger)  # sources.pk
+    term: Mapped[str] = mapped_column(Text)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    eligible: Mapped[int] = mapped_column(Integer)
+    impact: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (
+        # Scoring looks a memory's impacts up by (pk, term): on PostgreSQL the key carries
+        # the impact, so the lookup reads the index only (SQLite's table is its key).
+        PrimaryKeyConstraint("pk", "term", postgresql_include=["impact"]),
+        Index("ix_search_postings_impact", "tenant_id", "term", "eligible", "impact"),
+        {"sqlite_with_rowid": False},
+    )
+
+
+class SearchTerm(Base):
+    """Per tenant and word: in how many of the tenant's indexed sources it occurs, and an
+    upper bound of its impacts (never lowered)."""
+
+    __tablename__ = "search_terms"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    term: Mapped[str] = mapped_column(Text, primary_key=True)
+    docs: Mapped[int] = mapped_column(BigInteger)
+    max_impact: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = ({"sqlite_with_rowid": False},)

@@ -20,7 +20,14 @@ import threading
 from runtime_svc.storage.db import Database
 
 log = logging.getLogger("agentmem.runtime.scrub")
-PG_TABLES = ("sources", "facts", "prompt_records", "derived_provenance")
+PG_TABLES = (
+    "sources",
+    "facts",
+    "prompt_records",
+    "derived_provenance",
+    "search_postings",
+    "search_terms",
+)
 
 
 class Scrubber:

@@ -1,96 +1,209 @@
-"""The full-text search index (SQLite FTS5), with the eligibility filter in the same query.
+"""The search index: postings kept in ordinary tables (the same on SQLite and PostgreSQL),
+per-tenant statistics, and a top k that reads only the postings that can still matter.
 
-One index row per source that has an index entry; its rowid is the source's internal pk.
-`body` holds the generated form. `scope` holds tokens that carry the filter inside the
-index: the tenant's token on every row, and the tenant's eligibility token while the source
-is eligible. A scoped query intersects the query terms with the scope token inside FTS5, so
-cost follows the tenant's size, not the whole index. Every query, scoped or not, joins the
-source row and applies the tenant check and the full eligibility predicate (including what
-depends on the time, such as an assent's expiry) in the same statement, before ranking and
-LIMIT: top k is always taken among eligible sources, and the tokens only ever narrow what
-the predicate allows. (A token shared by most of the index narrows nothing and costs a
-pass over its postings when FTS5 computes bm25 statistics: the caller scopes only where it
-is selective.)
+`search_postings` holds one row per content word of an indexed source (its impact, see
+`runtime_svc.domain.lexical`) plus one row with the empty word that marks the entry itself,
+and whether the source is eligible (ignoring time-dependent rules). `search_terms` holds, per
+tenant and word, in how many of the tenant's entries it occurs and the largest impact it had
+(the empty word's row counts the tenant's entries). Scores are computed from the tenant's own
+rows only.
+
+Top k reads each word's eligible postings best impact first, and only as deep as needed:
+words with few postings whole at once, then the word whose bound weighs most per posting
+(`lexical.next_read`). Each round is one statement: the memories reached get a lower and an
+upper bound from what was read; those whose upper bound reaches the k-th best lower bound
+are scored exactly over all query words and joined to their source rows with the tenant
+check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score then
+certifies the result (`lexical.certify`) or the reading goes deeper. Only a word in more than
+`budget` of the tenant's eligible memories can stop the search short of certainty, and then
+what it may miss is bounded (`Certificate.bound`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
 
 from sqlalchemy import (
-    Column,
     Connection,
-    Integer,
-    MetaData,
-    Table,
-    Text,
+    Dialect,
+    Float,
     bindparam,
+    case,
+    cast,
     delete,
     func,
-    insert,
     literal_column,
     select,
+    union_all,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 
+from runtime_svc.domain import lexical
+from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.models import SearchPosting, SearchTerm
 from runtime_svc.storage.sources import sources
 
-# The index is split into shards by tenant: FTS5 computes bm25 statistics with a pass over
-# each query term's postings in the whole table, so a tenant's query pays for the postings
-# of its shard only. Changing the number of shards needs a migration that rebuilds them.
-SHARDS = 16
+postings = SearchPosting.__table__
+terms_table = SearchTerm.__table__
+ENTRY = ""  # the word of the row that marks an entry (and counts a tenant's entries)
+DEFAULT_BUDGET = 20_000
+FIRST_DEPTH = 128
+GROWTH = 4
+
+_STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
+    terms_table.c.tenant_id == bindparam("tenant_id"),
+    terms_table.c.term.in_(bindparam("terms", expanding=True)),
+)
 
 
-def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
-    """The source row's record of which revision its index entry was derived from (0: none).
-    Written here only: the index is the one truth of what is indexed."""
-    if pks:
-        conn.execute(
-            update(sources)
-            .where(sources.c.tenant_id == tenant_id, sources.c.pk.in_(pks))
-            .values(indexed_revision=revision)
+def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
+    """The exact score of source `pk`: its impact for each query word `t<i>` times that
+    word's idf `w<i>`, added in the words' order, so every statement computes the same float
+    for the same source (equal scores stay equal and ties go to the source id)."""
+    total = None
+    for i in range(n_terms):
+        q = postings.alias(f"q{i}")
+        impact = (
+            select(q.c.impact).where(q.c.pk == pk, q.c.term == bindparam(f"t{i}")).scalar_subquery()
         )
+        part = func.coalesce(impact, 0.0) * bindparam(f"w{i}", type_=Float)
+        total = part if total is None else total + part
+    return total
 
 
-def shard_of(tenant_id: str) -> int:
-    return int(hashlib.sha256(tenant_id.encode()).hexdigest()[:8], 16) % SHARDS
-
-
-def shard_name(shard: int) -> str:
-    return f"memory_index_{shard:02d}"
-
-
-@dataclass(frozen=True)
-class _Shard:
-    table: Table
-    vocab: Table
-    fts: Any  # the table name as an SQL expression, for MATCH and bm25()
-    bm25: Any
-    insert: Any
-
-
-def _shard(i: int) -> _Shard:
-    meta = MetaData()
-    name = shard_name(i)
-    table = Table(
-        name,
-        meta,
-        Column("rowid", Integer, primary_key=True),
-        Column("body", Text),
-        Column("scope", Text),
+def _list(i: int, *columns):  # type: ignore[no-untyped-def]
+    """Word `e<i>`'s eligible postings of the tenant, best impact first, `d<i>` deep."""
+    return (
+        select(*columns)
+        .where(
+            postings.c.tenant_id == bindparam("tenant_id"),
+            postings.c.term == bindparam(f"e{i}"),
+            postings.c.eligible == 1,
+        )
+        .order_by(postings.c.impact.desc())
+        .limit(bindparam(f"d{i}"))
+        .subquery()
     )
-    vocab = Table(f"{name}_vocab", meta, Column("term", Text), Column("doc", Integer))
-    fts = literal_column(name)
-    # bm25 weights per column: body counts, scope tokens do not.
-    return _Shard(table, vocab, fts, func.bm25(fts, 1.0, 0.0), insert(table))
 
 
-_SHARDS = [_shard(i) for i in range(SHARDS)]
+_FIRST = _list(0, postings.c.impact)
+# How many postings a word's reading got, and the smallest impact among them.
+_READ = select(func.count().label("n"), func.min(_FIRST.c.impact))
+
+
+def _insert_postings(dialect: str):  # type: ignore[no-untyped-def]
+    return postings.insert()
+
+
+def _count_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """Upsert of a word's entry count (added) and impact bound (raised)."""
+    stmt = (postgresql if dialect == "postgresql" else sqlite).insert(terms_table)
+    current = terms_table.c
+    return stmt.on_conflict_do_update(
+        index_elements=[current.tenant_id, current.term],
+        set_={
+            "docs": current.docs + stmt.excluded.docs,
+            "max_impact": case(
+                (stmt.excluded.max_impact > current.max_impact, stmt.excluded.max_impact),
+                else_=current.max_impact,
+            ),
+        },
+    )
+
+
+@lru_cache(maxsize=8)
+def _driver_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None]:  # type: ignore[no-untyped-def]
+    """A write statement compiled once for the dialect, and its parameter order if the
+    driver takes positional parameters."""
+    compiled = make(dialect.name).compile(dialect=dialect, column_keys=None)
+    return str(compiled), (tuple(compiled.positiontup) if compiled.positional else None)
+
+
+@lru_cache(maxsize=8)
+def _core(make, dialect: str):  # type: ignore[no-untyped-def]
+    return make(dialect)
+
+
+def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ignore[no-untyped-def]
+    """Many rows of one write. On SQLite straight to the driver (the index is written on
+    every insert; this skips SQLAlchemy's per-call statement handling); on PostgreSQL through
+    SQLAlchemy, which sends them as one multi-row statement."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(_core(make, conn.dialect.name), rows)
+        return
+    sql, order = _driver_sql(make, conn.dialect)
+    conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows] if order else rows)
+
+
+@lru_cache(maxsize=256)
+def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def]
+    """One round of the top k, in one statement (words, idfs, depths and bounds are
+    parameters, so each shape compiles once):
+
+    - `seen`: the memories reached through the postings read (word `e<i>`, `d<i>` deep), with
+      the lower bound of their score (the impacts seen, times idf `ew<i>`) and the upper
+      bound (plus, for each word not seen, its contribution: `c<i>` for a word read, its
+      bound for a word not read; `unseen` is their sum);
+    - `floor`: the k-th best lower bound; memories whose upper bound is below it cannot
+      enter the top k, the others (all of them when `open`) are the contenders;
+    - the contenders scored exactly over every query word (`t<j>`, idf `w<j>`), joined to
+      their source rows with the tenant check and the eligibility predicate, best first,
+      ties by source id, k."""
+    parts = []
+    for i in range(n_read):
+        read = _list(i, postings.c.pk, postings.c.impact)
+        parts.append(
+            select(
+                read.c.pk,
+                (read.c.impact * bindparam(f"ew{i}", type_=Float)).label("part"),
+                cast(bindparam(f"c{i}", type_=Float), Float).label("c"),
+            )
+        )
+    lists = (parts[0] if n_read == 1 else union_all(*parts)).subquery("lists")
+    seen = (
+        select(
+            lists.c.pk,
+            func.sum(lists.c.part).label("lb"),
+            (func.sum(lists.c.part) + bindparam("unseen", type_=Float) - func.sum(lists.c.c)).label(
+                "ub"
+            ),
+        )
+        .group_by(lists.c.pk)
+        .cte("seen")
+        .prefix_with("MATERIALIZED")
+    )
+    floor = (
+        select(seen.c.lb)
+        .order_by(seen.c.lb.desc())
+        .limit(1)
+        .offset(bindparam("kth"))
+        .scalar_subquery()
+    )
+    cut = case((bindparam("open") == 1, -1.0), else_=func.coalesce(floor, -1.0))
+    contenders = select(seen.c.pk).where(seen.c.ub >= cut).cte("contenders")
+    return (
+        select(
+            sources.c.pk,
+            sources.c.source_id,
+            sources.c.revision,
+            _score(contenders.c.pk, n_terms).label("score"),
+            sources.c.generated_form,
+            sources.c.save_intent,
+            cut.label("floor"),
+        )
+        .select_from(contenders.join(sources, sources.c.pk == contenders.c.pk))
+        .where(
+            sources.c.tenant_id == bindparam("tenant_id"),
+            eligibility_sql.eligible(sources.c, bindparam("now_us")),
+        )
+        .order_by(literal_column("score").desc(), sources.c.source_id)
+        .limit(bindparam("limit"))
+    )
 
 
 @dataclass(frozen=True)
@@ -112,148 +225,309 @@ class MatchRow:
     score: float
 
 
+def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
+    """The source row's record of which revision its index entry was derived from (0: none).
+    Written here only: the index is the one truth of what is indexed."""
+    if pks:
+        conn.execute(
+            update(sources)
+            .where(sources.c.tenant_id == tenant_id, sources.c.pk.in_(pks))
+            .values(indexed_revision=revision)
+        )
+
+
 class SearchIndex:
     def __init__(self, conn: Connection, tenant_id: str) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
-        digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
-        self._tenant_token, self._eligible_token = f"tt{digest}", f"te{digest}"
-        self.shard = shard_of(tenant_id)
-        self._s = _SHARDS[self.shard]
 
-    def _scope(self, eligible: bool) -> str:
-        return f"{self._tenant_token} {self._eligible_token}" if eligible else self._tenant_token
+    # -- writes: the entry of one source -------------------------------------------------
 
     def put(self, pk: int, body: str, *, eligible: bool, revision: int) -> None:
-        self.conn.execute(
-            self._s.insert, {"rowid": pk, "body": body, "scope": self._scope(eligible)}
-        )
-        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
+        self.put_many([(pk, body, eligible)], revision)
 
     def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
-        """Bulk import: (pk, body, eligible) per source, all at `revision`."""
-        self.conn.execute(
-            self._s.insert,
+        """Entries for (pk, generated form, eligible) per source, derived from `revision`."""
+        if not rows:
+            return
+        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
+        values, docs, best = [], {}, {}
+        for pk, body, eligible in rows:
+            entry = lexical.analyse(body)
+            words = {ENTRY: float(entry.length), **entry.impacts}
+            for term, weight in words.items():
+                values.append(
+                    {
+                        "pk": pk,
+                        "term": term,
+                        "tenant_id": self.tenant_id,
+                        "eligible": int(eligible),
+                        "impact": weight,
+                    }
+                )
+                docs[term] = docs.get(term, 0) + 1
+                best[term] = max(best.get(term, 0.0), weight)
+        _execute_many(self.conn, _insert_postings, values)
+        self._count([(t, n, best[t]) for t, n in docs.items()])
+
+    def _count(self, changes: list[tuple[str, int, float]]) -> None:
+        """Adds to each word's entry count, raising its impact bound if needed."""
+        _execute_many(
+            self.conn,
+            _count_statement,
             [
-                {"rowid": pk, "body": body, "scope": self._scope(eligible)}
-                for pk, body, eligible in rows
+                {"tenant_id": self.tenant_id, "term": t, "docs": n, "max_impact": m}
+                for t, n, m in sorted(changes)  # one lock order for every writer
             ],
         )
-        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
 
     def remove(self, pk: int) -> bool:
-        """Deletes the entry (FTS5 secure-delete: its words leave the index's pages too);
-        whether there was one."""
-        removed = self.conn.execute(delete(self._s.table).where(self._s.table.c.rowid == pk))
+        """Deletes the entry; whether there was one."""
+        words = self.conn.execute(
+            select(postings.c.term).where(
+                postings.c.pk == pk, postings.c.tenant_id == self.tenant_id
+            )
+        ).scalars()
+        changes = [(t, -1, 0.0) for t in words]
         _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
-        return removed.rowcount > 0
+        if not changes:
+            return False
+        self.conn.execute(
+            delete(postings).where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+        )
+        self._count(changes)
+        # A word no entry holds any more leaves no trace (erasure purges what it said).
+        self.conn.execute(
+            delete(terms_table).where(
+                terms_table.c.tenant_id == self.tenant_id,
+                terms_table.c.term.in_([t for t, _, _ in changes]),
+                terms_table.c.docs <= 0,
+            )
+        )
+        return True
 
     def has(self, pk: int) -> bool:
-        stmt = select(self._s.table.c.rowid).where(self._s.table.c.rowid == pk)
+        stmt = select(postings.c.pk).where(
+            postings.c.pk == pk, postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+        )
         return self.conn.execute(stmt).first() is not None
 
-    def set_eligible(self, pk: int, eligible: bool, revision: int) -> None:
+    def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
         self.conn.execute(
-            update(self._s.table)
-            .where(self._s.table.c.rowid == pk)
-            .values(scope=self._scope(eligible))
+            update(postings)
+            .where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+            .values(eligible=int(eligible))
         )
-        _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
+        if revision is not None:
+            _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 
     def retrievable(self, pk: int, now_us: int) -> bool:
         """Whether a search whose words match this entry would return it: the ranked
-        query's own filter (eligibility token, tenant, the full predicate) on this row."""
+        query's own filter (the entry's eligibility, tenant, the full predicate) on it."""
         stmt = (
             select(sources.c.pk)
-            .select_from(self._s.table.join(sources, sources.c.pk == self._s.table.c.rowid))
+            .select_from(postings.join(sources, sources.c.pk == postings.c.pk))
             .where(
-                self._s.fts.op("MATCH")(bindparam("match", f'scope : "{self._eligible_token}"')),
-                self._s.table.c.rowid == pk,
+                postings.c.pk == pk,
+                postings.c.term == ENTRY,
+                postings.c.tenant_id == self.tenant_id,
+                postings.c.eligible == 1,
                 sources.c.tenant_id == self.tenant_id,
                 eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
             )
         )
         return self.conn.execute(stmt).first() is not None
 
-    def _match(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool) -> str:
-        words = " OR ".join(f'"{t.word}"' for t in terms)
-        if not scoped:
-            return f"body : ({words})"
-        scope = self._eligible_token if eligible_only else self._tenant_token
-        return f'scope : "{scope}" AND body : ({words})'
+    def words(self, pk: int) -> list[str]:
+        """The words the entry holds (for readback)."""
+        stmt = select(postings.c.term).where(
+            postings.c.pk == pk, postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
+        )
+        return sorted(self.conn.execute(stmt).scalars())
 
-    def _scored(self, terms: Sequence[Term], *, eligible_only: bool, scoped: bool):  # type: ignore[no-untyped-def]
-        """The index's matches with their bm25 score, computed inside FTS5 and materialized,
-        so the query always starts from the (scope-narrowed) matches and then joins the few
-        source rows it needs, whatever the planner thinks of the tenant's size."""
-        return (
-            select(self._s.table.c.rowid.label("pk"), (-self._s.bm25).label("score"))
-            .where(
-                self._s.fts.op("MATCH")(
-                    bindparam(
-                        "match", self._match(terms, eligible_only=eligible_only, scoped=scoped)
-                    )
+    # -- reads ----------------------------------------------------------------------------
+
+    def term_stats(self, terms: Sequence[Term]) -> list[TermStats]:
+        """The query words the tenant's index holds, with their idf and bound, by bound."""
+        stems = sorted({t.stem for t in terms})
+        rows = self.conn.execute(
+            _STATS, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
+        ).all()
+        by_term = {r.term: r for r in rows}
+        entries = by_term[ENTRY].docs if ENTRY in by_term else 0
+        return lexical.by_upper_bound(
+            [
+                TermStats(
+                    s,
+                    lexical.idf(entries, by_term[s].docs),
+                    by_term[s].max_impact,
+                    by_term[s].docs,
                 )
-            )
-            .cte("scored")
-            .prefix_with("MATERIALIZED")
+                for s in stems
+                if s in by_term and by_term[s].docs > 0
+            ]
         )
 
-    def search(self, terms: Sequence[Term], limit: int, now_us: int, *, scoped: bool) -> list[Hit]:
-        """Top `limit` eligible sources by bm25, ties broken by source id, with their text."""
-        if not terms:
-            return []
-        scored = self._scored(terms, eligible_only=True, scoped=scoped)
-        stmt = (
-            select(
-                sources.c.pk,
-                sources.c.source_id,
-                sources.c.revision,
-                scored.c.score,
-                sources.c.generated_form,
-                sources.c.save_intent,
-            )
-            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
-            .where(
-                sources.c.tenant_id == self.tenant_id,
-                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
-            )
-            .order_by(scored.c.score.desc(), sources.c.source_id)
-            .limit(limit)
-        )
-        return [Hit(*r) for r in self.conn.execute(stmt)]
+    def search(
+        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+    ) -> list[Hit]:
+        """Top `limit` eligible sources by score, ties broken by source id, with their text."""
+        return self.search_certified(terms, limit, now_us, budget=budget)[0]
 
-    def matches(
-        self, terms: Sequence[Term], now_us: int, cap: int, *, scoped: bool
-    ) -> tuple[list[MatchRow], int]:
+    def search_certified(
+        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+    ) -> tuple[list[Hit], Certificate]:
+        """As `search`, with what the result is certified to be: exact, or (only when a
+        word's eligible postings outnumber `budget`) missing nothing that scores above
+        `Certificate.bound`.
+
+        Words' eligible postings are read best impact first, the word whose bound weighs
+        most per posting first (`lexical.next_read`), and deeper only while the result is
+        not certified (`lexical.certify`)."""
+        stats = self.term_stats(terms)
+        if not stats:
+            return [], Certificate(True, 0.0)
+        by_stem = {t.stem: t for t in stats}
+        # Words with few postings are read to their end at once (one statement for all).
+        reads = {t.stem: ListRead(FIRST_DEPTH, True, 0.0) for t in stats if t.docs <= FIRST_DEPTH}
+        hits: list[Hit] = []
+        kth: float | None = None
+        floor: float | None = None
+        cert = Certificate(False, 0.0)
+        allowed: int | None = budget
+        open_ = False
+        first = True
+        while True:
+            stepped = False
+            while not (first and reads):
+                step = lexical.next_read(
+                    stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=allowed
+                )
+                if step is None:
+                    break
+                reads[step[0]] = self._read(by_stem[step[0]], step[1])
+                stepped = True
+                if kth is None or kth > lexical.unreached_bound(stats, reads):
+                    break
+            if not first and not stepped:
+                if all(t.stem in reads and reads[t.stem].exhausted for t in stats):
+                    if open_:
+                        return hits, cert
+                    open_ = True  # everything read: score every memory reached
+                elif kth is None and allowed is not None:
+                    allowed = None  # never fewer than `limit` while eligible matches are unread
+                    continue
+                else:
+                    return hits, cert
+            first = False
+            hits, floor = self._ranked(stats, reads, limit, now_us, open_)
+            kth = hits[-1].score if len(hits) == limit else None
+            cert = lexical.certify(stats, reads, kth, None if open_ else floor)
+            if cert.exact:
+                return hits, cert
+
+    def _read(self, term: TermStats, depth: int) -> ListRead:
+        """Where the word's eligible postings stop when read `depth` deep."""
+        if depth >= term.docs:
+            return ListRead(depth, True, 0.0)
+        n, last = self.conn.execute(
+            _READ, {"tenant_id": self.tenant_id, "e0": term.stem, "d0": depth}
+        ).one()
+        return ListRead(depth, n < depth, last or 0.0)
+
+    def _ranked(
+        self,
+        stats: Sequence[TermStats],
+        reads: dict[str, ListRead],
+        limit: int,
+        now_us: int,
+        open_: bool,
+    ) -> tuple[list[Hit], float | None]:
+        params: dict[str, object] = {
+            "tenant_id": self.tenant_id,
+            "now_us": now_us,
+            "limit": limit,
+            "kth": limit - 1,
+            "open": int(open_),
+        }
+        unseen = 0.0
+        read = [t for t in stats if t.stem in reads]
+        for i, t in enumerate(read):
+            r = reads[t.stem]
+            params[f"e{i}"], params[f"d{i}"], params[f"ew{i}"] = t.stem, r.depth, t.idf
+            params[f"c{i}"] = lexical.contribution(t, r)
+        for j, t in enumerate(stats):
+            params[f"t{j}"], params[f"w{j}"] = t.stem, t.idf
+            unseen += lexical.contribution(t, reads.get(t.stem))
+        params["unseen"] = unseen
+        rows = self.conn.execute(_ranked_statement(len(read), len(stats)), params).all()
+        floor = rows[0].floor if rows else None
+        return [Hit(*r[:6]) for r in rows], (None if floor is None or floor < 0 else floor)
+
+    def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
-        `cap` of them (eligible ones first, best first), and how many there are."""
-        if not terms:
+        `cap` of them (eligible ones first, best first), and how many there are. Matches are
+        gathered and ranked by one pass over the words' postings; the `cap` kept are scored
+        again as search scores them, so an explanation shows search's scores and order. Cost
+        follows the number of matches."""
+        stats = self.term_stats(terms)
+        if not stats:
             return [], 0
-        scored = self._scored(terms, eligible_only=False, scoped=scoped)
-        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
-        stmt = (
-            select(
-                sources.c.source_id,
-                sources.c.revision,
-                sources.c.classification,
-                state,
-                scored.c.score,
-                func.count().over().label("total"),
-            )
-            .select_from(scored.join(sources, sources.c.pk == scored.c.pk))
-            .where(sources.c.tenant_id == self.tenant_id)
-            .order_by(state != "eligible", scored.c.score.desc(), sources.c.source_id)
-            .limit(cap)
+        params: dict[str, object] = {"tenant_id": self.tenant_id, "now_us": now_us, "cap": cap}
+        for i, t in enumerate(stats):
+            params[f"t{i}"], params[f"w{i}"] = t.stem, t.idf
+        params["terms"] = [t.stem for t in stats]
+        rows = self.conn.execute(_matches_statement(len(stats)), params).all()
+        found = sorted(
+            (MatchRow(r.source_id, r.revision, r.classification, r.state, r.score) for r in rows),
+            key=lambda m: (m.state != "eligible", -m.score, m.source_id),
         )
-        rows = self.conn.execute(stmt).all()
-        return [MatchRow(*r[:5]) for r in rows], (rows[0].total if rows else 0)
+        return found, (rows[0].total if rows else 0)
 
-    def doc_freq(self, stem: str) -> int:
-        """In how many rows of the tenant's shard (all its tenants) the stem occurs."""
-        return (
-            self.conn.execute(
-                select(self._s.vocab.c.doc).where(self._s.vocab.c.term == stem)
-            ).scalar_one_or_none()
-            or 0
+
+@lru_cache(maxsize=64)
+def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
+    """All the tenant's postings of the words in one pass: per source an approximate score
+    and whether it is eligible (ignoring time); the best `cap` of them, eligible first, are
+    joined to their source rows for their state and scored exactly; `total` counts them
+    all. (A source eligible by its postings but whose assent expired since sorts among the
+    eligible here; the caller sorts the kept ones again by their state.)"""
+    weight = case(
+        *[
+            (postings.c.term == bindparam(f"t{i}"), bindparam(f"w{i}", type_=Float))
+            for i in range(n_terms)
+        ],
+        else_=0.0,
+    )
+    gathered = (
+        select(
+            postings.c.pk,
+            func.sum(weight * postings.c.impact).label("approx"),
+            func.max(postings.c.eligible).label("eligible"),
         )
+        .where(
+            postings.c.tenant_id == bindparam("tenant_id"),
+            postings.c.term.in_(bindparam("terms", expanding=True)),
+        )
+        .group_by(postings.c.pk)
+        .cte("gathered")
+    )
+    kept = (
+        select(gathered.c.pk, func.count().over().label("total"))
+        .order_by(gathered.c.eligible.desc(), gathered.c.approx.desc(), gathered.c.pk)
+        .limit(bindparam("cap"))
+        .cte("kept")
+    )
+    state = eligibility_sql.state(sources.c, bindparam("now_us")).label("state")
+    return (
+        select(
+            sources.c.source_id,
+            sources.c.revision,
+            sources.c.classification,
+            state,
+            _score(kept.c.pk, n_terms).label("score"),
+            kept.c.total,
+        )
+        .select_from(kept.join(sources, sources.c.pk == kept.c.pk))
+        .where(sources.c.tenant_id == bindparam("tenant_id"))
+    )

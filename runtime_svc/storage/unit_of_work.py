@@ -28,7 +28,6 @@ from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.search_index import SearchIndex
-from runtime_svc.storage.search_index_pg import PgSearchIndex
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 
@@ -41,11 +40,7 @@ class Transaction:
         self.events = repositories.EventLog(conn, tenant_id)
         self.receipts = repositories.ReceiptChain(conn, tenant_id)
         self.sources = SourceRepository(conn, tenant_id)
-        self.index = (
-            SearchIndex(conn, tenant_id)
-            if conn.dialect.name == "sqlite"
-            else PgSearchIndex(conn, tenant_id)
-        )
+        self.index = SearchIndex(conn, tenant_id)
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id)
         self.facts = FactRepository(conn, tenant_id)

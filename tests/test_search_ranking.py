@@ -1,0 +1,243 @@
+"""Search ranking: per-tenant statistics, top k equal to the exhaustive ranking, and what is
+not eligible never returned, whatever happens to the sources in between."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from agentmem.core.config import Storage
+from agentmem.v1 import foreign_pb2
+from runtime_svc.domain import text
+from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.sources import (
+    Body,
+    Classification,
+    Provenance,
+    SaveIntent,
+    Source,
+    SourceKind,
+    Status,
+)
+from runtime_svc.storage import migrate
+from runtime_svc.storage.db import open_database
+from runtime_svc.storage.unit_of_work import UnitOfWork
+from tests.harness import ADMIN_B, database_url, drop_database
+from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search
+
+WORDS = [
+    "guitar",
+    "garden",
+    "coffee",
+    "river",
+    "dinner",
+    "piano",
+    "winter",
+    "yoga",
+    "letter",
+    "ticket",
+    "bread",
+    "lamp",
+]
+
+
+def ranking(client, query, limit=10):
+    return [(h.source_id, h.score) for h in search(client, query, limit).hits]
+
+
+def explained(client, query):
+    return [(e.source_id, e.reason, e.score) for e in explain(client, query, 100).entries]
+
+
+def test_a_tenants_scores_do_not_depend_on_another_tenants_memories(stack):
+    """Tenants A and B (whose memories once shared an index shard): whatever B stores, A's
+    results, order and scores stay the same to the last bit."""
+    a, b = stack.client(), stack.client(ADMIN_B)
+    for line in (
+        "I play the guitar in the garden on Sundays",
+        "My garden has tomatoes and a lemon tree",
+        "Coffee with Sam by the river, he plays guitar too",
+        "The piano needs tuning before winter",
+    ):
+        insert(a, line)
+    queries = ["guitar", "garden guitar", "who plays the piano in winter?", "river coffee"]
+    before = {q: (ranking(a, q), explained(a, q)) for q in queries}
+    assert all(before[q][0] for q in queries)
+    for i in range(40):
+        insert(b, f"guitar lesson {i} in the garden with a guitar teacher")
+    insert(b, "piano piano piano winter river coffee")
+    after = {q: (ranking(a, q), explained(a, q)) for q in queries}
+    assert after == before
+    # and B's own ranking is computed from B's memories: its scores differ from A's
+    assert ranking(b, "guitar")[0][1] != before["guitar"][0][0][1]
+
+
+def _corpus_line(rng: random.Random) -> str:
+    words = [rng.choice(WORDS[:3]) if rng.random() < 0.5 else rng.choice(WORDS) for _ in range(6)]
+    return " ".join([*words, rng.choice(["today", "with Ann", "again", ""])])
+
+
+def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(stack):
+    """A random history of inserts, cold and active flips, revocations and erasures over
+    lists longer than the first reading depth: after each step, every search returns exactly
+    the best eligible sources of the exhaustive ranking (ExplainRetrieval), in order, and
+    nothing cold, revoked or erased; prompts cite nothing of those either."""
+    client = stack.client()
+    rng = random.Random(12)
+    revision: dict[str, int] = {}
+    cold: set[str] = set()
+    gone: set[str] = set()  # revoked or erased
+    for _ in range(300):
+        s = insert(client, _corpus_line(rng))
+        revision[s.source_id] = s.revision
+    for step in range(8):
+        live = sorted(set(revision) - gone)
+        for _ in range(15):
+            sid = rng.choice(live)
+            if sid in gone:
+                continue
+            flip = COLD if sid not in cold else ACTIVE
+            revision[sid] = classify(client, sid, revision[sid], flip).revision
+            (cold.add if flip == COLD else cold.discard)(sid)
+        victim = rng.choice(live)
+        if step % 2:
+            client.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=victim))
+        else:
+            client.EraseSource(
+                foreign_pb2.EraseSourceRequest(source_id=victim, expected_revision=revision[victim])
+            )
+        gone.add(victim)
+        for i in range(5):  # read-your-writes: the new ones rank at once
+            s = insert(client, f"{_corpus_line(rng)} zqmarker{step}x{i}")
+            revision[s.source_id] = s.revision
+            assert [h.source_id for h in search(client, f"zqmarker{step}x{i}").hits] == [
+                s.source_id
+            ]
+        for _ in range(6):
+            query = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
+            limit = rng.choice([1, 3, 10, 25])
+            hits = search(client, query, limit).hits
+            entries = explain(client, query, limit).entries
+            best = [e for e in entries if e.included]
+            assert [h.source_id for h in hits] == [e.source_id for e in best], query
+            for h, e in zip(hits, best, strict=True):
+                assert h.score == pytest.approx(e.score, rel=1e-9)
+            ids = {h.source_id for h in hits}
+            assert not ids & (cold | gone)
+            cited = {c.source_id for c in assemble(client, query).citations}
+            assert not cited & (cold | gone)
+
+
+def test_a_budget_too_small_for_a_word_bounds_what_can_be_missed(tmp_path):
+    """With at most 100 postings read per word, a search over longer lists may stop short of
+    certainty; then no eligible source scores above the stated bound and is missed, and every
+    score returned is exact."""
+    url = database_url(tmp_path / "budget.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        uow = UnitOfWork(db)
+        rng = random.Random(5)
+        provenance = Provenance("test", "service", "import", "")
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=_corpus_line(rng)),
+                provenance,
+                SaveIntent(),
+                {},
+                1,
+                1,
+            )
+            for _ in range(600)
+        ]
+        with uow.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+            )
+        now = int(time.time() * 1e6)
+        inexact = 0
+        for _ in range(40):
+            terms = text.query_terms(" ".join(rng.sample(WORDS, rng.randint(1, 3))))
+            with uow.read("t") as tx:
+                hits, cert = tx.index.search_certified(terms, 10, now, budget=100)
+                every, _ = tx.index.matches(terms, now, 1000)
+            score = {m.source_id: m.score for m in every}
+            for h in hits:
+                assert h.score == pytest.approx(score[h.source_id], rel=1e-9)
+            exact = sorted(every, key=lambda m: (-m.score, m.source_id))[:10]
+            if cert.exact:
+                assert [h.source_id for h in hits] == [m.source_id for m in exact]
+                continue
+            inexact += 1
+            returned = {h.source_id for h in hits}
+            kth = hits[-1].score
+            for m in every:
+                if m.source_id not in returned and m.score > kth:
+                    assert m.score <= cert.bound + 1e-9
+        assert inexact  # the bounded path was taken
+    finally:
+        db.dispose()
+        drop_database(url)
+
+
+def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path):
+    """Sources indexed before the postings tables existed are searchable after upgrading:
+    down to 0005 (the index tables go) and up again (they are filled from the sources)."""
+    from alembic import command
+
+    url = database_url(tmp_path / "migrate.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        uow = UnitOfWork(db)
+        lines = ["the kayak club meets on fridays", "a red kayak by the river", "bread"]
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.COLD if i == 1 else Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=line),
+                Provenance("test", "service", "import", ""),
+                SaveIntent(),
+                {},
+                1,
+                1,
+            )
+            for i, line in enumerate(lines)
+        ]
+        with uow.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [
+                    (pk, s.body.generated_form(), s.indexable())
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
+            )
+        terms = text.query_terms("kayak")
+        with uow.read("t") as tx:
+            before = tx.index.search(terms, 10, 0)
+        cfg = migrate.alembic_config()
+        for target in ("0005", "head"):
+            with db.writer.begin() as conn:
+                cfg.attributes["connection"] = conn
+                (command.downgrade if target == "0005" else command.upgrade)(cfg, target)
+        with uow.read("t") as tx:
+            after = tx.index.search(terms, 10, 0)
+            assert tx.index.has(pks[1]) and not tx.index.search(text.query_terms("red"), 10, 0)
+        assert [h.source_id for h in after] == [batch[0].source_id]
+        assert after == before
+    finally:
+        db.dispose()
+        drop_database(url)
