@@ -70,6 +70,13 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             ).insert_policy
         else:
             policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
+        retrieval = await self._runtime.unary(
+            "GetRetrievalStatus",
+            request,
+            CALL.get(),
+            time_remaining=context.time_remaining(),
+            idempotent=True,
+        )
         return capabilities_pb2.GetCapabilitiesResponse(
             api_version=API_VERSION,
             capabilities=[
@@ -77,8 +84,14 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                     name=n, enabled=enabled[n], experimental=n in EXPERIMENTAL
                 )
                 for n in CAPABILITIES
+            ]
+            + [
+                capabilities_pb2.Capability(
+                    name="hybrid_retrieval", enabled=retrieval.mode == "hybrid"
+                )
             ],
             insert_policy=policy,
+            retrieval=retrieval,
         )
 
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]

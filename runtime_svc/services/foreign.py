@@ -27,6 +27,7 @@ from runtime_svc.domain.sources import (
 )
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.journal import Journal, Target
+from runtime_svc.storage import vectors
 from runtime_svc.storage.sources import Stored
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
@@ -195,6 +196,7 @@ class ForeignSources:
             pk = tx.sources.add(source, indexed=True)
             tx.index.put(pk, source.body.generated_form(), eligible=source.indexable())
             tx.counters.indexed_docs += 1
+            tx.embedding_queue.enqueue(pk, source_id)
         else:  # a fresh assent for the same identity
             source = replace(
                 existing.source, revision=existing.source.revision + 1, updated_at_us=now, **assent
@@ -316,6 +318,10 @@ class ForeignSources:
                 _derivative("prompt_record", rid, True, live)
                 for rid in tx.prompt_records.citing(source_id)
             ]
+            out += [
+                _derivative(kind, vid, True, live)
+                for kind, vid in vectors.readback(tx.conn, tx.sources.tenant_id, source_id)
+            ]
         return Readback(source_id, state, out)
 
     # Shared steps
@@ -346,14 +352,15 @@ class ForeignSources:
             )
 
     def _purge(self, tx: Transaction, stored: Stored, *, erase_bytes: bool) -> None:
-        """Every derived record of the source: its index entry, generated form, facts and
-        the prompt records that cited it."""
+        """Every derived record of the source: its index entry, generated form, facts,
+        vectors and the prompt records that cited it."""
         if tx.index.has(stored.pk):
             tx.index.remove(stored.pk)
             tx.counters.indexed_docs -= 1
         tx.sources.purge_derived_forms(stored.pk, erase_bytes=erase_bytes)
         tx.facts.purge_for_source(stored.source.source_id)
         tx.prompt_records.purge_citing(stored.source.source_id)
+        vectors.purge(tx.conn, tx.sources.tenant_id, stored.source.source_id)
 
 
 def _derivative(kind: str, derivative_id: str, stored: bool, source_live: bool) -> Derivative:

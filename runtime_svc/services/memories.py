@@ -143,6 +143,7 @@ class Memories:
             if indexed:
                 tx.index.put(pk, body.generated_form(), eligible=source.indexable())
                 tx.counters.indexed_docs += 1
+                tx.embedding_queue.enqueue(pk, source.source_id)
                 self._extraction.store(tx, source, prepared.triples, now)
             receipt = self._journal.record(
                 tx,
@@ -214,6 +215,7 @@ class Memories:
             if updated.status is Status.ACTIVE:
                 tx.index.put(stored.pk, updated.body.generated_form(), eligible=updated.indexable())
                 tx.counters.indexed_docs += 1
+                tx.embedding_queue.enqueue(stored.pk, source_id)
                 self._extraction.store(tx, updated, triples, now)
                 indexed_revision = updated.revision
             tx.sources.save_state(stored.pk, updated, indexed_revision=indexed_revision)

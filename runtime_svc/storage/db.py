@@ -14,6 +14,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from agentmem.core.config import Storage
+from runtime_svc.storage import sqlite_vectors
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class Database:
             self.reader.dispose()
 
 
-def open_database(storage: Storage) -> Database:
+def open_database(storage: Storage, *, vectors: bool = False) -> Database:
+    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`)."""
     url = make_url(storage.url)
     if url.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
@@ -39,17 +41,19 @@ def open_database(storage: Storage) -> Database:
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     return Database(
-        writer=_sqlite_engine(storage, begin="BEGIN IMMEDIATE"),
-        reader=_sqlite_engine(storage, begin="BEGIN"),
+        writer=_sqlite_engine(storage, begin="BEGIN IMMEDIATE", vectors=vectors),
+        reader=_sqlite_engine(storage, begin="BEGIN", vectors=vectors),
     )
 
 
-def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
+def _sqlite_engine(storage: Storage, *, begin: str, vectors: bool) -> Engine:
+    extra = sqlite_vectors.engine_args() if vectors else {}
     engine = create_engine(
         storage.url,
         connect_args={"timeout": storage.busy_timeout_ms / 1000, "check_same_thread": False},
         pool_size=8,
         max_overflow=8,
+        **extra,
     )
 
     @event.listens_for(engine, "connect")
@@ -62,6 +66,8 @@ def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
         cursor.execute(f"PRAGMA synchronous={storage.sqlite_synchronous}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+        if vectors:
+            sqlite_vectors.load(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
