@@ -55,23 +55,20 @@ async def start(settings: Settings, *, listen: str | None = None) -> serving.Ser
     loop = asyncio.get_running_loop()
     pool = ThreadPoolExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     wakeups = TenantWakeups(loop)
-    indexer: EmbeddingIndexer | None = None
-    uow = UnitOfWork(
-        db,
-        vectors_queued=(lambda: indexer.wake() if indexer else None)
-        if settings.retrieval.enabled
-        else None,
-    )
     semantic, lexical_only_reason = None, "disabled"
     if settings.retrieval.enabled:
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, _semantic_side, settings, db
         )
-        if semantic is not None:
-            indexer = EmbeddingIndexer(
-                db, uow, semantic.embedder, system_clock, settings.retrieval.batch_size
-            )
-            indexer.start()
+    indexer: EmbeddingIndexer | None = None
+    uow = UnitOfWork(
+        db, vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None
+    )
+    if semantic is not None:
+        indexer = EmbeddingIndexer(
+            db, uow, semantic.embedder, system_clock, settings.retrieval.batch_size
+        )
+        indexer.start()
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
