@@ -27,7 +27,7 @@ import grpc
 
 from agentmem.client import connect
 from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
-from bench import corpus, locomo, servers
+from bench import corpus, hybrid, locomo, servers
 from runtime_svc.storage.search_index import SHARDS, shard_name
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +135,7 @@ def scenario(
     cold: list[float],
     n_questions: int,
     floor_questions: int,
+    hybrid: bool = True,
 ) -> list[dict]:
     print(
         f"-- {name}: loading {tenants * per_tenant:,} memories "
@@ -174,7 +175,45 @@ def scenario(
                 + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
                 flush=True,
             )
+    if hybrid:
+        rows.append(hybrid_scenario(tmp, data, name, tenant_ids, keys, questions, rows[0]))
     return rows
+
+
+def hybrid_scenario(
+    tmp: Path,
+    data: Path,
+    name: str,
+    tenant_ids: list[str],
+    keys: list[dict],
+    questions: list[str],
+    lexical: dict,
+) -> dict:
+    """The same corpus and questions with hybrid retrieval on (nothing cold)."""
+    db_path = data / "agentmem.db"
+    for t in tenant_ids:
+        corpus.make_cold(db_path, t, 0.0)
+    random_vectors = len(tenant_ids) * lexical["memories"] // len(tenant_ids) >= 1_000_000
+    print(
+        f"   embedding {lexical['memories']:,} memories"
+        + (" (random unit vectors)" if random_vectors else " with the local model"),
+        flush=True,
+    )
+    rate = hybrid.load_vectors(db_path, random_vectors=random_vectors)
+    tenants = len(tenant_ids)
+    with servers.agentmem(tmp, keys, data_dir=data, extra_env=hybrid.hybrid_env()) as address:
+        result = retrieval_rpcs(address, lambda i: f"tok-{tenant_ids[i % tenants]}", questions)
+    print(
+        "   hybrid:    " + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
+        flush=True,
+    )
+    return {
+        **{k: v for k, v in lexical.items() if k not in result},
+        **result,
+        "cold": 0.0,
+        "retrieval": "hybrid" + (", random vectors" if random_vectors else ""),
+        "embeddings_per_s": rate,
+    }
 
 
 def insert_throughput(tmp: Path, n: int = 2000) -> dict[str, float]:
@@ -240,10 +279,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--million", action="store_true", help="add the 1M-memory corpora")
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--no-hybrid", action="store_true", help="lexical retrieval only")
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated parts: 10k, 100k, 1M-1000-tenants, 1M-one-tenant, writes, locomo",
+        help="comma-separated parts: 10k, 100k, 1M-1000-tenants, 1M-one-tenant, writes, locomo, "
+        "paraphrase, hybrid-writes",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -263,14 +304,31 @@ def main() -> None:
         rows = []
         for name, tenants, per_tenant, cold, floor_n in plans:
             if not only or name in only:
-                rows += scenario(tmp, name, tenants, per_tenant, cold, args.questions, floor_n)
+                rows += scenario(
+                    tmp,
+                    name,
+                    tenants,
+                    per_tenant,
+                    cold,
+                    args.questions,
+                    floor_n,
+                    hybrid=not args.no_hybrid and name != "1M-one-tenant",
+                )
         report["retrieval"] = rows
+        if not args.no_hybrid and (not only or "paraphrase" in only):
+            print("-- paraphrase set recall, lexical and hybrid", flush=True)
+            report["paraphrase"] = hybrid.paraphrase_recall(tmp)
+        if not args.no_hybrid and (not only or "hybrid-writes" in only):
+            print("-- inserts with embeddings on, and a burst's embedding lag", flush=True)
+            report["hybrid_writes"] = hybrid.writes(tmp)
         if not only or "writes" in only:
             print("-- inserts and thread-mode reads", flush=True)
             report["writes"] = insert_throughput(tmp)
         if not only or "locomo" in only:
             print("-- LoCoMo-dev recall", flush=True)
             report["locomo"] = locomo.run()
+            if not args.no_hybrid:
+                report["locomo"] |= hybrid.locomo_recall()
     RESULTS.mkdir(exist_ok=True)
     name = "latest.json" if not only else "partial.json"
     (RESULTS / name).write_text(json.dumps(report, indent=2) + "\n")
@@ -284,17 +342,22 @@ def table(report: dict) -> str:
         f"machine: {report['machine']} ({report['date']})",
         f"floor, two-hop gRPC echo: p50 {echo} ms, p99 {report['echo_floor']['p99_ms']} ms",
         "",
-        "| corpus | cold | naive FTS5 p50 / p99 | Search p50 / p99 | Assemble p50 / p99 "
-        "| Explain p50 / p99 |",
-        "|---|---|---|---|---|---|",
+        "| corpus | retrieval | cold | naive FTS5 p50 / p99 | Search p50 / p99 "
+        "| Assemble p50 / p99 | Explain p50 / p99 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in report["retrieval"]:
-        cells = [f"{r['naive_fts_floor']['p50_ms']} / {r['naive_fts_floor']['p99_ms']}"]
+        cells = [
+            r.get("retrieval", "lexical"),
+            f"{r['naive_fts_floor']['p50_ms']} / {r['naive_fts_floor']['p99_ms']}",
+        ]
         cells += [
             f"{r[k]['p50_ms']} / {r[k]['p99_ms']}"
             for k in ("SearchMemories", "AssemblePrompt", "ExplainRetrieval")
         ]
-        lines.append(f"| {r['scenario']} | {r['cold']:.0%} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {r['scenario']} | {cells[0]} | {r['cold']:.0%} | " + " | ".join(cells[1:]) + " |"
+        )
     w = report.get("writes")
     if w:
         lines += [
@@ -308,13 +371,33 @@ def table(report: dict) -> str:
         ]
     for name, r in report.get("locomo", {}).items():
         lines.append(f"LoCoMo-dev {name}: recall@5 {r['recall@5']}, recall@10 {r['recall@10']}")
+    for name, r in report.get("paraphrase", {}).items():
+        lines.append(
+            f"paraphrase set, {name}: recall@1 {r['recall@1']}, recall@5 {r['recall@5']} "
+            f"({r['pairs']} pairs among {r['distractors']} distractors)"
+        )
+    rates = [r["embeddings_per_s"] for r in report["retrieval"] if r.get("embeddings_per_s")]
+    if rates:
+        lines.append(f"local model: {rates[-1]} embeddings/s (batches of 256)")
+    hw = report.get("hybrid_writes")
+    if hw:
+        lines.append(
+            f"embeddings on: {hw['inserts_per_s_16_in_flight']} inserts/s with 16 in flight; "
+            f"a burst of {hw['burst']:,} ({hw['burst_inserts_per_s']}/s acknowledged) fully "
+            f"embedded {hw['burst_embedding_lag_s']} s after its last acknowledgement "
+            f"({hw['burst_embedded_per_s']}/s end to end)"
+        )
     lines += ["", "targets:", *targets(report)]
     return "\n".join(lines)
 
 
 def targets(report: dict) -> list[str]:
     echo = report["echo_floor"]["p50_ms"]
-    by = {(r["scenario"], r["cold"]): r for r in report["retrieval"]}
+    by = {
+        (r["scenario"], r["cold"]): r
+        for r in report["retrieval"]
+        if r.get("retrieval", "lexical") == "lexical"
+    }
     out = []
 
     def check(label: str, value: float, limit: float, unit: str = "ms") -> None:
@@ -361,11 +444,56 @@ def targets(report: dict) -> list[str]:
             f"  {'ok  ' if w['inserts_per_s_16_in_flight'] >= 500 else 'MISS'} inserts with 16 "
             f"in flight >= 500/s: {w['inserts_per_s_16_in_flight']}/s"
         )
+    hybrid_targets(report, check, out)
     if "locomo" in report:
         recall = report["locomo"]["agentmem, dated turns"]["recall@5"]
         ok = "ok  " if recall >= 0.5 else "MISS"
         out.append(f"  {ok} LoCoMo-dev recall@5 >= 0.50 (dated turns): {recall}")
     return out
+
+
+def hybrid_targets(report: dict, check: Callable[..., None], out: list[str]) -> None:
+    def at_least(label: str, value: float, floor: float) -> None:
+        out.append(f"  {'ok  ' if value >= floor else 'MISS'} {label}: {value} (floor {floor})")
+
+    hybrid_rows = {
+        r["scenario"]: r for r in report["retrieval"] if r.get("retrieval", "").startswith("hybrid")
+    }
+    lexical_rows = {
+        r["scenario"]: r
+        for r in report["retrieval"]
+        if r.get("retrieval", "lexical") == "lexical" and r["cold"] == 0.0
+    }
+    if "100k" in hybrid_rows and "100k" in lexical_rows:
+        check(
+            "100k one tenant: hybrid Search p50 <= 2 x lexical Search p50",
+            hybrid_rows["100k"]["SearchMemories"]["p50_ms"],
+            2 * lexical_rows["100k"]["SearchMemories"]["p50_ms"],
+        )
+    if "1M-1000-tenants" in hybrid_rows:
+        r = hybrid_rows["1M-1000-tenants"]
+        check(
+            "1M over 1,000 tenants: hybrid Search p50 <= 15 ms", r["SearchMemories"]["p50_ms"], 15
+        )
+        check(
+            "1M over 1,000 tenants: hybrid Search p99 <= 60 ms", r["SearchMemories"]["p99_ms"], 60
+        )
+    para = report.get("paraphrase", {}).get("hybrid, held-back half")
+    if para:
+        at_least("paraphrase recall@5 (held-back half, hybrid)", para["recall@5"], 0.90)
+    loco = report.get("locomo", {})
+    if "hybrid" in loco:
+        at_least("LoCoMo-dev recall@5 (hybrid)", loco["hybrid"]["recall@5"], 0.51)
+        at_least(
+            "LoCoMo-dev recall@5: hybrid not below lexical",
+            loco["hybrid"]["recall@5"],
+            loco["agentmem"]["recall@5"],
+        )
+    hw = report.get("hybrid_writes")
+    if hw:
+        at_least(
+            "inserts with embeddings on, 16 in flight (/s)", hw["inserts_per_s_16_in_flight"], 500
+        )
 
 
 if __name__ == "__main__":

@@ -44,14 +44,16 @@ def pgvector_url():
     shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture(params=["sqlite", "pgvector"])
+@pytest.fixture(params=["sqlite", "sqlite-coarse", "pgvector"])
 def hybrid(request, make_stack, monkeypatch):
-    """A stack with hybrid retrieval on, on each backend that has a vector store."""
-    if request.param == "sqlite":
+    """A stack with hybrid retrieval on, on each backend that has a vector store; on SQLite
+    also with the coarse pass by signatures that large tenants get."""
+    if request.param.startswith("sqlite"):
         monkeypatch.delenv("AGENTMEM_TEST_DATABASE_URL", raising=False)
     else:
         monkeypatch.setenv("AGENTMEM_TEST_DATABASE_URL", request.getfixturevalue("pgvector_url"))
-    return make_stack(**hybrid_settings())
+    coarse = {"retrieval__exact_search_max": 0} if request.param == "sqlite-coarse" else {}
+    return make_stack(**hybrid_settings(**coarse))
 
 
 def entries_by_id(client, query, limit=10):

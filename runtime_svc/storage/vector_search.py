@@ -23,9 +23,12 @@ from sqlalchemy import (
     Float,
     LargeBinary,
     bindparam,
+    case,
     cast,
     func,
+    literal,
     select,
+    true,
 )
 
 from runtime_svc.domain.embeddings import Vector, signature
@@ -86,24 +89,27 @@ class VectorSearch:
 
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources by cosine similarity (score = similarity)."""
-        hits = self._search(plan, query, limit, now_us, exact=plan.exact)
-        if len(hits) < limit and not plan.exact:  # too few eligible among the coarse ones
-            hits = self._search(plan, query, limit, now_us, exact=True)
+        if plan.exact or not self._sqlite:
+            return self._exact(plan, query, limit, now_us)
+        hits, dropped = self._coarse(plan, query, limit, now_us)
+        if len(hits) < limit and dropped:  # ineligible sources took places among the coarse
+            return self._exact(plan, query, limit, now_us)
         return hits
 
-    def _search(
-        self, plan: Plan, query: Vector, limit: int, now_us: int, *, exact: bool
-    ) -> list[Hit]:
-        distance, base = self._ranked(plan, query, exact=exact)
+    def _columns(self, distance):  # type: ignore[no-untyped-def]
+        return (
+            sources.c.pk,
+            sources.c.source_id,
+            sources.c.revision,
+            (1.0 - distance).label("score"),
+            sources.c.generated_form,
+            sources.c.save_intent,
+        )
+
+    def _exact(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
+        distance, base = self._ranked(plan, query, exact=True)
         stmt = (
-            select(
-                sources.c.pk,
-                sources.c.source_id,
-                sources.c.revision,
-                (1.0 - distance).label("score"),
-                sources.c.generated_form,
-                sources.c.save_intent,
-            )
+            select(*self._columns(distance))
             .select_from(base)
             .where(
                 v.c.tenant_id == self.tenant_id,
@@ -116,6 +122,43 @@ class VectorSearch:
             .limit(limit)
         )
         return [Hit(*r) for r in self.conn.execute(stmt)]
+
+    def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
+        """Top `limit` among the coarse candidates, ranked exactly with the eligibility
+        predicate in the statement; and how many coarse candidates were not eligible (when
+        some were and fewer than `limit` remain, they may have taken eligible ones' places)."""
+        distance, base = self._ranked(plan, query, exact=False)
+        ok = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
+        scored = (
+            select(*self._columns(distance), distance, case((ok, 1), else_=0).label("ok"))
+            .select_from(base)
+            .where(
+                v.c.tenant_id == self.tenant_id,
+                v.c.model_id == plan.model_id,
+                sources.c.tenant_id == self.tenant_id,
+            )
+            .cte("scored")
+        )
+        dropped = select(func.count()).select_from(scored).where(scored.c.ok == 0)
+        top = (
+            select(scored)
+            .where(
+                scored.c.ok == 1,
+                scored.c.distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
+            )
+            .order_by(scored.c.distance, scored.c.source_id)
+            .limit(limit)
+            .subquery("top")
+        )
+        one = select(literal(1).label("one")).subquery("one")
+        stmt = (
+            select(dropped.scalar_subquery().label("dropped"), top)
+            .select_from(one.outerjoin(top, true()))
+            .order_by(top.c.distance, top.c.source_id)
+        )
+        rows = self.conn.execute(stmt).all()
+        hits = [Hit(*r[1:7]) for r in rows if r.pk is not None]
+        return hits, rows[0].dropped if rows else 0
 
     def matches(self, plan: Plan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
         """The tenant's nearest vectors whatever their source's state (for explanations):
