@@ -8,6 +8,7 @@ import pytest
 
 from agentmem.core import config
 from tests.harness import LoopThread, Stack, base_settings
+from tests.hybrid_support import pgvector_url, vector_backend  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="session")

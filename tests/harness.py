@@ -162,13 +162,18 @@ class Stack:
         self.clients.append(c)
         return c
 
-    def stop(self) -> None:
+    def stop(self, drop: bool = True) -> None:
+        """Stops both services; `drop=False` keeps a PostgreSQL test database for a next
+        stack on the same data."""
         for c in self.clients:
             c.close()
+        self.clients = []
         for served in (self.gateway, self.runtime):
             if served is not None:
                 self.loop.run(served.stop())
-        drop_database(self.settings.storage.url)
+        self.gateway = self.runtime = None
+        if drop:
+            drop_database(self.settings.storage.url)
 
 
 def reason(err: grpc.RpcError) -> str | None:

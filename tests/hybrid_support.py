@@ -5,6 +5,7 @@ with pgvector (the `pgserver` package), and waiting for the background indexer."
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -55,3 +56,23 @@ def pgvector_server_url() -> tuple[str, Path]:
     server = pgserver.get_server(str(base / "data"), cleanup_mode="delete")
     url = make_url(server.get_uri())
     return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False), base
+
+
+POSTGRES_SUITE = bool(os.environ.get("AGENTMEM_TEST_DATABASE_URL"))
+
+
+@pytest.fixture(scope="session")
+def pgvector_url():
+    url, base = pgvector_server_url()
+    yield url
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def vector_backend(request, monkeypatch) -> str:
+    """Where hybrid tests store vectors: SQLite in the default suite; in the PostgreSQL
+    suite, a PostgreSQL with pgvector (the suite's own server may not have it)."""
+    if POSTGRES_SUITE:
+        monkeypatch.setenv("AGENTMEM_TEST_DATABASE_URL", request.getfixturevalue("pgvector_url"))
+        return "pgvector"
+    return "sqlite"

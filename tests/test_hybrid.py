@@ -3,7 +3,6 @@ SQLite (sqlite-vec) and on PostgreSQL with pgvector."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
@@ -11,13 +10,7 @@ import pytest
 
 from agentmem.v1 import common_pb2, facts_pb2, foreign_pb2, retrieval_pb2, review_pb2
 from tests.harness import ROOT
-from tests.hybrid_support import (
-    MODEL_ID,
-    hybrid_settings,
-    pgvector_server_url,
-    retrieval_status,
-    wait_embedded,
-)
+from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search_ids
 
 SQUIER = "I have a yellow Squier Tele with a black pickguard"
@@ -37,23 +30,22 @@ ACCORDION = "Grandma gave me her accordion when she moved"
 BY = retrieval_pb2.MatchedBy
 
 
-@pytest.fixture(scope="module")
-def pgvector_url():
-    url, base = pgvector_server_url()
-    yield url
-    shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture(params=["sqlite", "sqlite-coarse", "pgvector"])
-def hybrid(request, make_stack, monkeypatch):
-    """A stack with hybrid retrieval on, on each backend that has a vector store; on SQLite
-    also with the coarse pass by signatures that large tenants get."""
-    if request.param.startswith("sqlite"):
-        monkeypatch.delenv("AGENTMEM_TEST_DATABASE_URL", raising=False)
-    else:
-        monkeypatch.setenv("AGENTMEM_TEST_DATABASE_URL", request.getfixturevalue("pgvector_url"))
-    coarse = {"retrieval__exact_search_max": 0} if request.param == "sqlite-coarse" else {}
+@pytest.fixture(params=["exact", "coarse"])
+def hybrid_any_plan(request, vector_backend, make_stack):
+    """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
+    PostgreSQL suite); on SQLite also with the coarse pass by signatures that large tenants
+    get."""
+    if request.param == "coarse" and vector_backend != "sqlite":
+        pytest.skip("the coarse pass is SQLite's")
+    coarse = {"retrieval__exact_search_max": 0} if request.param == "coarse" else {}
     return make_stack(**hybrid_settings(**coarse))
+
+
+@pytest.fixture
+def hybrid(vector_backend, make_stack):
+    """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
+    PostgreSQL suite)."""
+    return make_stack(**hybrid_settings())
 
 
 def entries_by_id(client, query, limit=10):
@@ -100,8 +92,8 @@ def test_a_memory_is_found_by_a_question_in_other_words(hybrid, make_stack):
     ]
 
 
-def test_ineligible_sources_never_come_from_the_vector_side(hybrid):
-    client = hybrid.client()
+def test_ineligible_sources_never_come_from_the_vector_side(hybrid_any_plan):
+    client = hybrid_any_plan.client()
     active = insert(client, SAXOPHONE).source_id
     cold = insert(client, PIANO).source_id
     revoked = insert(client, UKULELE).source_id

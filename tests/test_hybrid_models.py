@@ -16,7 +16,7 @@ from sqlalchemy import create_engine
 
 from agentmem.core import config
 from agentmem.v1 import retrieval_pb2
-from tests.harness import Stack, base_settings
+from tests.harness import Stack, base_settings, database_url
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import explain, insert, search_ids
 
@@ -94,8 +94,7 @@ def stored_models(stack: Stack) -> set[tuple[str, int]]:
     return set(stack.sql("SELECT DISTINCT model_id, dimension FROM memory_vectors"))
 
 
-def test_vectors_from_an_openai_compatible_endpoint(make_stack, endpoint, monkeypatch):
-    monkeypatch.delenv("AGENTMEM_TEST_DATABASE_URL", raising=False)
+def test_vectors_from_an_openai_compatible_endpoint(make_stack, endpoint, vector_backend):
     stack = make_stack(**fake_settings(endpoint))
     client = stack.client()
     saxophone = insert(client, SAXOPHONE).source_id
@@ -116,23 +115,29 @@ def test_vectors_from_an_openai_compatible_endpoint(make_stack, endpoint, monkey
 
 
 def test_a_model_change_re_embeds_in_the_background_without_mixing(
-    loop_thread, tmp_path, endpoint, monkeypatch
+    loop_thread, tmp_path, endpoint, vector_backend
 ):
-    monkeypatch.delenv("AGENTMEM_TEST_DATABASE_URL", raising=False)
     db = tmp_path / "models.db"
+    url = database_url(db)  # both runtimes, one after the other, on one database
     first = Stack(
-        loop_thread, config.load(None, base_settings(db, **_dotted(hybrid_settings()))), db
+        loop_thread,
+        config.load(None, base_settings(db, **_dotted(hybrid_settings()), **{"storage.url": url})),
+        db,
     )
     first.start()
     client = first.client()
     ids = [insert(client, text).source_id for text in (SAXOPHONE, PIANO, TEA)]
     wait_embedded(client)
     assert stored_models(first) == {(MODEL_ID, 384)}
-    first.stop()
+    first.stop(drop=False)
 
     FakeEmbeddings.gate.clear()  # the new model's batches wait: re-embedding is under way
     second = Stack(
-        loop_thread, config.load(None, base_settings(db, **_dotted(fake_settings(endpoint)))), db
+        loop_thread,
+        config.load(
+            None, base_settings(db, **_dotted(fake_settings(endpoint)), **{"storage.url": url})
+        ),
+        db,
     )
     second.start()
     try:
