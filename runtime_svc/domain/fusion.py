@@ -21,8 +21,8 @@ class MatchedBy(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    lexical: float = 0.5
-    semantic: float = 0.5
+    lexical: float = 0.3  # retrieval.lexical_weight's default
+    semantic: float = 0.7
 
 
 @dataclass(frozen=True)
