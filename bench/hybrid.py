@@ -118,7 +118,9 @@ def paraphrase_recall(tmp: Path) -> dict[str, dict[str, float]]:
     for label, env in (("lexical", {}), ("hybrid", hybrid_env())):
         keys = [servers.key("tok-para", "para", servers.ALL_SCOPES)]
         with (
-            servers.agentmem(tmp, keys, extra_env=env) as address,
+            servers.agentmem(
+                tmp, keys, data_dir=tmp / f"paraphrase-{label}", extra_env=env
+            ) as address,
             connect(address, "tok-para") as client,
         ):
             ids = {}

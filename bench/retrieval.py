@@ -140,6 +140,7 @@ def scenario(
     n_questions: int,
     floor_questions: int,
     hybrid: bool = True,
+    model_vectors_max: int = MODEL_VECTORS_MAX,
 ) -> list[dict]:
     print(
         f"-- {name}: loading {tenants * per_tenant:,} memories "
@@ -180,7 +181,11 @@ def scenario(
                 flush=True,
             )
     if hybrid:
-        rows.append(hybrid_scenario(tmp, data, name, tenant_ids, keys, questions, rows[0]))
+        rows.append(
+            hybrid_scenario(
+                tmp, data, name, tenant_ids, keys, questions, rows[0], model_vectors_max
+            )
+        )
     return rows
 
 
@@ -192,12 +197,13 @@ def hybrid_scenario(
     keys: list[dict],
     questions: list[str],
     lexical: dict,
+    model_vectors_max: int,
 ) -> dict:
     """The same corpus and questions with hybrid retrieval on (nothing cold)."""
     db_path = data / "agentmem.db"
     for t in tenant_ids:
         corpus.make_cold(db_path, t, 0.0)
-    random_vectors = lexical["memories"] > MODEL_VECTORS_MAX
+    random_vectors = lexical["memories"] > model_vectors_max
     print(
         f"   embedding {lexical['memories']:,} memories"
         + (" (random unit vectors)" if random_vectors else " with the local model"),
@@ -297,8 +303,6 @@ def main() -> None:
         "paraphrase, hybrid-writes",
     )
     args = parser.parse_args()
-    global MODEL_VECTORS_MAX
-    MODEL_VECTORS_MAX = args.model_vectors_max
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     report: dict = {"machine": machine, "date": time.strftime("%Y-%m-%d")}
     with tempfile.TemporaryDirectory(prefix="agentmem-bench-") as tmp_name:
@@ -325,6 +329,7 @@ def main() -> None:
                     args.questions,
                     floor_n,
                     hybrid=not args.no_hybrid and name != "1M-one-tenant",
+                    model_vectors_max=args.model_vectors_max,
                 )
         report["retrieval"] = rows
         if not args.no_hybrid and (not only or "paraphrase" in only):

@@ -12,6 +12,7 @@ setting of a grid. The held-back half of the paraphrase set is not looked at her
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from pathlib import Path
 
@@ -20,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
 from bench import locomo, paraphrase, servers
-from runtime_svc.domain import fusion
+from runtime_svc.domain import fusion, text
 
 CANDIDATES = 50
 
@@ -56,8 +57,14 @@ class Case:
     def __init__(self, memories, questions, targets, lexical, sims) -> None:  # type: ignore[no-untyped-def]
         self.memories, self.questions, self.targets = memories, questions, targets
         self.lexical, self.sims = lexical, sims
+        self.coverage = [
+            {str(i): fusion.coverage(text.query_terms(q), memories[i]) for i in self.lexical[qi]}
+            for qi, q in enumerate(questions)
+        ]
 
-    def recall(self, weights: fusion.Weights, min_sim: float, k: int) -> tuple[int, int]:
+    def recall(
+        self, weights: fusion.Weights, min_sim: float, k: int, use_coverage: bool = True
+    ) -> tuple[int, int]:
         hit = 0
         for qi, target in enumerate(self.targets):
             sims = self.sims[qi]
@@ -65,18 +72,25 @@ class Case:
             semantic = {str(i): float(sims[i]) for i in order if sims[i] >= min_sim}
             lexical = {str(i): s for i, s in self.lexical[qi].items()}
             extra = {str(i): float(sims[i]) for i in self.lexical[qi]}
-            ranked = fusion.fuse(lexical, semantic, weights, similarity=extra)
+            ranked = fusion.fuse(
+                lexical,
+                semantic,
+                weights,
+                similarity=extra,
+                coverage=self.coverage[qi] if use_coverage else None,
+            )
             top = {int(s.key) for s in ranked[:k]}
             hit += set(target) <= top
         return hit, len(self.targets)
 
 
 def build_cases(m) -> dict[str, list[Case]]:  # type: ignore[no-untyped-def]
-    tuning, _ = paraphrase.halves()
     sets: dict[str, list[tuple[list[str], list[str], list[list[int]]]]] = {}
-    memories = [mem for mem, _ in tuning] + paraphrase.distractors()
+    # every memory of the set is stored, as in the benchmark; only the tuning questions asked
+    memories = [mem for mem, _ in paraphrase.PAIRS] + paraphrase.distractors()
+    tuning = range(0, len(paraphrase.PAIRS), 2)
     sets["paraphrase (tuning half)"] = [
-        (memories, [q for _, q in tuning], [[i] for i in range(len(tuning))])
+        (memories, [paraphrase.PAIRS[i][1] for i in tuning], [[i] for i in tuning])
     ]
     for dated in (False, True):
         convs = []
@@ -109,36 +123,49 @@ def build_cases(m) -> dict[str, list[Case]]:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    cases = build_cases(model())
+    cache = Path(tempfile.gettempdir()) / "agentmem-tune-fusion.pickle"
+    if cache.exists():  # the rankings of an earlier run (delete it after changing the data)
+        cases = pickle.loads(cache.read_bytes())
+    else:
+        cases = build_cases(model())
+        cache.write_bytes(pickle.dumps(cases))
     grid = [
-        (round(w, 2), s)
-        for w in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
-        for s in (0.0, 0.1, 0.2, 0.25, 0.3)
+        (round(w, 2), s, cov)
+        for w in (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+        for s in (0.0, 0.2, 0.25)
+        for cov in (False, True)
     ]
-    print("semantic weight, min similarity: recall@5 per set (lexical weight = 1 - semantic)")
+    print(
+        "semantic weight, min similarity, coverage: recall@5 per set "
+        "(lexical weight = 1 - semantic)"
+    )
     rows = []
-    for w, s in grid:
+    for w, s, cov in grid:
         weights = fusion.Weights(1.0 - w, w)
         cells = {}
         for name, cs in cases.items():
             for k in (1, 5, 10):
                 hit = total = 0
                 for c in cs:
-                    h, t = c.recall(weights, s, k)
+                    h, t = c.recall(weights, s, k, cov)
                     hit, total = hit + h, total + t
                 cells[(name, k)] = hit / total
-        rows.append((w, s, cells))
+        rows.append((w, s, cov, cells))
         print(
-            f"  {w:.2f}, {s:.2f}: " + ", ".join(f"{n} {cells[(n, 5)]:.3f}" for n in cases),
+            f"  {w:.2f}, {s:.2f}, coverage {'on ' if cov else 'off'}: "
+            + ", ".join(f"{n} {cells[(n, 5)]:.3f}" for n in cases),
             flush=True,
         )
     best = max(
-        (r for r in rows if r[2][("paraphrase (tuning half)", 5)] >= 0.9),
-        key=lambda r: (r[2][("LoCoMo-dev", 5)], r[2][("paraphrase (tuning half)", 5)]),
+        (r for r in rows if r[3][("paraphrase (tuning half)", 5)] >= 0.9),
+        key=lambda r: (r[3][("LoCoMo-dev", 5)], r[3][("paraphrase (tuning half)", 5)]),
         default=None,
     )
     if best:
-        print(f"chosen: semantic weight {best[0]}, min similarity {best[1]}: {best[2]}")
+        print(
+            f"chosen: semantic weight {best[0]}, min similarity {best[1]}, coverage {best[2]}: "
+            f"{best[3]}"
+        )
 
 
 if __name__ == "__main__":

@@ -76,3 +76,14 @@ def vector_backend(request, monkeypatch) -> str:
         monkeypatch.setenv("AGENTMEM_TEST_DATABASE_URL", request.getfixturevalue("pgvector_url"))
         return "pgvector"
     return "sqlite"
+
+
+@pytest.fixture(scope="session")
+def local_model() -> str:
+    """Loads the local model once for the session, before any runtime starts (runtimes in
+    this process share it; loading it inside a runtime's start could outlast its timeout)."""
+    from runtime_svc.adapters.local_embeddings import _load
+
+    path = model_dir()
+    _load(path)
+    return path

@@ -31,7 +31,7 @@ BY = retrieval_pb2.MatchedBy
 
 
 @pytest.fixture(params=["exact", "coarse"])
-def hybrid_any_plan(request, vector_backend, make_stack):
+def hybrid_any_plan(request, local_model, vector_backend, make_stack):
     """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
     PostgreSQL suite); on SQLite also with the coarse pass by signatures that large tenants
     get."""
@@ -42,7 +42,7 @@ def hybrid_any_plan(request, vector_backend, make_stack):
 
 
 @pytest.fixture
-def hybrid(vector_backend, make_stack):
+def hybrid(local_model, vector_backend, make_stack):
     """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
     PostgreSQL suite)."""
     return make_stack(**hybrid_settings())

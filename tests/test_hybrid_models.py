@@ -115,7 +115,7 @@ def test_vectors_from_an_openai_compatible_endpoint(make_stack, endpoint, vector
 
 
 def test_a_model_change_re_embeds_in_the_background_without_mixing(
-    loop_thread, tmp_path, endpoint, vector_backend
+    loop_thread, tmp_path, endpoint, local_model, vector_backend
 ):
     db = tmp_path / "models.db"
     url = database_url(db)  # both runtimes, one after the other, on one database

@@ -149,7 +149,7 @@ class Retrieval:
         lexical = tx.index.search(
             p.terms, max(limit, self._semantic.candidates), now, scoped=p.scoped
         )
-        ranked = self._semantic.rank(tx, embedding.result(), lexical, limit, now)
+        ranked = self._semantic.rank(tx, embedding.result(), p.terms, lexical, limit, now)
         return p, [r.hit for r in ranked]
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
@@ -212,7 +212,9 @@ class Retrieval:
             rows, total = tx.index.matches(p.terms, now, EXPLAIN_CAP, scoped=p.scoped)
             if self._semantic is not None and embedding is not None:
                 lexical = tx.index.search(p.terms, self._semantic.candidates, now, scoped=p.scoped)
-                matches, extra = self._semantic.explain(tx, embedding.result(), lexical, rows, now)
+                matches, extra = self._semantic.explain(
+                    tx, embedding.result(), p.terms, lexical, rows, now
+                )
                 entries = retrieval.explain(
                     matches[:EXPLAIN_CAP], limit, thread_disabled=disabled, ranked=True
                 )

@@ -9,6 +9,7 @@ by their words alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -16,6 +17,7 @@ from runtime_svc.domain import fusion
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.text import Term
 from runtime_svc.storage.search_index import Hit, MatchRow
 from runtime_svc.storage.unit_of_work import Transaction
 from runtime_svc.storage.vector_search import Plan, VectorSearch
@@ -75,9 +77,16 @@ class Semantic:
         )
 
     def rank(
-        self, tx: Transaction, query: Vector, lexical: list[Hit], limit: int, now_us: int
+        self,
+        tx: Transaction,
+        query: Vector,
+        terms: Sequence[Term],
+        lexical: list[Hit],
+        limit: int,
+        now_us: int,
     ) -> list[Ranked]:
-        """The top `limit` eligible sources of both sides, fused."""
+        """The top `limit` eligible sources of both sides, fused (`terms`: the query's
+        words that the lexical side searched)."""
         search = VectorSearch(tx.conn, tx.sources.tenant_id)
         semantic = search.search(self._plan(tx), query, self._s.candidates, now_us)
         by_id = {h.source_id: h for h in semantic} | {h.source_id: h for h in lexical}
@@ -89,6 +98,7 @@ class Semantic:
             sem,
             self._s.weights,
             similarity={h.source_id: sims[h.pk] for h in unscored if h.pk in sims},
+            coverage={h.source_id: fusion.coverage(terms, h.text) for h in lexical},
         )
         return [Ranked(replace(by_id[s.key], score=s.score), s) for s in scored[:limit]]
 
@@ -96,6 +106,7 @@ class Semantic:
         self,
         tx: Transaction,
         query: Vector,
+        terms: Sequence[Term],
         lexical_hits: list[Hit],
         lexical_rows: list[MatchRow],
         now_us: int,
@@ -103,7 +114,9 @@ class Semantic:
         """Every match of either side, for an explanation: the fused candidates first, in the
         order search ranks them, then other eligible matches, then filtered ones; and how
         many matches the semantic side added to the lexical side's."""
-        ranked = self.rank(tx, query, lexical_hits, len(lexical_hits) + self._s.candidates, now_us)
+        ranked = self.rank(
+            tx, query, terms, lexical_hits, len(lexical_hits) + self._s.candidates, now_us
+        )
         search = VectorSearch(tx.conn, tx.sources.tenant_id)
         semantic_rows = search.matches(self._plan(tx), query, now_us, self._s.candidates)
         best = max((h.score for h in lexical_hits), default=0.0)
