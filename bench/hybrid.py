@@ -11,20 +11,20 @@ the vectors hold; stated next to the figure).
 from __future__ import annotations
 
 import os
-import random
 import tempfile
 import time
 from array import array
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import text
 
 from agentmem.client import connect
 from agentmem.core.config import Storage
 from agentmem.v1 import capabilities_pb2, retrieval_pb2, sources_pb2
 from bench import corpus, locomo, paraphrase, servers
-from runtime_svc.domain.embeddings import normalized, signature
+from runtime_svc.domain.embeddings import signature
 from runtime_svc.storage.db import open_database
 
 MODEL_ID = "local:all-MiniLM-L6-v2"
@@ -67,7 +67,7 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(model_dir(), device="cpu")
-    rng = random.Random(3)
+    rng = np.random.default_rng(3)
     with db.reader.connect() as conn:
         rows = conn.execute(
             text(
@@ -85,7 +85,8 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
             ).tolist()
             spent += time.perf_counter() - t
         else:
-            vecs = [normalized([rng.gauss(0, 1) for _ in range(384)]) for _ in chunk]
+            raw = rng.standard_normal((len(chunk), 384)).astype("float32")
+            vecs = (raw / np.linalg.norm(raw, axis=1, keepdims=True)).tolist()
         with db.writer.begin() as conn:
             conn.execute(
                 text(

@@ -158,7 +158,11 @@ def main() -> None:
         )
     best = max(
         (r for r in rows if r[3][("paraphrase (tuning half)", 5)] >= 0.9),
-        key=lambda r: (r[3][("LoCoMo-dev", 5)], r[3][("paraphrase (tuning half)", 5)]),
+        key=lambda r: (
+            r[3][("LoCoMo-dev", 5)],
+            r[3][("LoCoMo-dev, dated turns", 5)],
+            r[3][("paraphrase (tuning half)", 5)],
+        ),
         default=None,
     )
     if best:

@@ -162,8 +162,8 @@ class Retrieval(_Strict):
     timeout: float = Field(default=10.0, gt=0)
     # Fusion: weight of the lexical score (bm25 divided by the best one) and of the cosine
     # similarity. Tuned on LoCoMo-dev and a paraphrase set (see README, "Hybrid retrieval").
-    lexical_weight: float = Field(default=0.3, ge=0)
-    semantic_weight: float = Field(default=0.7, ge=0)
+    lexical_weight: float = Field(default=0.4, ge=0)
+    semantic_weight: float = Field(default=0.6, ge=0)
     # The semantic side returns only sources at least this similar to the query (cosine):
     # below it, a memory is about something else, and would only fill prompts.
     min_similarity: float = Field(default=0.25, ge=-1, le=1)

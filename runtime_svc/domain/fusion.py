@@ -25,8 +25,8 @@ class MatchedBy(StrEnum):
 
 @dataclass(frozen=True)
 class Weights:
-    lexical: float = 0.3  # retrieval.lexical_weight's default
-    semantic: float = 0.7
+    lexical: float = 0.4  # retrieval.lexical_weight's default
+    semantic: float = 0.6
 
 
 @dataclass(frozen=True)
