@@ -40,7 +40,5 @@ def load(dbapi_connection: Any) -> None:
         dbapi_connection.enable_load_extension(True)
         sqlite_vec.load(dbapi_connection)
         dbapi_connection.enable_load_extension(False)
-    except (ImportError, AttributeError, sqlite3.Error) as e:
-        log.debug("sqlite-vec not loaded: %s", type(e).__name__)
-    except Exception as e:  # sqlean raises its own error types
+    except Exception as e:  # ImportError, no extension loading, or the driver's own error
         log.debug("sqlite-vec not loaded: %s", type(e).__name__)
