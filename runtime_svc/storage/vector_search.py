@@ -138,6 +138,7 @@ class VectorSearch:
                 sources.c.tenant_id == self.tenant_id,
             )
             .cte("scored")
+            .prefix_with("MATERIALIZED")
         )
         dropped = select(func.count()).select_from(scored).where(scored.c.ok == 0)
         top = (
