@@ -112,6 +112,30 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
     return round(len(rows) / spent) if spent else 0
 
 
+def model_speed(n: int = 512) -> dict[str, float]:
+    """The local model on this machine: texts/s in batches of 64 (what the indexer does) and
+    one query's embedding time (what each hybrid search waits for)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    model = LocalEmbedder(model_dir(), MODEL_ID)
+    lang = corpus.Language(seed=21)
+    texts = [lang.sentence() for _ in range(n)]
+    model.embed(texts[:64])
+    t = time.perf_counter()
+    for start in range(0, n, 64):
+        model.embed(texts[start : start + 64])
+    rate = n / (time.perf_counter() - t)
+    questions = [lang.question() for _ in range(100)]
+    samples = []
+    for q in questions:
+        t = time.perf_counter()
+        model.embed([q])
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return {"embeddings_per_s": round(rate), "query_embedding_p50_ms": round(samples[50], 2)}
+
+
 def paraphrase_recall(tmp: Path) -> dict[str, dict[str, float]]:
     """Recall@1/@5 of each half, lexical and hybrid, all memories in one tenant."""
     tuning, held = paraphrase.halves()
