@@ -6,6 +6,7 @@ STAMP  := $(VENV)/.installed
 LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
+TORCH_VERSION ?= 2.13.0
 
 .PHONY: install run test fuzz wheel-test soak proto proto-check lint format bench clean
 
@@ -14,6 +15,8 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# The CPU build of torch first, so the embeddings extra never pulls a CUDA build.
+	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)"
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 

@@ -14,6 +14,7 @@ import re
 import sqlite3
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,10 +24,14 @@ from agentmem.client import connect  # noqa: E402
 from agentmem.v1 import retrieval_pb2, sources_pb2  # noqa: E402
 from bench import servers  # noqa: E402
 
-# Next to the checkout (or next to the directory of worktrees).
+# shared/ sits beside the checkout (or beside the worktrees' folder)
 DATA = (
     next(
-        (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.is_dir()),
+        (
+            d
+            for d in (ROOT.parent / "shared", ROOT.parent.parent / "shared")
+            if (d / "data" / "locomo-dev").is_dir()
+        ),
         ROOT.parent / "shared",
     )
     / "data"
@@ -80,8 +85,14 @@ def naive_fts(convs: list[dict]) -> dict[str, float]:
 
 
 def agentmem_recall(
-    address: str, convs: list[dict], tokens: list[str], dated: bool
+    address: str,
+    convs: list[dict],
+    tokens: list[str],
+    dated: bool,
+    before_questions: Callable[[object], object] | None = None,
 ) -> dict[str, float]:
+    """`before_questions(client)` runs once a conversation is stored (hybrid retrieval waits
+    there until it is embedded)."""
     hits = {5: 0, 10: 0}
     total = 0
     for conv, token in zip(convs, tokens, strict=True):
@@ -94,6 +105,8 @@ def agentmem_recall(
                     )
                 )
                 by_source[r.source_id] = dia
+            if before_questions is not None:
+                before_questions(client)
             for q in questions(conv):
                 res = client.SearchMemories(
                     retrieval_pb2.SearchMemoriesRequest(query=q["question"], limit=10)

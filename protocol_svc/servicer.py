@@ -73,12 +73,25 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             ).insert_policy
         else:
             policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
+        retrieval = await self._runtime.unary(
+            "GetRetrievalStatus",
+            request,
+            CALL.get(),
+            time_remaining=context.time_remaining(),
+            idempotent=True,
+        )
         return capabilities_pb2.GetCapabilitiesResponse(
             api_version=API_VERSION,
-            capabilities=self._gate.describe(opted_in(context)),
+            capabilities=[
+                *self._gate.describe(opted_in(context)),
+                capabilities_pb2.Capability(
+                    name="hybrid_retrieval", enabled=retrieval.mode == "hybrid"
+                ),
+            ],
             insert_policy=policy,
             caller=_caller(CALL.get()),
             experimental_opt_in=experimental.METADATA_KEY,
+            retrieval=retrieval,
         )
 
     async def GetSource(self, request, context):  # type: ignore[no-untyped-def]

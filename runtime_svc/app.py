@@ -12,17 +12,21 @@ import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from agentmem.core import internal_call, metrics, paging, serving, tls, tracing, transport
+from agentmem.core.config import Retrieval as RetrievalSettings
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
+from runtime_svc.domain.embeddings import Embedder
 from runtime_svc.domain.facts import Extractor, RuleExtractor
+from runtime_svc.domain.fusion import Weights
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
+from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.foreign import ForeignSources
@@ -30,12 +34,13 @@ from runtime_svc.services.inserts import Inserts
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.retrieval import Retrieval
+from runtime_svc.services.semantic import HybridSettings, Semantic
 from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
-from runtime_svc.storage import migrate
-from runtime_svc.storage.db import open_database
+from runtime_svc.storage import migrate, vector_search, vectors
+from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
@@ -54,7 +59,7 @@ async def start(
             "accepts calls from the gateway only"
         )
     paging.configure(settings.internal.token)
-    db = open_database(settings.storage)
+    db = open_database(settings.storage, vectors=settings.retrieval.enabled)
     migrate.upgrade(db.writer)
     tracer_provider = tracing.provider(settings.tracing, "agentmem-runtime", span_exporter)
     for engine in {db.writer, db.reader}:
@@ -63,13 +68,31 @@ async def start(
     pool = tracing.ContextExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     _pool_gauges(db, pool)
     wakeups = TenantWakeups(loop)
-    uow = UnitOfWork(db)
+    semantic, lexical_only_reason = None, "disabled"
+    if settings.retrieval.enabled:
+        semantic, lexical_only_reason = await loop.run_in_executor(
+            None, _semantic_side, settings, db
+        )
+    indexer: EmbeddingIndexer | None = None
+    uow = UnitOfWork(
+        db, vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None
+    )
+    if semantic is not None:
+        indexer = EmbeddingIndexer(
+            db, uow, semantic.embedder, system_clock, settings.retrieval.batch_size
+        )
+        indexer.start()
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
     default_mode = Mode(settings.memory.default_thread_mode)
     retrieval = Retrieval(
-        uow, system_clock, default_mode=default_mode, posting_budget=settings.search.posting_budget
+        uow,
+        system_clock,
+        default_mode=default_mode,
+        posting_budget=settings.search.posting_budget,
+        semantic=semantic,
+        lexical_only_reason=lexical_only_reason,
     )
     extraction = FactExtraction(_extractor(settings))
     changes = SourceChanges(uow, journal, extraction)
@@ -146,6 +169,10 @@ async def start(
         compactor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await compactor
+        if indexer is not None:
+            await loop.run_in_executor(None, indexer.stop)
+        if semantic is not None:
+            semantic.close()
         pool.shutdown(wait=True)
         writer.close()
         db.dispose()
@@ -200,3 +227,53 @@ def _extractor(settings: Settings) -> Extractor:
             timeout=f.timeout,
         )
     return RuleExtractor()
+
+
+def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, str]:
+    """The embedding model and the vector store, or why retrieval stays lexical-only. A
+    missing vector store (PostgreSQL without pgvector) is logged and reported, not fatal;
+    a model that cannot be loaded stops start-up."""
+    r = settings.retrieval
+    with db.writer.connect() as conn:
+        reason = vector_search.unavailable_reason(conn)
+        conn.commit()
+    if reason:
+        log.warning(
+            "hybrid retrieval is off, searching by words only: %s (retrieval.embeddings: %s)",
+            reason,
+            r.embeddings.value,
+        )
+        return None, "vector_store_unavailable"
+    embedder = _embedder(r)
+    with db.writer.begin() as conn:
+        queued = vectors.backfill(conn, embedder.model_id, system_clock())
+    log.info(
+        "hybrid retrieval on",
+        extra={"model_id": embedder.model_id, "queued_for_embedding": queued},
+    )
+    weights = Weights(r.lexical_weight, r.semantic_weight)
+    return Semantic(
+        embedder, HybridSettings(weights, r.candidates, r.exact_search_max, r.min_similarity)
+    ), ""
+
+
+def _embedder(r: RetrievalSettings) -> Embedder:
+    if r.embeddings == "openai_compatible":
+        from runtime_svc.adapters.openai_embeddings import OpenAICompatibleEmbedder
+
+        return OpenAICompatibleEmbedder(
+            endpoint=r.endpoint,
+            model=r.model,
+            model_id=r.vector_model_id,
+            api_key=os.environ.get(r.api_key_env, ""),
+            timeout=r.timeout,
+        )
+    try:
+        from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+        return LocalEmbedder(r.model, r.vector_model_id)
+    except ImportError as e:
+        raise SystemExit(
+            "retrieval.embeddings: local needs sentence-transformers "
+            "(pip install 'agentmem[embeddings]', with the CPU build of torch first)"
+        ) from e

@@ -8,6 +8,11 @@ import pytest
 
 from agentmem.core import config
 from tests.harness import LoopThread, Stack, base_settings
+from tests.hybrid_support import (  # noqa: F401 (fixtures)
+    local_model,
+    pgvector_url,
+    vector_backend,
+)
 
 
 @pytest.fixture(scope="session")

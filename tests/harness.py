@@ -186,15 +186,20 @@ class Stack:
         self.clients.append(c)
         return c
 
-    def stop(self) -> None:
+    def stop(self, drop: bool = True) -> None:
+        """Stops both services; `drop=False` keeps a PostgreSQL test database for a next
+        stack on the same data."""
         for c in self.clients:
             c.close()
         if self._engine is not None:
             self._engine.dispose()
+        self.clients = []
         for served in (self.gateway, self.runtime):
             if served is not None:
                 self.loop.run(served.stop())
-        drop_database(self.settings.storage.url)
+        self.gateway = self.runtime = None
+        if drop:
+            drop_database(self.settings.storage.url)
 
 
 def reason(err: grpc.RpcError) -> str | None:

@@ -78,8 +78,12 @@ def test_capabilities_report_names_and_insert_policy(make_stack):
         "facts",
         "foreign_sources",
         "events",
+        "hybrid_retrieval",
     ]
     assert caps.insert_policy == common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT
+    # retrieval.embeddings is none by default: words only, and it says why
+    assert {c.name: c.enabled for c in caps.capabilities}["hybrid_retrieval"] is False
+    assert (caps.retrieval.mode, caps.retrieval.lexical_only_reason) == ("lexical", "disabled")
 
 
 SECRET = "s3cret-thread-text"

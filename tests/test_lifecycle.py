@@ -196,7 +196,8 @@ def test_readback_lists_every_kind_and_what_retrieval_would_return(stack):
     r = readback(client, s.source_id)
     stored = {d.kind for d in r.derivatives if d.state == "stored"}
     assert stored == {"index_entry", "generated_form", "fact", "fact_index_row", "prompt_record"}
-    assert all(d.eligible for d in r.derivatives)
+    assert all(d.eligible for d in r.derivatives if d.state == "stored")
+    assert ("vector", "purged") in {(d.kind, d.state) for d in r.derivatives}  # embeddings off
     assert set(r.retrievable_by) == {"search", "prompt", "ask", "fact_search", "profile"}
     classify(client, s.source_id, 1, sources_pb2.CLASSIFICATION_COLD)
     r = readback(client, s.source_id)

@@ -208,6 +208,58 @@ class Search(_Strict):
     posting_budget: int = Field(default=20_000, ge=100)
 
 
+class EmbeddingsName(StrEnum):
+    NONE = "none"
+    LOCAL = "local"
+    OPENAI_COMPATIBLE = "openai_compatible"
+
+
+class Retrieval(_Strict):
+    # Semantic retrieval next to the lexical index. "none": lexical only, no model library is
+    # imported. "local": a sentence-transformers model on this machine (the `embeddings`
+    # extra). "openai_compatible": an embeddings endpoint (Ollama, vLLM, OpenAI; the `llm` and
+    # `vectors` extras).
+    embeddings: EmbeddingsName = EmbeddingsName.NONE
+    # local: a model name or a directory; openai_compatible: the endpoint's model name.
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    # The id recorded with every vector (default: "<embeddings>:<model>"). Vectors of another
+    # id are never ranked with this one's; changing it re-embeds in the background.
+    model_id: str = ""
+    endpoint: str = ""  # openai_compatible, e.g. http://127.0.0.1:11434/v1
+    # Name of the environment variable that holds the endpoint's API key (never the key).
+    api_key_env: str = "AGENTMEM_EMBEDDINGS_API_KEY"
+    timeout: float = Field(default=10.0, gt=0)
+    # Fusion: weight of the lexical score (bm25 divided by the best one) and of the cosine
+    # similarity. Tuned on LoCoMo-dev and a paraphrase set (see README, "Hybrid retrieval").
+    lexical_weight: float = Field(default=0.4, ge=0)
+    semantic_weight: float = Field(default=0.6, ge=0)
+    # The semantic side returns only sources at least this similar to the query (cosine):
+    # below it, a memory is about something else, and would only fill prompts.
+    min_similarity: float = Field(default=0.25, ge=-1, le=1)
+    # How many candidates each side contributes to the fusion.
+    candidates: int = Field(default=50, ge=1, le=1000)
+    # Sources embedded per batch by the background indexer.
+    batch_size: int = Field(default=64, ge=1, le=1024)
+    # SQLite: a tenant with at most this many vectors is searched exactly; a larger one first
+    # by 1-bit signatures (Hamming), then exactly among the best `candidates * 8`, with an
+    # exact search whenever that leaves fewer than k eligible results.
+    exact_search_max: int = Field(default=20_000, ge=0)
+
+    @model_validator(mode="after")
+    def _endpoint_given(self) -> Retrieval:
+        if self.embeddings == "openai_compatible" and not self.endpoint:
+            raise ValueError("openai_compatible needs retrieval.endpoint and retrieval.model")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.embeddings != EmbeddingsName.NONE
+
+    @property
+    def vector_model_id(self) -> str:
+        return self.model_id or f"{self.embeddings.value}:{self.model}"
+
+
 class Gateway(_Strict):
     listen: str = "127.0.0.1:50051"
     # Address of the memory runtime.
@@ -367,6 +419,7 @@ class Settings(BaseSettings):
     capabilities: Capabilities = Capabilities()
     events: Events = Events()
     search: Search = Search()
+    retrieval: Retrieval = Retrieval()
     facts: Facts = Facts()
     gateway: Gateway = Gateway()
     runtime: Runtime = Runtime()

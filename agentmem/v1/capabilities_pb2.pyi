@@ -24,18 +24,20 @@ class Capability(_message.Message):
     def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., experimental: _Optional[bool] = ..., opted_in: _Optional[bool] = ...) -> None: ...
 
 class GetCapabilitiesResponse(_message.Message):
-    __slots__ = ("api_version", "capabilities", "insert_policy", "experimental_opt_in", "caller")
+    __slots__ = ("api_version", "capabilities", "insert_policy", "experimental_opt_in", "caller", "retrieval")
     API_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     INSERT_POLICY_FIELD_NUMBER: _ClassVar[int]
     EXPERIMENTAL_OPT_IN_FIELD_NUMBER: _ClassVar[int]
     CALLER_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_FIELD_NUMBER: _ClassVar[int]
     api_version: str
     capabilities: _containers.RepeatedCompositeFieldContainer[Capability]
     insert_policy: _common_pb2.InsertPolicy
     experimental_opt_in: str
     caller: Caller
-    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., experimental_opt_in: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+    retrieval: RetrievalStatus
+    def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., experimental_opt_in: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., retrieval: _Optional[_Union[RetrievalStatus, _Mapping]] = ...) -> None: ...
 
 class Caller(_message.Message):
     __slots__ = ("principal_id", "principal_kind", "scopes")
@@ -46,3 +48,17 @@ class Caller(_message.Message):
     principal_kind: str
     scopes: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RetrievalStatus(_message.Message):
+    __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_ONLY_REASON_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    lexical_only_reason: str
+    embedding_model: str
+    embedding_dimension: int
+    embeddings_pending: int
+    def __init__(self, mode: _Optional[str] = ..., lexical_only_reason: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., embeddings_pending: _Optional[int] = ...) -> None: ...

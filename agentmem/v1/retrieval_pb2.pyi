@@ -20,6 +20,13 @@ class Reason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REASON_ASSENT_INVALID: _ClassVar[Reason]
     REASON_ASSENT_EXPIRED: _ClassVar[Reason]
     REASON_THREAD_MEMORY_DISABLED: _ClassVar[Reason]
+
+class MatchedBy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MATCHED_BY_UNSPECIFIED: _ClassVar[MatchedBy]
+    MATCHED_BY_LEXICAL: _ClassVar[MatchedBy]
+    MATCHED_BY_SEMANTIC: _ClassVar[MatchedBy]
+    MATCHED_BY_BOTH: _ClassVar[MatchedBy]
 REASON_UNSPECIFIED: Reason
 REASON_SELECTED: Reason
 REASON_BELOW_LIMIT: Reason
@@ -30,6 +37,10 @@ REASON_REVOKED: Reason
 REASON_ASSENT_INVALID: Reason
 REASON_ASSENT_EXPIRED: Reason
 REASON_THREAD_MEMORY_DISABLED: Reason
+MATCHED_BY_UNSPECIFIED: MatchedBy
+MATCHED_BY_LEXICAL: MatchedBy
+MATCHED_BY_SEMANTIC: MatchedBy
+MATCHED_BY_BOTH: MatchedBy
 
 class Citation(_message.Message):
     __slots__ = ("source_id", "revision")
@@ -102,7 +113,7 @@ class ExplainRetrievalRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ExplanationEntry(_message.Message):
-    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score")
+    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     CLASSIFICATION_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +121,9 @@ class ExplanationEntry(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_BY_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_SCORE_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     classification: _sources_pb2.Classification
@@ -117,7 +131,10 @@ class ExplanationEntry(_message.Message):
     reason: Reason
     rank: int
     score: float
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ...) -> None: ...
+    matched_by: MatchedBy
+    lexical_score: float
+    semantic_score: float
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., matched_by: _Optional[_Union[MatchedBy, str]] = ..., lexical_score: _Optional[float] = ..., semantic_score: _Optional[float] = ...) -> None: ...
 
 class ExplainRetrievalResponse(_message.Message):
     __slots__ = ("entries", "total_matches", "truncated")

@@ -224,3 +224,18 @@ def answer(facts: Sequence[Fact], memories: Sequence[Piece], token_budget: int) 
     else:
         level = MEMORY_CONFIDENCE
     return Answer("\n".join(p.text for p in chosen), basis, level, tuple(chosen))
+
+
+RRF_K = 60  # reciprocal rank fusion's usual constant
+
+
+def fuse_rankings(*rankings: Sequence[Fact], limit: int) -> list[Fact]:
+    """Facts of several rankings in one order (reciprocal rank fusion), each once."""
+    score: dict[str, float] = {}
+    by_id: dict[str, Fact] = {}
+    for ranking in rankings:
+        for rank, f in enumerate(ranking):
+            score[f.fact_id] = score.get(f.fact_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            by_id.setdefault(f.fact_id, f)
+    order = sorted(score, key=lambda fid: (-score[fid], fid))
+    return [by_id[fid] for fid in order[:limit]]

@@ -26,6 +26,11 @@ class Match:
     classification: str
     state: State
     score: float  # higher is better
+    # With hybrid retrieval: which side found it ("lexical", "semantic", "both"), each
+    # side's score (runtime_svc.domain.fusion).
+    matched_by: str = ""
+    lexical_score: float = 0.0
+    semantic_score: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,9 @@ class Entry:
     reason: str  # a Reason or a State value
     rank: int = 0
     score: float = 0.0
+    matched_by: str = ""
+    lexical_score: float = 0.0
+    semantic_score: float = 0.0
 
 
 def ranking_key(m: Match) -> tuple[float, str]:
@@ -44,9 +52,15 @@ def ranking_key(m: Match) -> tuple[float, str]:
     return (-m.score, m.source_id)
 
 
-def explain(matches: Sequence[Match], limit: int, *, thread_disabled: bool) -> list[Entry]:
-    """Selected (by rank), then eligible below the limit, then filtered with their reason."""
-    eligible = sorted((m for m in matches if m.state is State.ELIGIBLE), key=ranking_key)
+def explain(
+    matches: Sequence[Match], limit: int, *, thread_disabled: bool, ranked: bool = False
+) -> list[Entry]:
+    """Selected (by rank), then eligible below the limit, then filtered with their reason.
+    With `ranked`, eligible matches are already in ranking order (hybrid retrieval ranks
+    its candidates before the other matches)."""
+    eligible = [m for m in matches if m.state is State.ELIGIBLE]
+    if not ranked:
+        eligible.sort(key=ranking_key)
     filtered = sorted((m for m in matches if m.state is not State.ELIGIBLE), key=ranking_key)
     entries = []
     for rank, m in enumerate(eligible, start=1):
@@ -65,10 +79,23 @@ def explain(matches: Sequence[Match], limit: int, *, thread_disabled: bool) -> l
                 reason.value,
                 rank=rank,
                 score=m.score,
+                matched_by=m.matched_by,
+                lexical_score=m.lexical_score,
+                semantic_score=m.semantic_score,
             )
         )
     entries += [
-        Entry(m.source_id, m.revision, m.classification, False, m.state.value) for m in filtered
+        Entry(
+            m.source_id,
+            m.revision,
+            m.classification,
+            False,
+            m.state.value,
+            matched_by=m.matched_by,
+            lexical_score=m.lexical_score,
+            semantic_score=m.semantic_score,
+        )
+        for m in filtered
     ]
     return entries
 

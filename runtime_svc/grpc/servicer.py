@@ -15,6 +15,7 @@ from agentmem.core.scopes import Scope
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import (
     audit_pb2,
+    capabilities_pb2,
     events_pb2,
     facts_pb2,
     foreign_pb2,
@@ -30,7 +31,15 @@ from runtime_svc.domain.review import Decision
 from runtime_svc.domain.sources import Classification, SaveIntent, Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc import mapping
-from runtime_svc.grpc.mapping import CLASSIFICATIONS, KINDS, MODES, REASONS, STATES, STATUSES
+from runtime_svc.grpc.mapping import (
+    CLASSIFICATIONS,
+    KINDS,
+    MATCHED_BY,
+    MODES,
+    REASONS,
+    STATES,
+    STATUSES,
+)
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
@@ -467,11 +476,24 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     reason=REASONS.to_proto(e.reason),
                     rank=e.rank,
                     score=e.score,
+                    matched_by=MATCHED_BY.to_proto(e.matched_by) if e.matched_by else 0,
+                    lexical_score=e.lexical_score,
+                    semantic_score=e.semantic_score,
                 )
                 for e in result.entries
             ],
             total_matches=result.total_matches,
             truncated=result.truncated,
+        )
+
+    async def GetRetrievalStatus(self, request, context):  # type: ignore[no-untyped-def]
+        st = await self._run(self._retrieval.status, CALLER.get())
+        return capabilities_pb2.RetrievalStatus(
+            mode=st.mode,
+            lexical_only_reason=st.lexical_only_reason,
+            embedding_model=st.model_id,
+            embedding_dimension=st.dimension,
+            embeddings_pending=st.pending,
         )
 
     # Audit and events

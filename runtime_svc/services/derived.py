@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime_svc.storage import vectors
 from runtime_svc.storage.sources import Stored
 from runtime_svc.storage.unit_of_work import Transaction
 
@@ -47,6 +48,10 @@ def _fact_index_rows(tx: Transaction, s: Stored) -> list[str]:
     return [f"fact_index#{row}" for row in tx.facts.index_rows_for_source(s.source.source_id)]
 
 
+def _vectors(tx: Transaction, s: Stored) -> list[str]:
+    return vectors.find_by_source(tx.conn, tx.sources.tenant_id, s.source.source_id)
+
+
 def _prompt_records(tx: Transaction, s: Stored) -> list[str]:
     return tx.prompt_records.citing(s.source.source_id)
 
@@ -78,6 +83,13 @@ KINDS: tuple[Kind, ...] = (
         _fact_index_rows,
         lambda tx, s: tx.facts.purge_index_rows(s.source.source_id),
         _eligible_source,
+    ),
+    Kind(
+        "vector",
+        _vectors,
+        # Its vectors, and its place in the queue of sources waiting to be embedded.
+        lambda tx, s: vectors.purge(tx.conn, tx.sources.tenant_id, s.source.source_id),
+        _eligible_source,  # the semantic side joins the source's eligibility
     ),
     Kind(
         "prompt_record",

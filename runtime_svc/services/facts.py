@@ -84,17 +84,38 @@ class Facts:
         if q.state != "eligible":
             scopes.require(caller.scopes, Scope.CONTENT_READ)
         terms = text.query_terms(q.query) if q.query else None
-        if terms == []:  # a query of stop words only matches nothing
+        hybrid = bool(q.query) and q.state == "eligible" and self._retrieval.hybrid
+        if terms == [] and not hybrid:  # a query of stop words only matches nothing
             return []
+        # Hybrid retrieval: also the facts of the memories that retrieval ranks first.
+        ranked = self._retrieval.candidates(caller, q.query, q.limit) if hybrid else []
         with self._uow.read(caller.tenant_id) as tx:
-            return tx.facts.search(
-                terms,
+            found = (
+                tx.facts.search(
+                    terms,
+                    state=q.state,
+                    save_intent=q.save_intent,
+                    save_intent_source=q.save_intent_source,
+                    now_us=self._clock(),
+                    limit=q.limit,
+                )
+                if terms != []
+                else []
+            )
+            if not ranked:
+                return found
+            of_sources = tx.facts.search(
+                None,
                 state=q.state,
                 save_intent=q.save_intent,
                 save_intent_source=q.save_intent_source,
                 now_us=self._clock(),
-                limit=q.limit,
+                limit=q.limit * 4,
+                source_ids=[h.source_id for h in ranked],
             )
+        source_rank = {h.source_id: i for i, h in enumerate(ranked)}
+        of_sources.sort(key=lambda f: source_rank[f.source_id])
+        return domain.fuse_rankings(found, of_sources, limit=q.limit)
 
     def profile(self, caller: Caller, save_intent_source: str) -> list[domain.ProfileEntry]:
         check_intent(SaveIntent("", save_intent_source))

@@ -2,21 +2,27 @@
 
 All three read the calling thread's memory mode and pick query terms the same way, so an
 explanation always describes exactly the selection that search and prompt assembly make.
+With hybrid retrieval on, each also ranks by meaning (`services.semantic`), fused with the
+lexical score.
 """
 
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from agentmem.core import validation
 from runtime_svc.domain import retrieval, text, thread_mode
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.domain.text import Term
 from runtime_svc.services.clock import Clock
+from runtime_svc.services.semantic import Semantic
+from runtime_svc.storage import vectors
 from runtime_svc.storage.search_index import Hit
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
@@ -40,6 +46,15 @@ class Explanation:
 
 
 @dataclass(frozen=True)
+class RetrievalStatus:
+    mode: str  # lexical | hybrid
+    lexical_only_reason: str  # disabled | vector_store_unavailable | "" (hybrid)
+    model_id: str
+    dimension: int
+    pending: int  # the caller's sources waiting to be embedded
+
+
+@dataclass(frozen=True)
 class Assembled:
     block: PromptBlock
     prompt_record_id: str
@@ -47,17 +62,42 @@ class Assembled:
 
 class Retrieval:
     def __init__(
-        self, uow: UnitOfWork, clock: Clock, *, default_mode: thread_mode.Mode, posting_budget: int
+        self,
+        uow: UnitOfWork,
+        clock: Clock,
+        *,
+        default_mode: thread_mode.Mode,
+        posting_budget: int,
+        semantic: Semantic | None = None,
+        lexical_only_reason: str = "disabled",
     ) -> None:
+        """With `semantic`, every use case ranks by hybrid retrieval (words and meaning);
+        without, `lexical_only_reason` says why not."""
         self._uow, self._clock = uow, clock
         self._default_mode = default_mode
         self._budget = posting_budget
+        self._semantic = semantic
+        self._lexical_only_reason = lexical_only_reason
 
-    def _eligible(self, tx: Transaction, query: str, limit: int) -> tuple[list[Term], list[Hit]]:
+    def _embed(self, query: str) -> Future[Vector] | None:
+        """Starts embedding the query (it runs while the lexical side ranks)."""
+        return self._semantic.embed(query) if self._semantic is not None else None
+
+    def _eligible(
+        self, tx: Transaction, query: str, limit: int, embedding: Future[Vector] | None = None
+    ) -> tuple[list[Term], list[Hit]]:
         """The top eligible memories for a query (every query word searched; see
-        `storage.search_index`), and the words searched."""
+        `storage.search_index`), fused with the semantic side when hybrid retrieval is on;
+        and the words searched."""
         terms = text.query_terms(query)
-        return terms, tx.index.search(terms, limit, self._clock(), budget=self._budget)
+        now = self._clock()
+        if self._semantic is None or embedding is None:
+            return terms, tx.index.search(terms, limit, now, budget=self._budget)
+        lexical = tx.index.search(
+            terms, max(limit, self._semantic.candidates), now, budget=self._budget
+        )
+        ranked = self._semantic.rank(tx, embedding.result(), terms, lexical, limit, now)
+        return terms, [r.hit for r in ranked]
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
         if not thread_id:
@@ -67,10 +107,11 @@ class Retrieval:
 
     def search(self, caller: Caller, query: str, thread_id: str, limit: int) -> list[Found]:
         _check(query, thread_id, limit)
+        embedding = self._embed(query)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            terms, hits = self._eligible(tx, query, limit)
+            terms, hits = self._eligible(tx, query, limit, embedding)
         return [
             Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
         ]
@@ -81,10 +122,11 @@ class Retrieval:
         the selection is made again inside the recording transaction."""
         _check(query, thread_id, 1)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
+        embedding = self._embed(query)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            block = self._render(tx, query, token_budget)
+            block = self._render(tx, query, token_budget, embedding)
         if not block.cited:
             return Assembled(block, "")
         record_id = new_id("prm")
@@ -94,7 +136,7 @@ class Retrieval:
             if tx.sources.eligible_revisions([c.source_id for c in block.cited], now) != cited:
                 if self._thread_disabled(tx, thread_id):
                     return Assembled(PromptBlock("", (), 0), "")
-                block = self._render(tx, query, token_budget)
+                block = self._render(tx, query, token_budget, embedding)
                 if not block.cited:
                     return Assembled(block, "")
             tx.prompt_records.add(
@@ -108,16 +150,19 @@ class Retrieval:
             )
         return Assembled(block, record_id)
 
-    def _render(self, tx: Transaction, query: str, token_budget: int) -> PromptBlock:
-        hits = self._eligible(tx, query, PROMPT_CANDIDATES)[1]
+    def _render(
+        self, tx: Transaction, query: str, token_budget: int, embedding: Future[Vector] | None
+    ) -> PromptBlock:
+        hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding)[1]
         return retrieval.render_prompt(
             [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
         )
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
+        embedding = self._embed(query)
         with self._uow.read(caller.tenant_id) as tx:
-            return self._eligible(tx, query, limit)[1]
+            return self._eligible(tx, query, limit, embedding)[1]
 
     def lexical(self, caller: Caller, query: str, limit: int) -> list[tuple[str, float]]:
         """(source_id, score) of the top `limit` eligible memories by lexical score alone,
@@ -128,22 +173,52 @@ class Retrieval:
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)
         now = self._clock()
+        embedding = self._embed(query)
+        terms = text.query_terms(query)
         with self._uow.read(caller.tenant_id) as tx:
             disabled = self._thread_disabled(tx, thread_id)
-            rows, total = tx.index.matches(text.query_terms(query), now, EXPLAIN_CAP)
+            rows, total = tx.index.matches(terms, now, EXPLAIN_CAP)
             # Sources without an index entry (pending, rejected, revoked) match too; erased
             # ones have no content and never appear.
-            stems = {t.stem for t in text.query_terms(query)}
-            unindexed = tx.sources.unindexed_matching(stems, EXPLAIN_CAP)
+            unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
+            quarantined = [
+                Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
+                for s in (u.source for u in unindexed)
+            ]
+            if self._semantic is not None and embedding is not None:
+                lexical = tx.index.search(
+                    terms, self._semantic.candidates, now, budget=self._budget
+                )
+                matches, extra = self._semantic.explain(
+                    tx, embedding.result(), terms, lexical, rows, now
+                )
+                found = total + extra + len(quarantined)
+                entries = retrieval.explain(
+                    [*matches[:EXPLAIN_CAP], *quarantined],
+                    limit,
+                    thread_disabled=disabled,
+                    ranked=True,
+                )
+                return Explanation(entries, found, truncated=found > len(entries))
         matches = [
             Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
-        ] + [
-            Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
-            for s in (u.source for u in unindexed)
-        ]
-        total += len(unindexed)
+        ] + quarantined
+        total += len(quarantined)
         entries = retrieval.explain(matches, limit, thread_disabled=disabled)
         return Explanation(entries, total, truncated=total > len(entries))
+
+    @property
+    def hybrid(self) -> bool:
+        return self._semantic is not None
+
+    def status(self, caller: Caller) -> RetrievalStatus:
+        if self._semantic is None:
+            return RetrievalStatus("lexical", self._lexical_only_reason, "", 0, 0)
+        with self._uow.read(caller.tenant_id) as tx:
+            waiting = vectors.pending(tx.conn, caller.tenant_id)
+        return RetrievalStatus(
+            "hybrid", "", self._semantic.model_id, self._semantic.dimension, waiting
+        )
 
 
 def _check(query: str, thread_id: str, limit: int) -> None:

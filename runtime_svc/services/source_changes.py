@@ -62,6 +62,8 @@ class SourceChanges:
 
     def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:
         stored = tx.writer.index(stored)
+        # Its vector is made off the write path, in commit order (hybrid retrieval on).
+        tx.embedding_queue.enqueue(stored.pk, stored.source.source_id)
         self._extraction.store(tx, stored.source, list(change.triples), stored.source.updated_at_us)
         return stored
 

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from agentmem.core.config import Storage
+from runtime_svc.storage import sqlite_vectors
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class Database:
             self.reader.dispose()
 
 
-def open_database(storage: Storage) -> Database:
+def open_database(storage: Storage, *, vectors: bool = False) -> Database:
+    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`)."""
     url = make_url(storage.url)
     if url.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
@@ -41,18 +43,24 @@ def open_database(storage: Storage) -> Database:
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     return Database(
-        writer=_sqlite_engine(storage, begin="BEGIN IMMEDIATE"),
-        reader=_sqlite_engine(storage, begin="BEGIN"),
+        writer=_sqlite_engine(storage, begin="BEGIN IMMEDIATE", vectors=vectors),
+        reader=_sqlite_engine(storage, begin="BEGIN", vectors=vectors),
     )
 
 
 def sqlite_module() -> ModuleType | None:
-    """A current SQLite for the embedded backend: the `pysqlite3-binary` build where it is
-    installed (FTS5 secure-delete needs SQLite 3.42; loadable extensions), else Python's."""
+    """The one SQLite library the runtime uses: the `pysqlite3-binary` build where it is
+    installed (a current SQLite: FTS5 secure-delete needs 3.42, and it loads extensions such
+    as sqlite-vec), else `sqlean.py` (the `vectors` extra, for platforms without that
+    wheel), else Python's own (None). One library per process: two do not see each other's
+    locks."""
     try:
         import pysqlite3.dbapi2 as module  # type: ignore[import-not-found]
     except ImportError:
-        return None
+        try:
+            import sqlean as module  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            return None
     return module
 
 
@@ -74,7 +82,7 @@ def sqlite_engine(url: str, **kwargs: Any) -> Engine:
     return create_engine(url, **kwargs)
 
 
-def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
+def _sqlite_engine(storage: Storage, *, begin: str, vectors: bool) -> Engine:
     engine = sqlite_engine(
         storage.url,
         connect_args={"timeout": storage.busy_timeout_ms / 1000, "check_same_thread": False},
@@ -94,6 +102,8 @@ def _sqlite_engine(storage: Storage, *, begin: str) -> Engine:
         # Erasure is physical: deleted content is overwritten, not left in free pages.
         cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
+        if vectors:
+            sqlite_vectors.load(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]

@@ -128,9 +128,11 @@ class FactRepository(_Repository):
         save_intent_source: str,
         now_us: int,
         limit: int,
+        source_ids: Sequence[str] | None = None,
     ) -> list[Fact]:
         """Facts of the tenant whose source is in `state` ("eligible", "ineligible", "all"),
-        best match first (or most confident first without terms)."""
+        best match first (or most confident first without terms); with `source_ids`, only
+        facts of those sources."""
         joined = facts.join(
             sources,
             and_(
@@ -162,6 +164,8 @@ class FactRepository(_Repository):
             stmt = stmt.where(eligible)
         elif state == "ineligible":
             stmt = stmt.where(not_(eligible))
+        if source_ids is not None:
+            stmt = stmt.where(facts.c.source_id.in_(list(source_ids)))
         if save_intent:
             stmt = stmt.where(facts.c.save_intent == save_intent)
         if save_intent_source:

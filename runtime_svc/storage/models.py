@@ -10,6 +10,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     String,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -268,3 +270,42 @@ class SearchTerm(Base):
     max_impact: Mapped[float] = mapped_column(Float)
 
     __table_args__ = ({"sqlite_with_rowid": False},)
+
+
+# A vector: float32 little-endian bytes on SQLite (what sqlite-vec reads), real[] on
+# PostgreSQL (cast to pgvector's `vector` in the ranked query, so the schema does not need
+# the extension).
+Embedding = LargeBinary().with_variant(ARRAY(REAL()), "postgresql")
+
+
+class VectorOutboxRow(Base):
+    """Sources waiting to be embedded, in the order they were committed; the background
+    indexer takes them in batches and deletes them once their vector is stored."""
+
+    __tablename__ = "vector_outbox"
+    seq: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    source_pk: Mapped[int] = mapped_column(BigInteger)
+    source_id: Mapped[str] = mapped_column(String(64))
+    enqueued_at_us: Mapped[int] = mapped_column(BigInteger)
+    __table_args__ = (Index("ix_vector_outbox_source", "tenant_id", "source_id"),)
+
+
+class MemoryVectorRow(Base):
+    """A derived record: a source's generated form embedded by one model. `signature` holds
+    one bit per dimension for the coarse pass over large tenants (SQLite)."""
+
+    __tablename__ = "memory_vectors"
+    source_pk: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    model_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    source_id: Mapped[str] = mapped_column(String(64))
+    source_revision: Mapped[int] = mapped_column(BigInteger)
+    dimension: Mapped[int] = mapped_column(Integer)
+    embedding: Mapped[bytes] = mapped_column(Embedding)
+    signature: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at_us: Mapped[int] = mapped_column(BigInteger)
+    __table_args__ = (
+        Index("ix_memory_vectors_scan", "tenant_id", "model_id", "source_pk", "signature"),
+        Index("ix_memory_vectors_source", "tenant_id", "source_id"),
+    )

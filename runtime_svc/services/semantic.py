@@ -1,0 +1,170 @@
+"""The semantic side of retrieval and its fusion with the lexical side (hybrid retrieval).
+
+The query is embedded on a small pool of its own while the lexical side runs; both sides
+then rank inside the same read transaction, each with the eligibility predicate in its
+ranked statement, and `runtime_svc.domain.fusion` merges them. Only vectors of the
+configured model are ranked: after a model change, sources not yet re-embedded are ranked
+by their words alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from runtime_svc.domain import fusion
+from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.embeddings import Embedder, Vector
+from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.text import Term
+from runtime_svc.storage.search_index import Hit, MatchRow
+from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.vector_search import Plan, VectorSearch
+
+COARSE_FACTOR = 8  # coarse candidates per semantic candidate, for large SQLite tenants
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    weights: fusion.Weights
+    candidates: int
+    exact_max: int
+    min_similarity: float
+
+
+@dataclass(frozen=True)
+class Ranked:
+    hit: Hit  # score: the fused score
+    scored: fusion.Scored
+
+
+class Semantic:
+    def __init__(self, embedder: Embedder, settings: HybridSettings) -> None:
+        self._embedder = embedder
+        self._s = settings
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="query-embedding")
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._embedder.dimension
+
+    @property
+    def candidates(self) -> int:
+        return self._s.candidates
+
+    def embed(self, query: str) -> Future[Vector]:
+        return self._pool.submit(lambda: self._embedder.embed([query])[0])
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _plan(self, tx: Transaction) -> Plan:
+        docs = tx.tenant.get().indexed_docs
+        return Plan(
+            self.model_id,
+            exact=docs <= self._s.exact_max,
+            coarse=self._s.candidates * COARSE_FACTOR,
+            min_similarity=self._s.min_similarity,
+        )
+
+    def rank(
+        self,
+        tx: Transaction,
+        query: Vector,
+        terms: Sequence[Term],
+        lexical: list[Hit],
+        limit: int,
+        now_us: int,
+    ) -> list[Ranked]:
+        """The top `limit` eligible sources of both sides, fused (`terms`: the query's
+        words that the lexical side searched)."""
+        search = VectorSearch(tx.conn, tx.sources.tenant_id)
+        semantic = search.search(self._plan(tx), query, self._s.candidates, now_us)
+        by_id = {h.source_id: h for h in semantic} | {h.source_id: h for h in lexical}
+        sem = {h.source_id: h.score for h in semantic}
+        unscored = [h for h in lexical if h.source_id not in sem]
+        sims = search.similarity(self.model_id, query, [h.pk for h in unscored])
+        scored = fusion.fuse(
+            {h.source_id: h.score for h in lexical},
+            sem,
+            self._s.weights,
+            similarity={h.source_id: sims[h.pk] for h in unscored if h.pk in sims},
+            coverage={h.source_id: fusion.coverage(terms, h.text) for h in lexical},
+        )
+        return [Ranked(replace(by_id[s.key], score=s.score), s) for s in scored[:limit]]
+
+    def explain(
+        self,
+        tx: Transaction,
+        query: Vector,
+        terms: Sequence[Term],
+        lexical_hits: list[Hit],
+        lexical_rows: list[MatchRow],
+        now_us: int,
+    ) -> tuple[list[Match], int]:
+        """Every match of either side, for an explanation: the fused candidates first, in the
+        order search ranks them, then other eligible matches, then filtered ones; and how
+        many matches the semantic side added to the lexical side's."""
+        ranked = self.rank(
+            tx, query, terms, lexical_hits, len(lexical_hits) + self._s.candidates, now_us
+        )
+        search = VectorSearch(tx.conn, tx.sources.tenant_id)
+        semantic_rows = search.matches(self._plan(tx), query, now_us, self._s.candidates)
+        best = max((h.score for h in lexical_hits), default=0.0)
+        in_ranking = {r.scored.key for r in ranked}
+        rows: dict[str, tuple[MatchRow | None, MatchRow | None]] = {}
+        for r in lexical_rows:
+            rows[r.source_id] = (r, None)
+        for r in semantic_rows:
+            rows[r.source_id] = (rows.get(r.source_id, (None, None))[0], r)
+        state_of = {sid: (lx or sm).state for sid, (lx, sm) in rows.items()}  # type: ignore[union-attr]
+        matches = [
+            _match(r.hit.source_id, r.hit.revision, rows, state_of, r.scored, r.hit.score)
+            for r in ranked
+        ]
+        others = []
+        for sid, (lx, sm) in rows.items():
+            if sid in in_ranking:
+                continue
+            row = lx or sm
+            lex = fusion.fuse(
+                {sid: lx.score} if lx else {},
+                {sid: sm.score} if sm else {},
+                self._s.weights,
+                best=best,
+            )[0]
+            others.append(_match(sid, row.revision, rows, state_of, lex, lex.score))  # type: ignore[union-attr]
+        others.sort(key=lambda m: (-m.score, m.source_id))
+        extra = sum(1 for lx, _ in rows.values() if lx is None)
+        return matches + others, extra
+
+
+def _match(
+    source_id: str,
+    revision: int,
+    rows: dict[str, tuple[MatchRow | None, MatchRow | None]],
+    state_of: dict[str, str],
+    scored: fusion.Scored,
+    score: float,
+) -> Match:
+    lx, sm = rows.get(source_id, (None, None))
+    classification = (lx or sm).classification if (lx or sm) else "active"  # type: ignore[union-attr]
+    return Match(
+        source_id,
+        revision,
+        classification,
+        State(state_of.get(source_id, State.ELIGIBLE.value)),
+        score,
+        matched_by=scored.matched_by.value,
+        lexical_score=scored.lexical,
+        semantic_score=scored.semantic,
+    )

