@@ -1,4 +1,4 @@
-"""Facts, profile and ask (seed 003, P2): provenance, confidence, eligibility."""
+"""Facts, profile and ask: provenance, confidence, eligibility."""
 
 from __future__ import annotations
 

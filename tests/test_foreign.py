@@ -1,4 +1,4 @@
-"""Foreign sources, assent, revocation with readback, erasure (seed 000 tests 4 and 5)."""
+"""Foreign sources, assent, revocation with readback, erasure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Insert policy (seed 003, P0): enforced in the runtime, errors never echo the payload."""
+"""Insert policy: enforced in the runtime, errors never echo the payload."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sources, classification and retrieval through both services (seed 000 tests 1, 2, 3, 6)."""
+"""Sources, classification and retrieval through both services."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pending review (seed 003, P1): approval, rejection, self-approval, audit, per-tenant policy."""
+"""Pending review: approval, rejection, self-approval, audit, per-tenant policy."""
 
 from __future__ import annotations
 

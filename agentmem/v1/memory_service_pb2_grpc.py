@@ -199,28 +199,28 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReadThreadMemoryMode(self, request, context):
-        """Seed: thread/memoryMode/read. Scope: memory.read.
+        """Host method thread/memoryMode/read. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SetThreadMemoryMode(self, request, context):
-        """Seed: thread/memoryMode/set. Scope: memory.policy.
+        """Host method thread/memoryMode/set. Scope: memory.policy.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def InsertMemory(self, request, context):
-        """Seed 003: memory_insert. Scope: memory.write.
+        """Host method memory_insert. Scope: memory.write.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListSources(self, request, context):
-        """Seed: memory/sources/list. Metadata only. Scope: memory.read.
+        """Host method memory/sources/list. Metadata only. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -234,7 +234,7 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetSourceClassification(self, request, context):
-        """Seed: memory/sources/classification/set. Scope: memory.policy.
+        """Host method memory/sources/classification/set. Scope: memory.policy.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -255,7 +255,7 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExplainRetrieval(self, request, context):
-        """Seed: memory/retrieval/explain. Why each matching source was selected or filtered.
+        """Host method memory/retrieval/explain. Why each matching source was selected or filtered.
         Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -263,14 +263,14 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMemories(self, request, context):
-        """Seed 003: memories by review status. Text only with memory.content.read. Scope: memory.read.
+        """Memories by review status. Text only with memory.content.read. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReviewMemory(self, request, context):
-        """Seed 003: approve or reject a pending insert. Scope: memory.review.
+        """Approve or reject a pending insert. Scope: memory.review.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -291,28 +291,28 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SearchFacts(self, request, context):
-        """Seed 003: facts extracted from eligible memories, with provenance. Scope: memory.read.
+        """Facts extracted from eligible memories, with provenance. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetProfile(self, request, context):
-        """Seed 003: the user's profile, consolidated from eligible facts. Scope: memory.read.
+        """The user's profile, consolidated from eligible facts. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Ask(self, request, context):
-        """Seed 003: memory_ask. An answer from eligible facts and memories. Scope: memory.read.
+        """Host method memory_ask. An answer from eligible facts and memories. Scope: memory.read.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RegisterOwnerKey(self, request, context):
-        """Seed 000: register a canonical owner's key. Scope: memory.admin.
+        """Register a canonical owner's key. Scope: memory.admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -333,7 +333,7 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def AdmitForeignSource(self, request, context):
-        """Seed 000: admit a thin pointer with the canonical owner's assent. Scope: memory.admit.
+        """Admit a thin pointer with the canonical owner's assent. Scope: memory.admit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
