@@ -82,6 +82,11 @@ async def start(
             db, uow, semantic.embedder, system_clock, settings.retrieval.batch_size
         )
         indexer.start()
+        metrics.GAUGES.add(
+            "agentmem_embedding_backlog",
+            "Sources waiting to be embedded (all tenants); they are ranked by words until then.",
+            lambda: _embedding_backlog(db),
+        )
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
@@ -181,6 +186,11 @@ async def start(
 
     served.on_stop.append(close)
     return served
+
+
+def _embedding_backlog(db) -> int:  # type: ignore[no-untyped-def]
+    with db.reader.connect() as conn:
+        return vectors.pending(conn)
 
 
 def _pool_gauges(db, pool: ThreadPoolExecutor) -> None:  # type: ignore[no-untyped-def]

@@ -192,3 +192,13 @@ print("LOADED", loaded)
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "LOADED []" in out.stdout
+
+
+def test_the_embedding_backlog_is_a_metric(local_model, vector_backend, make_stack):
+    from tests.test_metrics import scrape_text
+
+    stack = make_stack(**hybrid_settings(), runtime__metrics_listen="127.0.0.1:0")
+    client = stack.client()
+    insert(client, SAXOPHONE)
+    wait_embedded(client)
+    assert "agentmem_embedding_backlog 0.0" in scrape_text(stack.runtime.metrics_port)
