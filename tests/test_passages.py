@@ -159,3 +159,36 @@ def test_plain_memories_behave_as_before(stack):
     prompt = assemble(client, "zqguitar")
     assert f"({a.source_id}@1)" in prompt.context
     assert not prompt.citations[0].HasField("passage")
+
+
+def test_grouped_search_fills_k_with_distinct_sources(stack):
+    client = stack.client()
+    talk = client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=[
+                sources_pb2.Message(role="user", content=f"zqtea zqtea zqtea round {i}")
+                for i in range(10)
+            ]
+        )
+    )
+    plain = [insert(client, f"The user once drank zqtea in city number {i}") for i in range(2)]
+    hits = search(client, "zqtea", limit=2).hits
+    assert hits[0].source_id == talk.source_id
+    assert len({h.source_id for h in hits}) == 2 and hits[1].source_id in {
+        p.source_id for p in plain
+    }
+    several = passages_search(client, "zqtea", limit=5).hits
+    assert [h.source_id for h in several] == [talk.source_id] * 5
+
+
+def test_conversations_stored_without_names_keep_their_old_bytes(stack):
+    client = stack.client()
+    s = client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=[sources_pb2.Message(role="user", content="I keep zqbees")]
+        )
+    )
+    raw = stack.sql("SELECT raw FROM sources WHERE source_id = :s", s=s.source_id)[0][0]
+    assert raw == '[["user", "I keep zqbees"]]'
+    stored = get_source(client, s.source_id, include_content=True)
+    assert stored.messages[0].name == "" and not stored.messages[0].HasField("sent_at")

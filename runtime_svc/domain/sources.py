@@ -89,7 +89,7 @@ class Body:
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
-        if kind is SourceKind.CONVERSATION:
+        if kind is SourceKind.CONVERSATION and raw:  # an erased one keeps no bytes
             return Body(messages=tuple(Message(*row) for row in json.loads(raw)))
         return Body(content=raw)
 
