@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.v1 import foreign_pb2, retrieval_pb2, review_pb2, sources_pb2
+from agentmem.v1 import facts_pb2, foreign_pb2, retrieval_pb2, review_pb2, sources_pb2
 from tests.memory_helpers import (
     assemble,
     classify,
@@ -192,3 +192,12 @@ def test_conversations_stored_without_names_keep_their_old_bytes(stack):
     assert raw == '[["user", "I keep zqbees"]]'
     stored = get_source(client, s.source_id, include_content=True)
     assert stored.messages[0].name == "" and not stored.messages[0].HasField("sent_at")
+
+
+def test_ask_cites_the_passage_it_answers_from(stack):
+    client = stack.client()
+    s = insert_conversation(client)
+    a = client.Ask(facts_pb2.AskRequest(question="zqcello grandmother", token_budget=500))
+    assert a.answer_basis == "memories" and "zqcello" in a.answer
+    assert (a.citations[0].source_id, a.citations[0].passage.message_start) == (s.source_id, 6)
+    assert a.provenance[0].passage.message_end == 7

@@ -308,11 +308,9 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         a = await self._run(self._facts.ask, CALLER.get(), request.question, request.token_budget)
         citations, seen = [], set()
         for p in a.pieces:
-            if (p.source_id, p.source_revision) not in seen:
-                seen.add((p.source_id, p.source_revision))
-                citations.append(
-                    retrieval_pb2.Citation(source_id=p.source_id, revision=p.source_revision)
-                )
+            if (p.source_id, p.source_revision, p.passage) not in seen:
+                seen.add((p.source_id, p.source_revision, p.passage))
+                citations.append(mapping.citation(p.source_id, p.source_revision, p.passage))
         return facts_pb2.AskResponse(
             answer=a.text,
             answer_basis=a.basis,
@@ -324,6 +322,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     source_revision=p.source_revision,
                     fact_id=p.fact_id,
                     save_intent=p.save_intent,
+                    passage=mapping.passage(p.passage),
                 )
                 for p in a.pieces
             ],
