@@ -66,7 +66,8 @@ _STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact
 
 def _source_of(key):  # type: ignore[no-untyped-def]
     """The source pk of an entry key (see `domain.passages.entry_key`)."""
-    return key.op(">>", return_type=BigInteger)(SHIFT)
+    # A literal shift: PostgreSQL's `>>` takes an integer (not bigint) on its right.
+    return key.op(">>", return_type=BigInteger)(literal_column(str(SHIFT)))
 
 
 def _entries_of(pk: int):  # type: ignore[no-untyped-def]
