@@ -21,6 +21,7 @@ from runtime_svc.domain.embeddings import Embedder
 from runtime_svc.domain.facts import Extractor, RuleExtractor
 from runtime_svc.domain.fusion import Weights
 from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.passages import Window
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
 from runtime_svc.grpc.wakeups import TenantWakeups
@@ -74,8 +75,11 @@ async def start(
             None, _semantic_side, settings, db
         )
     indexer: EmbeddingIndexer | None = None
+    passages = settings.retrieval.passages
     uow = UnitOfWork(
-        db, vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None
+        db,
+        vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
+        window=Window(passages.before, passages.date),
     )
     if semantic is not None:
         indexer = EmbeddingIndexer(

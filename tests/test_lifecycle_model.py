@@ -112,6 +112,7 @@ class Model:
     erased: bool = False
     revision: int = 1
     assent_id: str = ""
+    conversation: bool = False  # inserted as messages (indexed as passages)
 
     @property
     def state(self) -> str:
@@ -187,12 +188,24 @@ class LifecycleMachine(RuleBasedStateMachine):
         by = data.draw(st.sampled_from(["agent", "user", "admin"]))
         intent = data.draw(st.sampled_from(INTENTS))
         threaded = data.draw(st.booleans())
+        conversation = data.draw(st.booleans())
         word = marker(next(self.counter))
         request = sources_pb2.InsertMemoryRequest(
-            content=f"I like the lantern {word}",
             thread_id="t1" if threaded else "",
             metadata=sources_pb2.InsertMetadata(save_intent=intent),
         )
+        if conversation:  # the marker in message 1 only: its passages are 0-1 and 1-2
+            request.messages.extend(
+                [
+                    sources_pb2.Message(role="assistant", content="What lights your porch?"),
+                    sources_pb2.Message(
+                        role="user", content=f"I like the lantern {word}", name="Caroline"
+                    ),
+                    sources_pb2.Message(role="assistant", content="Sounds cosy, good night."),
+                ]
+            )
+        else:
+            request.content = f"I like the lantern {word}"
         call = lambda: self.c[by].InsertMemory(request)  # noqa: E731
         if intent == "bogus":
             return self._refused(call, "SAVE_INTENT_INVALID")
@@ -206,7 +219,14 @@ class LifecycleMachine(RuleBasedStateMachine):
             sources_pb2.STATUS_PENDING_REVIEW if pending else sources_pb2.STATUS_ACTIVE
         )
         self.sources.append(
-            Model(r.source_id, word, "memory", by, "pending_review" if pending else "active")
+            Model(
+                r.source_id,
+                word,
+                "memory",
+                by,
+                "pending_review" if pending else "active",
+                conversation=conversation,
+            )
         )
         self.mutations += 1
 
@@ -408,6 +428,19 @@ class LifecycleMachine(RuleBasedStateMachine):
         ).hits
         assert {h.source_id for h in hits} == eligible
         assert not any(b in h.snippet for h in hits for b in banned)
+        # Passages: only eligible sources', each conversation's (those holding message 1).
+        passages = admin.SearchMemories(
+            retrieval_pb2.SearchMemoriesRequest(query="lantern", limit=100, group_by_source=False)
+        ).hits
+        assert {h.source_id for h in passages} == eligible
+        assert not any(b in h.snippet for h in passages for b in banned)
+        talks = {m.source_id for m in self.sources if m.eligible and m.conversation}
+        ranges = sorted(
+            (h.source_id, h.passage.message_start, h.passage.message_end)
+            for h in passages
+            if h.HasField("passage")
+        )
+        assert ranges == sorted((s, a, b) for s in talks for a, b in ((0, 1), (1, 2)))
 
         prompt = admin.AssemblePrompt(
             retrieval_pb2.AssemblePromptRequest(

@@ -208,6 +208,13 @@ class Search(_Strict):
     posting_budget: int = Field(default=20_000, ge=100)
 
 
+class Passages(_Strict):
+    # Each message of a conversation is indexed as a passage with this many previous
+    # messages, headed by the conversation's date (its first `sent_at`) when `date` is on.
+    before: int = Field(default=1, ge=0, le=10)
+    date: bool = True
+
+
 class EmbeddingsName(StrEnum):
     NONE = "none"
     LOCAL = "local"
@@ -244,6 +251,7 @@ class Retrieval(_Strict):
     # by 1-bit signatures (Hamming), then exactly among the best `candidates * 8`, with an
     # exact search whenever that leaves fewer than k eligible results.
     exact_search_max: int = Field(default=20_000, ge=0)
+    passages: Passages = Field(default_factory=Passages)
 
     @model_validator(mode="after")
     def _endpoint_given(self) -> Retrieval:

@@ -98,16 +98,18 @@ class AskRequest(_message.Message):
     def __init__(self, question: _Optional[str] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class AskProvenance(_message.Message):
-    __slots__ = ("source_id", "source_revision", "fact_id", "save_intent")
+    __slots__ = ("source_id", "source_revision", "fact_id", "save_intent", "passage")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
     FACT_ID_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     source_revision: int
     fact_id: str
     save_intent: str
-    def __init__(self, source_id: _Optional[str] = ..., source_revision: _Optional[int] = ..., fact_id: _Optional[str] = ..., save_intent: _Optional[str] = ...) -> None: ...
+    passage: _retrieval_pb2.Passage
+    def __init__(self, source_id: _Optional[str] = ..., source_revision: _Optional[int] = ..., fact_id: _Optional[str] = ..., save_intent: _Optional[str] = ..., passage: _Optional[_Union[_retrieval_pb2.Passage, _Mapping]] = ...) -> None: ...
 
 class AskResponse(_message.Message):
     __slots__ = ("answer", "answer_basis", "confidence", "citations", "provenance")

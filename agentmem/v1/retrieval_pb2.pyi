@@ -43,36 +43,50 @@ MATCHED_BY_SEMANTIC: MatchedBy
 MATCHED_BY_BOTH: MatchedBy
 
 class Citation(_message.Message):
-    __slots__ = ("source_id", "revision")
+    __slots__ = ("source_id", "revision", "passage")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+    passage: Passage
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., passage: _Optional[_Union[Passage, _Mapping]] = ...) -> None: ...
+
+class Passage(_message.Message):
+    __slots__ = ("message_start", "message_end")
+    MESSAGE_START_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_END_FIELD_NUMBER: _ClassVar[int]
+    message_start: int
+    message_end: int
+    def __init__(self, message_start: _Optional[int] = ..., message_end: _Optional[int] = ...) -> None: ...
 
 class SearchMemoriesRequest(_message.Message):
-    __slots__ = ("query", "thread_id", "limit")
+    __slots__ = ("query", "thread_id", "limit", "group_by_source")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_SOURCE_FIELD_NUMBER: _ClassVar[int]
     query: str
     thread_id: str
     limit: int
-    def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    group_by_source: bool
+    def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ..., group_by_source: _Optional[bool] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("source_id", "revision", "score", "snippet", "citation")
+    __slots__ = ("source_id", "revision", "score", "snippet", "citation", "passage")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_FIELD_NUMBER: _ClassVar[int]
     CITATION_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     score: float
     snippet: str
     citation: Citation
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., score: _Optional[float] = ..., snippet: _Optional[str] = ..., citation: _Optional[_Union[Citation, _Mapping]] = ...) -> None: ...
+    passage: Passage
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., score: _Optional[float] = ..., snippet: _Optional[str] = ..., citation: _Optional[_Union[Citation, _Mapping]] = ..., passage: _Optional[_Union[Passage, _Mapping]] = ...) -> None: ...
 
 class SearchMemoriesResponse(_message.Message):
     __slots__ = ("hits",)

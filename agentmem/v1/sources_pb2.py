@@ -26,7 +26,7 @@ from agentmem.v1 import common_pb2 as agentmem_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentmem/v1/sources.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"(\n\x07Message\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\"\xc7\x01\n\x0eInsertMetadata\x12\x13\n\x0bsave_intent\x18\x01 \x01(\t\x12\x1a\n\x12save_intent_source\x18\x02 \x01(\t\x12\x1c\n\x14save_intent_evidence\x18\x03 \x01(\t\x12\x37\n\x06labels\x18\x04 \x03(\x0b\x32\'.agentmem.v1.InsertMetadata.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe9\x01\n\x13InsertMemoryRequest\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12&\n\x08messages\x18\x03 \x03(\x0b\x32\x14.agentmem.v1.Message\x12,\n\x0bsource_kind\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12-\n\x08metadata\x18\x05 \x01(\x0b\x32\x1b.agentmem.v1.InsertMetadata\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x15\n\rvalidate_only\x18\x07 \x01(\x08\"\xa2\x01\n\x14InsertMemoryResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12#\n\x06status\x18\x03 \x01(\x0e\x32\x13.agentmem.v1.Status\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x05 \x01(\x08\"\x85\x02\n\rSourceSummary\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x33\n\x0e\x63lassification\x18\x04 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Status\x12G\n\x19\x65\x66\x66\x65\x63tive_retrieval_state\x18\x06 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\"\xe8\x01\n\x0cSourceFilter\x12\x33\n\x0e\x63lassification\x18\x01 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.agentmem.v1.Status\x12=\n\x0f\x65\x66\x66\x65\x63tive_state\x18\x03 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\x12,\n\x0bsource_kind\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x11\n\tthread_id\x18\x05 \x01(\t\"f\n\x12ListSourcesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x19.agentmem.v1.SourceFilter\"[\n\x13ListSourcesResponse\x12+\n\x07sources\x18\x01 \x03(\x0b\x32\x1a.agentmem.v1.SourceSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\">\n\x10GetSourceRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x17\n\x0finclude_content\x18\x02 \x01(\x08\"\x96\x01\n\x10SourceProvenance\x12\x14\n\x0cprincipal_id\x18\x01 \x01(\t\x12\x16\n\x0eprincipal_kind\x18\x02 \x01(\t\x12\x0f\n\x07surface\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12/\n\x0breceived_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x86\x05\n\x06Source\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x33\n\x0e\x63lassification\x18\x04 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Status\x12G\n\x19\x65\x66\x66\x65\x63tive_retrieval_state\x18\x06 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tthread_id\x18\t \x01(\t\x12\x31\n\nprovenance\x18\n \x01(\x0b\x32\x1d.agentmem.v1.SourceProvenance\x12\x13\n\x0bsave_intent\x18\x0b \x01(\t\x12\x1a\n\x12save_intent_source\x18\x0c \x01(\t\x12/\n\x06labels\x18\r \x03(\x0b\x32\x1f.agentmem.v1.Source.LabelsEntry\x12\x16\n\x0e\x63ontent_sha256\x18\x0e \x01(\t\x12\x0f\n\x07\x63ontent\x18\x0f \x01(\t\x12&\n\x08messages\x18\x10 \x03(\x0b\x32\x14.agentmem.v1.Message\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x97\x01\n\x1eSetSourceClassificationRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x03\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"\x97\x02\n\x1fSetSourceClassificationResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12<\n\x17previous_classification\x18\x02 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08revision\x18\x04 \x01(\x03\x12\x30\n\x0c\x65\x66\x66\x65\x63tive_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x07receipt\x18\x06 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\xe7\x01\n\x1bSourceClassificationUpdated\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12<\n\x17previous_classification\x18\x02 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08revision\x18\x04 \x01(\x03\x12\x30\n\x0c\x65\x66\x66\x65\x63tive_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x88\x01\n\x0eMemoryInserted\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12#\n\x06status\x18\x04 \x01(\x0e\x32\x13.agentmem.v1.Status*\x90\x01\n\nSourceKind\x12\x1b\n\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12SOURCE_KIND_MEMORY\x10\x01\x12\x1c\n\x18SOURCE_KIND_CONVERSATION\x10\x02\x12\x17\n\x13SOURCE_KIND_FOREIGN\x10\x03\x12\x16\n\x12SOURCE_KIND_LEGACY\x10\x04*d\n\x0e\x43lassification\x12\x1e\n\x1a\x43LASSIFICATION_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43LASSIFICATION_ACTIVE\x10\x01\x12\x17\n\x13\x43LASSIFICATION_COLD\x10\x02*c\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x11\n\rSTATUS_ACTIVE\x10\x01\x12\x19\n\x15STATUS_PENDING_REVIEW\x10\x02\x12\x13\n\x0fSTATUS_REJECTED\x10\x03*\xe9\x02\n\x17\x45\x66\x66\x65\x63tiveRetrievalState\x12)\n%EFFECTIVE_RETRIEVAL_STATE_UNSPECIFIED\x10\x00\x12&\n\"EFFECTIVE_RETRIEVAL_STATE_ELIGIBLE\x10\x01\x12\"\n\x1e\x45\x46\x46\x45\x43TIVE_RETRIEVAL_STATE_COLD\x10\x02\x12,\n(EFFECTIVE_RETRIEVAL_STATE_PENDING_REVIEW\x10\x03\x12&\n\"EFFECTIVE_RETRIEVAL_STATE_REJECTED\x10\x04\x12%\n!EFFECTIVE_RETRIEVAL_STATE_REVOKED\x10\x05\x12,\n(EFFECTIVE_RETRIEVAL_STATE_ASSENT_INVALID\x10\x06\x12,\n(EFFECTIVE_RETRIEVAL_STATE_ASSENT_EXPIRED\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentmem/v1/sources.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"c\n\x07Message\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12+\n\x07sent_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xc7\x01\n\x0eInsertMetadata\x12\x13\n\x0bsave_intent\x18\x01 \x01(\t\x12\x1a\n\x12save_intent_source\x18\x02 \x01(\t\x12\x1c\n\x14save_intent_evidence\x18\x03 \x01(\t\x12\x37\n\x06labels\x18\x04 \x03(\x0b\x32\'.agentmem.v1.InsertMetadata.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe9\x01\n\x13InsertMemoryRequest\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12&\n\x08messages\x18\x03 \x03(\x0b\x32\x14.agentmem.v1.Message\x12,\n\x0bsource_kind\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12-\n\x08metadata\x18\x05 \x01(\x0b\x32\x1b.agentmem.v1.InsertMetadata\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x15\n\rvalidate_only\x18\x07 \x01(\x08\"\xa2\x01\n\x14InsertMemoryResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12#\n\x06status\x18\x03 \x01(\x0e\x32\x13.agentmem.v1.Status\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x05 \x01(\x08\"\x85\x02\n\rSourceSummary\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x33\n\x0e\x63lassification\x18\x04 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Status\x12G\n\x19\x65\x66\x66\x65\x63tive_retrieval_state\x18\x06 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\"\xe8\x01\n\x0cSourceFilter\x12\x33\n\x0e\x63lassification\x18\x01 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.agentmem.v1.Status\x12=\n\x0f\x65\x66\x66\x65\x63tive_state\x18\x03 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\x12,\n\x0bsource_kind\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x11\n\tthread_id\x18\x05 \x01(\t\"f\n\x12ListSourcesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x19.agentmem.v1.SourceFilter\"[\n\x13ListSourcesResponse\x12+\n\x07sources\x18\x01 \x03(\x0b\x32\x1a.agentmem.v1.SourceSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\">\n\x10GetSourceRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x17\n\x0finclude_content\x18\x02 \x01(\x08\"\x96\x01\n\x10SourceProvenance\x12\x14\n\x0cprincipal_id\x18\x01 \x01(\t\x12\x16\n\x0eprincipal_kind\x18\x02 \x01(\t\x12\x0f\n\x07surface\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12/\n\x0breceived_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x86\x05\n\x06Source\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12\x33\n\x0e\x63lassification\x18\x04 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12#\n\x06status\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Status\x12G\n\x19\x65\x66\x66\x65\x63tive_retrieval_state\x18\x06 \x01(\x0e\x32$.agentmem.v1.EffectiveRetrievalState\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tthread_id\x18\t \x01(\t\x12\x31\n\nprovenance\x18\n \x01(\x0b\x32\x1d.agentmem.v1.SourceProvenance\x12\x13\n\x0bsave_intent\x18\x0b \x01(\t\x12\x1a\n\x12save_intent_source\x18\x0c \x01(\t\x12/\n\x06labels\x18\r \x03(\x0b\x32\x1f.agentmem.v1.Source.LabelsEntry\x12\x16\n\x0e\x63ontent_sha256\x18\x0e \x01(\t\x12\x0f\n\x07\x63ontent\x18\x0f \x01(\t\x12&\n\x08messages\x18\x10 \x03(\x0b\x32\x14.agentmem.v1.Message\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x97\x01\n\x1eSetSourceClassificationRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x03\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"\x97\x02\n\x1fSetSourceClassificationResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12<\n\x17previous_classification\x18\x02 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08revision\x18\x04 \x01(\x03\x12\x30\n\x0c\x65\x66\x66\x65\x63tive_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x07receipt\x18\x06 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\xe7\x01\n\x1bSourceClassificationUpdated\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12<\n\x17previous_classification\x18\x02 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08revision\x18\x04 \x01(\x03\x12\x30\n\x0c\x65\x66\x66\x65\x63tive_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x88\x01\n\x0eMemoryInserted\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12#\n\x06status\x18\x04 \x01(\x0e\x32\x13.agentmem.v1.Status*\x90\x01\n\nSourceKind\x12\x1b\n\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12SOURCE_KIND_MEMORY\x10\x01\x12\x1c\n\x18SOURCE_KIND_CONVERSATION\x10\x02\x12\x17\n\x13SOURCE_KIND_FOREIGN\x10\x03\x12\x16\n\x12SOURCE_KIND_LEGACY\x10\x04*d\n\x0e\x43lassification\x12\x1e\n\x1a\x43LASSIFICATION_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43LASSIFICATION_ACTIVE\x10\x01\x12\x17\n\x13\x43LASSIFICATION_COLD\x10\x02*c\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x11\n\rSTATUS_ACTIVE\x10\x01\x12\x19\n\x15STATUS_PENDING_REVIEW\x10\x02\x12\x13\n\x0fSTATUS_REJECTED\x10\x03*\xe9\x02\n\x17\x45\x66\x66\x65\x63tiveRetrievalState\x12)\n%EFFECTIVE_RETRIEVAL_STATE_UNSPECIFIED\x10\x00\x12&\n\"EFFECTIVE_RETRIEVAL_STATE_ELIGIBLE\x10\x01\x12\"\n\x1e\x45\x46\x46\x45\x43TIVE_RETRIEVAL_STATE_COLD\x10\x02\x12,\n(EFFECTIVE_RETRIEVAL_STATE_PENDING_REVIEW\x10\x03\x12&\n\"EFFECTIVE_RETRIEVAL_STATE_REJECTED\x10\x04\x12%\n!EFFECTIVE_RETRIEVAL_STATE_REVOKED\x10\x05\x12,\n(EFFECTIVE_RETRIEVAL_STATE_ASSENT_INVALID\x10\x06\x12,\n(EFFECTIVE_RETRIEVAL_STATE_ASSENT_EXPIRED\x10\x07\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,46 +37,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INSERTMETADATA_LABELSENTRY']._serialized_options = b'8\001'
   _globals['_SOURCE_LABELSENTRY']._loaded_options = None
   _globals['_SOURCE_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_SOURCEKIND']._serialized_start=3118
-  _globals['_SOURCEKIND']._serialized_end=3262
-  _globals['_CLASSIFICATION']._serialized_start=3264
-  _globals['_CLASSIFICATION']._serialized_end=3364
-  _globals['_STATUS']._serialized_start=3366
-  _globals['_STATUS']._serialized_end=3465
-  _globals['_EFFECTIVERETRIEVALSTATE']._serialized_start=3468
-  _globals['_EFFECTIVERETRIEVALSTATE']._serialized_end=3829
+  _globals['_SOURCEKIND']._serialized_start=3177
+  _globals['_SOURCEKIND']._serialized_end=3321
+  _globals['_CLASSIFICATION']._serialized_start=3323
+  _globals['_CLASSIFICATION']._serialized_end=3423
+  _globals['_STATUS']._serialized_start=3425
+  _globals['_STATUS']._serialized_end=3524
+  _globals['_EFFECTIVERETRIEVALSTATE']._serialized_start=3527
+  _globals['_EFFECTIVERETRIEVALSTATE']._serialized_end=3888
   _globals['_MESSAGE']._serialized_start=101
-  _globals['_MESSAGE']._serialized_end=141
-  _globals['_INSERTMETADATA']._serialized_start=144
-  _globals['_INSERTMETADATA']._serialized_end=343
-  _globals['_INSERTMETADATA_LABELSENTRY']._serialized_start=298
-  _globals['_INSERTMETADATA_LABELSENTRY']._serialized_end=343
-  _globals['_INSERTMEMORYREQUEST']._serialized_start=346
-  _globals['_INSERTMEMORYREQUEST']._serialized_end=579
-  _globals['_INSERTMEMORYRESPONSE']._serialized_start=582
-  _globals['_INSERTMEMORYRESPONSE']._serialized_end=744
-  _globals['_SOURCESUMMARY']._serialized_start=747
-  _globals['_SOURCESUMMARY']._serialized_end=1008
-  _globals['_SOURCEFILTER']._serialized_start=1011
-  _globals['_SOURCEFILTER']._serialized_end=1243
-  _globals['_LISTSOURCESREQUEST']._serialized_start=1245
-  _globals['_LISTSOURCESREQUEST']._serialized_end=1347
-  _globals['_LISTSOURCESRESPONSE']._serialized_start=1349
-  _globals['_LISTSOURCESRESPONSE']._serialized_end=1440
-  _globals['_GETSOURCEREQUEST']._serialized_start=1442
-  _globals['_GETSOURCEREQUEST']._serialized_end=1504
-  _globals['_SOURCEPROVENANCE']._serialized_start=1507
-  _globals['_SOURCEPROVENANCE']._serialized_end=1657
-  _globals['_SOURCE']._serialized_start=1660
-  _globals['_SOURCE']._serialized_end=2306
-  _globals['_SOURCE_LABELSENTRY']._serialized_start=298
-  _globals['_SOURCE_LABELSENTRY']._serialized_end=343
-  _globals['_SETSOURCECLASSIFICATIONREQUEST']._serialized_start=2309
-  _globals['_SETSOURCECLASSIFICATIONREQUEST']._serialized_end=2460
-  _globals['_SETSOURCECLASSIFICATIONRESPONSE']._serialized_start=2463
-  _globals['_SETSOURCECLASSIFICATIONRESPONSE']._serialized_end=2742
-  _globals['_SOURCECLASSIFICATIONUPDATED']._serialized_start=2745
-  _globals['_SOURCECLASSIFICATIONUPDATED']._serialized_end=2976
-  _globals['_MEMORYINSERTED']._serialized_start=2979
-  _globals['_MEMORYINSERTED']._serialized_end=3115
+  _globals['_MESSAGE']._serialized_end=200
+  _globals['_INSERTMETADATA']._serialized_start=203
+  _globals['_INSERTMETADATA']._serialized_end=402
+  _globals['_INSERTMETADATA_LABELSENTRY']._serialized_start=357
+  _globals['_INSERTMETADATA_LABELSENTRY']._serialized_end=402
+  _globals['_INSERTMEMORYREQUEST']._serialized_start=405
+  _globals['_INSERTMEMORYREQUEST']._serialized_end=638
+  _globals['_INSERTMEMORYRESPONSE']._serialized_start=641
+  _globals['_INSERTMEMORYRESPONSE']._serialized_end=803
+  _globals['_SOURCESUMMARY']._serialized_start=806
+  _globals['_SOURCESUMMARY']._serialized_end=1067
+  _globals['_SOURCEFILTER']._serialized_start=1070
+  _globals['_SOURCEFILTER']._serialized_end=1302
+  _globals['_LISTSOURCESREQUEST']._serialized_start=1304
+  _globals['_LISTSOURCESREQUEST']._serialized_end=1406
+  _globals['_LISTSOURCESRESPONSE']._serialized_start=1408
+  _globals['_LISTSOURCESRESPONSE']._serialized_end=1499
+  _globals['_GETSOURCEREQUEST']._serialized_start=1501
+  _globals['_GETSOURCEREQUEST']._serialized_end=1563
+  _globals['_SOURCEPROVENANCE']._serialized_start=1566
+  _globals['_SOURCEPROVENANCE']._serialized_end=1716
+  _globals['_SOURCE']._serialized_start=1719
+  _globals['_SOURCE']._serialized_end=2365
+  _globals['_SOURCE_LABELSENTRY']._serialized_start=357
+  _globals['_SOURCE_LABELSENTRY']._serialized_end=402
+  _globals['_SETSOURCECLASSIFICATIONREQUEST']._serialized_start=2368
+  _globals['_SETSOURCECLASSIFICATIONREQUEST']._serialized_end=2519
+  _globals['_SETSOURCECLASSIFICATIONRESPONSE']._serialized_start=2522
+  _globals['_SETSOURCECLASSIFICATIONRESPONSE']._serialized_end=2801
+  _globals['_SOURCECLASSIFICATIONUPDATED']._serialized_start=2804
+  _globals['_SOURCECLASSIFICATIONUPDATED']._serialized_end=3035
+  _globals['_MEMORYINSERTED']._serialized_start=3038
+  _globals['_MEMORYINSERTED']._serialized_end=3174
 # @@protoc_insertion_point(module_scope)

@@ -64,12 +64,16 @@ EFFECTIVE_RETRIEVAL_STATE_ASSENT_INVALID: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_ASSENT_EXPIRED: EffectiveRetrievalState
 
 class Message(_message.Message):
-    __slots__ = ("role", "content")
+    __slots__ = ("role", "content", "name", "sent_at")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SENT_AT_FIELD_NUMBER: _ClassVar[int]
     role: str
     content: str
-    def __init__(self, role: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+    name: str
+    sent_at: _timestamp_pb2.Timestamp
+    def __init__(self, role: _Optional[str] = ..., content: _Optional[str] = ..., name: _Optional[str] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class InsertMetadata(_message.Message):
     __slots__ = ("save_intent", "save_intent_source", "save_intent_evidence", "labels")

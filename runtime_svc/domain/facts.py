@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Body
 
 MAX_OBJECT = 200
@@ -182,6 +183,7 @@ class Piece:
     source_revision: int
     save_intent: str
     fact_id: str = ""
+    passage: Range | None = None  # a conversation's messages (a retrieved memory)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.passages import Range
 from runtime_svc.domain.text import Term, count_tokens, stem
 from runtime_svc.domain.text import words as text_words
 
@@ -105,6 +106,11 @@ class Candidate:
     source_id: str
     revision: int
     text: str
+    passage: Range | None = None  # the conversation's messages (None: the whole text)
+
+    def cite(self) -> str:
+        p = self.passage
+        return f"{self.source_id}@{self.revision}" + (f"#{p.start}-{p.end}" if p else "")
 
 
 @dataclass(frozen=True)
@@ -119,14 +125,17 @@ FOOTER = "</memories>"
 
 
 def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptBlock:
-    """Whole memories in rank order while the block fits the budget; one that does not fit
-    is skipped (never cut), and the next ones are still tried."""
+    """Memories (or a conversation's passages, with their context and speakers) in rank
+    order while the block fits the budget; one that does not fit is skipped (never cut), and
+    the next ones are still tried. A passage overlapping one already included is skipped."""
     fixed = count_tokens(HEADER) + count_tokens(FOOTER)
     if not candidates or fixed >= token_budget:
         return PromptBlock("", (), 0)
     lines, cited, used = [], [], fixed
     for c in candidates:
-        line = f"[{len(cited) + 1}] ({c.source_id}@{c.revision}) {' '.join(c.text.split())}\n"
+        if any(_overlap(c, o) for o in cited):
+            continue
+        line = f"[{len(cited) + 1}] ({c.cite()}) {_flat(c)}\n"
         cost = count_tokens(line)
         if used + cost > token_budget:
             continue
@@ -136,6 +145,21 @@ def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptB
     if not cited:
         return PromptBlock("", (), 0)
     return PromptBlock(HEADER + "".join(lines) + FOOTER, tuple(cited), used)
+
+
+def _overlap(a: Candidate, b: Candidate) -> bool:
+    if a.source_id != b.source_id:
+        return False
+    if a.passage is None or b.passage is None:
+        return True
+    return a.passage.start <= b.passage.end and b.passage.start <= a.passage.end
+
+
+def _flat(c: Candidate) -> str:
+    """One line: a passage's messages joined by " / " (speakers kept), else words joined."""
+    if c.passage is None:
+        return " ".join(c.text.split())
+    return " / ".join(" ".join(part.split()) for part in c.text.splitlines() if part.strip())
 
 
 SNIPPET_WORDS = 24

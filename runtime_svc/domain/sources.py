@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -14,6 +15,7 @@ from runtime_svc.domain.lifecycle import Phase, Transition
 
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 200
+MAX_NAME_CHARS = 128
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 MAX_LABELS = 32
 MAX_LABEL_CHARS = 128
@@ -47,6 +49,15 @@ class Status(StrEnum):
 class Message:
     role: str
     content: str
+    name: str = ""  # the speaker, optional
+    sent_at_us: int = 0  # 0: not given
+
+    def row(self) -> list[str | int]:
+        """Stored form: [role, content], with [name, sent_at_us] appended when either is
+        given (rows stored before speakers and dates existed keep their bytes and hash)."""
+        if self.name or self.sent_at_us:
+            return [self.role, self.content, self.name, self.sent_at_us]
+        return [self.role, self.content]
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ class Body:
     def raw(self) -> str:
         """The stored bytes, exactly as given (messages as JSON)."""
         if self.messages:
-            return json.dumps([[m.role, m.content] for m in self.messages], ensure_ascii=False)
+            return json.dumps([m.row() for m in self.messages], ensure_ascii=False)
         return self.content
 
     def generated_form(self) -> str:
@@ -78,12 +89,12 @@ class Body:
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
-        if kind is SourceKind.CONVERSATION:
-            return Body(messages=tuple(Message(r, c) for r, c in json.loads(raw)))
+        if kind is SourceKind.CONVERSATION and raw:  # an erased one keeps no bytes
+            return Body(messages=tuple(Message(*row) for row in json.loads(raw)))
         return Body(content=raw)
 
 
-def check_body(content: str, messages: list[tuple[str, str]]) -> Body:
+def check_body(content: str, messages: Sequence[Message]) -> Body:
     if bool(content) == bool(messages):
         raise invalid_field("content", "give exactly one of content and messages")
     if content:
@@ -92,14 +103,18 @@ def check_body(content: str, messages: list[tuple[str, str]]) -> Body:
     if len(messages) > MAX_MESSAGES:
         raise invalid_field("messages", f"at most {MAX_MESSAGES} messages")
     total = 0
-    for i, (role, text) in enumerate(messages):
-        if role not in ROLES:
+    for i, m in enumerate(messages):
+        if m.role not in ROLES:
             raise invalid_field(f"messages[{i}].role", f"must be one of {sorted(ROLES)}")
-        _check_text(f"messages[{i}].content", text)
-        total += len(text)
+        _check_text(f"messages[{i}].content", m.content)
+        if len(m.name) > MAX_NAME_CHARS or "\x00" in m.name:
+            raise invalid_field(f"messages[{i}].name", f"at most {MAX_NAME_CHARS} characters")
+        if m.sent_at_us < 0:
+            raise invalid_field(f"messages[{i}].sent_at", "must not be before 1970")
+        total += len(m.content)
     if total > MAX_CONTENT_CHARS:
         raise invalid_field("messages", f"at most {MAX_CONTENT_CHARS} characters in all")
-    return Body(messages=tuple(Message(r, t) for r, t in messages))
+    return Body(messages=tuple(messages))
 
 
 def _check_text(name: str, text: str) -> None:

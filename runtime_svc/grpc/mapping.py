@@ -23,7 +23,8 @@ from agentmem.v1 import (
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.facts import Fact
-from runtime_svc.domain.sources import Source
+from runtime_svc.domain.passages import Range
+from runtime_svc.domain.sources import Message, Source
 
 
 class EnumMap:
@@ -71,6 +72,19 @@ def timestamp(us: int) -> Timestamp | None:
     return ts
 
 
+def passage(r: Range | None) -> retrieval_pb2.Passage | None:
+    return None if r is None else retrieval_pb2.Passage(message_start=r.start, message_end=r.end)
+
+
+def citation(source_id: str, revision: int, r: Range | None) -> retrieval_pb2.Citation:
+    return retrieval_pb2.Citation(source_id=source_id, revision=revision, passage=passage(r))
+
+
+def message(m: sources_pb2.Message) -> Message:
+    sent = m.sent_at.ToMicroseconds() if m.HasField("sent_at") else 0
+    return Message(m.role, m.content, m.name, sent)
+
+
 def receipt(r: Receipt | None) -> common_pb2.AuditReceipt | None:
     if r is None:
         return None
@@ -115,7 +129,10 @@ def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Sourc
     if include_content:
         out.content = s.body.content
         out.messages.extend(
-            sources_pb2.Message(role=m.role, content=m.content) for m in s.body.messages
+            sources_pb2.Message(
+                role=m.role, content=m.content, name=m.name, sent_at=timestamp(m.sent_at_us)
+            )
+            for m in s.body.messages
         )
     return out
 
@@ -227,7 +244,10 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
     if include_content:
         out.content = s.body.content
         out.messages.extend(
-            sources_pb2.Message(role=m.role, content=m.content) for m in s.body.messages
+            sources_pb2.Message(
+                role=m.role, content=m.content, name=m.name, sent_at=timestamp(m.sent_at_us)
+            )
+            for m in s.body.messages
         )
     return out
 

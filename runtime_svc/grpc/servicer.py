@@ -142,7 +142,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         md = request.metadata
         cmd = InsertCommand(
             content=request.content,
-            messages=[(m.role, m.content) for m in request.messages],
+            messages=[mapping.message(m) for m in request.messages],
             thread_id=request.thread_id,
             kind=KINDS.from_proto("source_kind", request.source_kind, optional=True),
             intent=SaveIntent(md.save_intent, md.save_intent_source, md.save_intent_evidence),
@@ -308,11 +308,9 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         a = await self._run(self._facts.ask, CALLER.get(), request.question, request.token_budget)
         citations, seen = [], set()
         for p in a.pieces:
-            if (p.source_id, p.source_revision) not in seen:
-                seen.add((p.source_id, p.source_revision))
-                citations.append(
-                    retrieval_pb2.Citation(source_id=p.source_id, revision=p.source_revision)
-                )
+            if (p.source_id, p.source_revision, p.passage) not in seen:
+                seen.add((p.source_id, p.source_revision, p.passage))
+                citations.append(mapping.citation(p.source_id, p.source_revision, p.passage))
         return facts_pb2.AskResponse(
             answer=a.text,
             answer_basis=a.basis,
@@ -324,6 +322,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     source_revision=p.source_revision,
                     fact_id=p.fact_id,
                     save_intent=p.save_intent,
+                    passage=mapping.passage(p.passage),
                 )
                 for p in a.pieces
             ],
@@ -424,6 +423,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                 request.query,
                 request.thread_id,
                 request.limit,
+                request.group_by_source if request.HasField("group_by_source") else True,
             )
         return retrieval_pb2.SearchMemoriesResponse(
             hits=[
@@ -432,7 +432,8 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     revision=h.revision,
                     score=h.score,
                     snippet=h.snippet,
-                    citation=retrieval_pb2.Citation(source_id=h.source_id, revision=h.revision),
+                    citation=mapping.citation(h.source_id, h.revision, h.passage),
+                    passage=mapping.passage(h.passage),
                 )
                 for h in hits
             ]
@@ -450,8 +451,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         return retrieval_pb2.AssemblePromptResponse(
             context=result.block.context,
             citations=[
-                retrieval_pb2.Citation(source_id=c.source_id, revision=c.revision)
-                for c in result.block.cited
+                mapping.citation(c.source_id, c.revision, c.passage) for c in result.block.cited
             ],
             prompt_record_id=result.prompt_record_id,
             tokens_used=result.block.tokens,

@@ -36,6 +36,10 @@ def _index_entry(tx: Transaction, s: Stored) -> list[str]:
     return [f"{s.source.source_id}#index"] if tx.index.has(s.pk) else []
 
 
+def _passages(tx: Transaction, s: Stored) -> list[str]:
+    return [f"{s.source.source_id}#passage:{r.start}-{r.end}" for r in tx.index.passages(s.pk)]
+
+
 def _generated_form(tx: Transaction, s: Stored) -> list[str]:
     return [f"{s.source.source_id}#generated"] if tx.sources.has_generated_form(s.pk) else []
 
@@ -66,6 +70,8 @@ def _eligible_source(tx: Transaction, s: Stored, now_us: int) -> bool:
 
 KINDS: tuple[Kind, ...] = (
     Kind("index_entry", _index_entry, lambda tx, s: tx.writer.unindex(s), _searchable),
+    # A conversation's passages are index entries too (purged with them; listed one by one).
+    Kind("passage", _passages, lambda tx, s: tx.writer.unindex(s), _searchable),
     Kind(
         "generated_form",
         _generated_form,

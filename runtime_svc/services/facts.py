@@ -138,7 +138,13 @@ class Facts:
             []
             if found
             else [
-                domain.Piece(" ".join(h.text.split()), h.source_id, h.revision, h.save_intent)
+                domain.Piece(
+                    " ".join(h.text.split()),
+                    h.source_id,
+                    h.revision,
+                    h.save_intent,
+                    passage=h.passage,
+                )
                 for h in self._retrieval.candidates(caller, question, ASK_MEMORIES)
             ]
         )

@@ -28,7 +28,7 @@ INSERTABLE_KINDS = {SourceKind.MEMORY, SourceKind.CONVERSATION, SourceKind.LEGAC
 @dataclass(frozen=True)
 class InsertCommand:
     content: str = ""
-    messages: list[tuple[str, str]] = field(default_factory=list)
+    messages: list[sources.Message] = field(default_factory=list)
     thread_id: str = ""
     kind: str = ""
     intent: SaveIntent = field(default_factory=SaveIntent)

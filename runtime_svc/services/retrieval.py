@@ -18,6 +18,7 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.passages import Range
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.domain.text import Term
 from runtime_svc.services.clock import Clock
@@ -36,6 +37,7 @@ class Found:
     revision: int
     score: float
     snippet: str
+    passage: Range | None = None
 
 
 @dataclass(frozen=True)
@@ -84,15 +86,21 @@ class Retrieval:
         return self._semantic.embed(query) if self._semantic is not None else None
 
     def _eligible(
-        self, tx: Transaction, query: str, limit: int, embedding: Future[Vector] | None = None
+        self,
+        tx: Transaction,
+        query: str,
+        limit: int,
+        embedding: Future[Vector] | None = None,
+        grouped: bool = True,
     ) -> tuple[list[Term], list[Hit]]:
         """The top eligible memories for a query (every query word searched; see
-        `storage.search_index`), fused with the semantic side when hybrid retrieval is on;
-        and the words searched."""
+        `storage.search_index`), each its best passage or (`grouped` off) the top passages,
+        fused with the semantic side when hybrid retrieval is on (which ranks sources: its
+        results are grouped); and the words searched."""
         terms = text.query_terms(query)
         now = self._clock()
         if self._semantic is None or embedding is None:
-            return terms, tx.index.search(terms, limit, now, budget=self._budget)
+            return terms, tx.index.search(terms, limit, now, budget=self._budget, grouped=grouped)
         lexical = tx.index.search(
             terms, max(limit, self._semantic.candidates), now, budget=self._budget
         )
@@ -105,15 +113,25 @@ class Retrieval:
         state = tx.thread_modes.get(thread_id) or thread_mode.default(thread_id, self._default_mode)
         return state.mode is thread_mode.Mode.DISABLED
 
-    def search(self, caller: Caller, query: str, thread_id: str, limit: int) -> list[Found]:
+    def search(
+        self,
+        caller: Caller,
+        query: str,
+        thread_id: str,
+        limit: int,
+        group_by_source: bool = True,
+    ) -> list[Found]:
+        """The top sources (each with its best passage), or with `group_by_source` off the
+        top passages, several of one conversation possibly."""
         _check(query, thread_id, limit)
         embedding = self._embed(query)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            terms, hits = self._eligible(tx, query, limit, embedding)
+            terms, hits = self._eligible(tx, query, limit, embedding, group_by_source)
         return [
-            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms)) for h in hits
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms), h.passage)
+            for h in hits
         ]
 
     def assemble(self, caller: Caller, query: str, thread_id: str, token_budget: int) -> Assembled:
@@ -132,8 +150,8 @@ class Retrieval:
         record_id = new_id("prm")
         with self._uow.write(caller.tenant_id) as tx:
             now = self._clock()
-            cited = {(c.source_id, c.revision) for c in block.cited}
-            if tx.sources.eligible_revisions([c.source_id for c in block.cited], now) != cited:
+            cited = cited_revisions(block)
+            if tx.sources.eligible_revisions(list({s for s, _ in cited}), now) != cited:
                 if self._thread_disabled(tx, thread_id):
                     return Assembled(PromptBlock("", (), 0), "")
                 block = self._render(tx, query, token_budget, embedding)
@@ -146,16 +164,16 @@ class Retrieval:
                 token_budget=token_budget,
                 tokens_used=block.tokens,
                 query_sha256=hashlib.sha256(query.encode()).hexdigest(),
-                cited=[(c.source_id, c.revision) for c in block.cited],
+                cited=list(dict.fromkeys((c.source_id, c.revision) for c in block.cited)),
             )
         return Assembled(block, record_id)
 
     def _render(
         self, tx: Transaction, query: str, token_budget: int, embedding: Future[Vector] | None
     ) -> PromptBlock:
-        hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding)[1]
+        hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding, grouped=False)[1]
         return retrieval.render_prompt(
-            [Candidate(h.source_id, h.revision, h.text) for h in hits], token_budget
+            [Candidate(h.source_id, h.revision, h.text, h.passage) for h in hits], token_budget
         )
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
@@ -219,6 +237,11 @@ class Retrieval:
         return RetrievalStatus(
             "hybrid", "", self._semantic.model_id, self._semantic.dimension, waiting
         )
+
+
+def cited_revisions(block: PromptBlock) -> set[tuple[str, int]]:
+    """The (source, revision) pairs a block cites (several passages of one count once)."""
+    return {(c.source_id, c.revision) for c in block.cited}
 
 
 def _check(query: str, thread_id: str, limit: int) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Dialect,
     Float,
@@ -41,8 +42,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from runtime_svc.domain import lexical
+from runtime_svc.domain import lexical, passages
 from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
+from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
+from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import SearchPosting, SearchTerm
@@ -59,6 +62,17 @@ _STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact
     terms_table.c.tenant_id == bindparam("tenant_id"),
     terms_table.c.term.in_(bindparam("terms", expanding=True)),
 )
+
+
+def _source_of(key):  # type: ignore[no-untyped-def]
+    """The source pk of an entry key (see `domain.passages.entry_key`)."""
+    # A literal shift: PostgreSQL's `>>` takes an integer (not bigint) on its right.
+    return key.op(">>", return_type=BigInteger)(literal_column(str(SHIFT)))
+
+
+def _entries_of(pk: int):  # type: ignore[no-untyped-def]
+    """The condition selecting every entry of source `pk` (its key range)."""
+    return postings.c.pk.between(pk << SHIFT, (pk << SHIFT) + SPAN - 1)
 
 
 def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
@@ -141,7 +155,7 @@ def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ig
 
 
 @lru_cache(maxsize=256)
-def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def]
+def _ranked_statement(n_read: int, n_terms: int, grouped: bool = True):  # type: ignore[no-untyped-def]
     """One round of the top k, in one statement (words, idfs, depths and bounds are
     parameters, so each shape compiles once):
 
@@ -153,7 +167,10 @@ def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def
       enter the top k, the others (all of them when `open`) are the contenders;
     - the contenders scored exactly over every query word (`t<j>`, idf `w<j>`), joined to
       their source rows with the tenant check and the eligibility predicate, best first,
-      ties by source id, k."""
+      ties by source id, k.
+
+    Entries are passages; `grouped` keeps each source's best one only (ties by key), and
+    then the floor is the k-th best source's lower bound."""
     parts = []
     for i in range(n_read):
         read = _list(i, postings.c.pk, postings.c.impact)
@@ -177,31 +194,60 @@ def _ranked_statement(n_read: int, n_terms: int):  # type: ignore[no-untyped-def
         .cte("seen")
         .prefix_with("MATERIALIZED")
     )
-    floor = (
-        select(seen.c.lb)
-        .order_by(seen.c.lb.desc())
-        .limit(1)
-        .offset(bindparam("kth"))
-        .scalar_subquery()
-    )
+    if grouped:
+        per_source = (
+            select(func.max(seen.c.lb).label("lb")).group_by(_source_of(seen.c.pk)).subquery()
+        )
+        floor = (
+            select(per_source.c.lb)
+            .order_by(per_source.c.lb.desc())
+            .limit(1)
+            .offset(bindparam("kth"))
+            .scalar_subquery()
+        )
+    else:
+        floor = (
+            select(seen.c.lb)
+            .order_by(seen.c.lb.desc())
+            .limit(1)
+            .offset(bindparam("kth"))
+            .scalar_subquery()
+        )
     cut = case((bindparam("open") == 1, -1.0), else_=func.coalesce(floor, -1.0))
     contenders = select(seen.c.pk).where(seen.c.ub >= cut).cte("contenders")
-    return (
+    score = _score(contenders.c.pk, n_terms)
+    scored = (
         select(
             sources.c.pk,
             sources.c.source_id,
             sources.c.revision,
-            _score(contenders.c.pk, n_terms).label("score"),
+            score.label("score"),
             sources.c.generated_form,
             sources.c.save_intent,
             cut.label("floor"),
+            contenders.c.pk.label("entry"),
+            sources.c.raw,
+            sources.c.kind,
         )
-        .select_from(contenders.join(sources, sources.c.pk == contenders.c.pk))
+        .select_from(contenders.join(sources, sources.c.pk == _source_of(contenders.c.pk)))
         .where(
             sources.c.tenant_id == bindparam("tenant_id"),
             eligibility_sql.eligible(sources.c, bindparam("now_us")),
         )
-        .order_by(literal_column("score").desc(), sources.c.source_id)
+    )
+    if not grouped:
+        return scored.order_by(
+            literal_column("score").desc(), sources.c.source_id, literal_column("entry")
+        ).limit(bindparam("limit"))
+    ranked = scored.add_columns(
+        func.row_number()
+        .over(partition_by=sources.c.pk, order_by=(score.desc(), contenders.c.pk))
+        .label("rn")
+    ).subquery("ranked")
+    return (
+        select(*[c for c in ranked.c if c.name != "rn"])
+        .where(ranked.c.rn == 1)
+        .order_by(ranked.c.score.desc(), ranked.c.source_id)
         .limit(bindparam("limit"))
     )
 
@@ -212,8 +258,9 @@ class Hit:
     source_id: str
     revision: int
     score: float  # higher is better
-    text: str  # the generated form
+    text: str  # the generated form, or the passage's text
     save_intent: str
+    passage: Range | None = None  # the conversation's messages this hit is (None: whole)
 
 
 @dataclass(frozen=True)
@@ -237,9 +284,10 @@ def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revi
 
 
 class SearchIndex:
-    def __init__(self, conn: Connection, tenant_id: str) -> None:
+    def __init__(self, conn: Connection, tenant_id: str, window: Window | None = None) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
+        self.window = window or Window()
 
     # -- writes: the entry of one source -------------------------------------------------
 
@@ -248,25 +296,39 @@ class SearchIndex:
 
     def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
         """Entries for (pk, generated form, eligible) per source, derived from `revision`."""
+        self._put(
+            [(pk, [(passages.entry_key(pk), body)], eligible) for pk, body, eligible in rows],
+            revision,
+        )
+
+    def put_passages(
+        self, pk: int, entries: Sequence[passages.Passage], *, eligible: bool, revision: int
+    ) -> None:
+        """A conversation's entries: one per passage, keyed by its message range."""
+        keyed = [(passages.entry_key(pk, p.range), p.text) for p in entries]
+        self._put([(pk, keyed, eligible)], revision)
+
+    def _put(self, rows: list[tuple[int, list[tuple[int, str]], bool]], revision: int) -> None:
         if not rows:
             return
         _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
         values, docs, best = [], {}, {}
-        for pk, body, eligible in rows:
-            entry = lexical.analyse(body)
-            words = {ENTRY: float(entry.length), **entry.impacts}
-            for term, weight in words.items():
-                values.append(
-                    {
-                        "pk": pk,
-                        "term": term,
-                        "tenant_id": self.tenant_id,
-                        "eligible": int(eligible),
-                        "impact": weight,
-                    }
-                )
-                docs[term] = docs.get(term, 0) + 1
-                best[term] = max(best.get(term, 0.0), weight)
+        for _, entries, eligible in rows:
+            for key, body in entries:
+                entry = lexical.analyse(body)
+                words = {ENTRY: float(entry.length), **entry.impacts}
+                for term, weight in words.items():
+                    values.append(
+                        {
+                            "pk": key,
+                            "term": term,
+                            "tenant_id": self.tenant_id,
+                            "eligible": int(eligible),
+                            "impact": weight,
+                        }
+                    )
+                    docs[term] = docs.get(term, 0) + 1
+                    best[term] = max(best.get(term, 0.0), weight)
         _execute_many(self.conn, _insert_postings, values)
         self._count([(t, n, best[t]) for t, n in docs.items()])
 
@@ -282,18 +344,18 @@ class SearchIndex:
         )
 
     def remove(self, pk: int) -> bool:
-        """Deletes the entry; whether there was one."""
-        words = self.conn.execute(
-            select(postings.c.term).where(
-                postings.c.pk == pk, postings.c.tenant_id == self.tenant_id
-            )
-        ).scalars()
-        changes = [(t, -1, 0.0) for t in words]
+        """Deletes the source's entries (its passages); whether there were any."""
+        counted: dict[str, int] = {}
+        for t in self.conn.execute(
+            select(postings.c.term).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
+        ).scalars():
+            counted[t] = counted.get(t, 0) - 1
+        changes = [(t, n, 0.0) for t, n in counted.items()]
         _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
         if not changes:
             return False
         self.conn.execute(
-            delete(postings).where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+            delete(postings).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
         )
         self._count(changes)
         # A word no entry holds any more leaves no trace (erasure purges what it said).
@@ -308,14 +370,22 @@ class SearchIndex:
 
     def has(self, pk: int) -> bool:
         stmt = select(postings.c.pk).where(
-            postings.c.pk == pk, postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
         )
         return self.conn.execute(stmt).first() is not None
+
+    def passages(self, pk: int) -> list[Range]:
+        """The message ranges of the source's passage entries (none for a whole-text one)."""
+        stmt = select(postings.c.pk).where(
+            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+        )
+        found = (passages.range_of(k) for k in self.conn.execute(stmt).scalars())
+        return sorted((r for r in found if r is not None), key=lambda r: (r.end, r.start))
 
     def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
         self.conn.execute(
             update(postings)
-            .where(postings.c.pk == pk, postings.c.tenant_id == self.tenant_id)
+            .where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
             .values(eligible=int(eligible))
         )
         if revision is not None:
@@ -326,9 +396,9 @@ class SearchIndex:
         query's own filter (the entry's eligibility, tenant, the full predicate) on it."""
         stmt = (
             select(sources.c.pk)
-            .select_from(postings.join(sources, sources.c.pk == postings.c.pk))
+            .select_from(postings.join(sources, sources.c.pk == _source_of(postings.c.pk)))
             .where(
-                postings.c.pk == pk,
+                _entries_of(pk),
                 postings.c.term == ENTRY,
                 postings.c.tenant_id == self.tenant_id,
                 postings.c.eligible == 1,
@@ -340,8 +410,12 @@ class SearchIndex:
 
     def words(self, pk: int) -> list[str]:
         """The words the entry holds (for readback)."""
-        stmt = select(postings.c.term).where(
-            postings.c.pk == pk, postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
+        stmt = (
+            select(postings.c.term)
+            .where(
+                _entries_of(pk), postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
+            )
+            .distinct()
         )
         return sorted(self.conn.execute(stmt).scalars())
 
@@ -369,13 +443,27 @@ class SearchIndex:
         )
 
     def search(
-        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+        self,
+        terms: Sequence[Term],
+        limit: int,
+        now_us: int,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        grouped: bool = True,
     ) -> list[Hit]:
-        """Top `limit` eligible sources by score, ties broken by source id, with their text."""
-        return self.search_certified(terms, limit, now_us, budget=budget)[0]
+        """Top `limit` eligible sources by score (each its best passage), ties broken by
+        source id, with their text; with `grouped` off, the top passages (several of one
+        source may appear)."""
+        return self.search_certified(terms, limit, now_us, budget=budget, grouped=grouped)[0]
 
     def search_certified(
-        self, terms: Sequence[Term], limit: int, now_us: int, *, budget: int = DEFAULT_BUDGET
+        self,
+        terms: Sequence[Term],
+        limit: int,
+        now_us: int,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        grouped: bool = True,
     ) -> tuple[list[Hit], Certificate]:
         """As `search`, with what the result is certified to be: exact, or (only when a
         word's eligible postings outnumber `budget`) missing nothing that scores above
@@ -420,7 +508,7 @@ class SearchIndex:
                 else:
                     return hits, cert
             first = False
-            hits, floor = self._ranked(stats, reads, limit, now_us, open_)
+            hits, floor = self._ranked(stats, reads, limit, now_us, open_, grouped)
             kth = hits[-1].score if len(hits) == limit else None
             cert = lexical.certify(stats, reads, kth, None if open_ else floor)
             if cert.exact:
@@ -442,6 +530,7 @@ class SearchIndex:
         limit: int,
         now_us: int,
         open_: bool,
+        grouped: bool,
     ) -> tuple[list[Hit], float | None]:
         params: dict[str, object] = {
             "tenant_id": self.tenant_id,
@@ -460,9 +549,17 @@ class SearchIndex:
             params[f"t{j}"], params[f"w{j}"] = t.stem, t.idf
             unseen += lexical.contribution(t, reads.get(t.stem))
         params["unseen"] = unseen
-        rows = self.conn.execute(_ranked_statement(len(read), len(stats)), params).all()
+        rows = self.conn.execute(_ranked_statement(len(read), len(stats), grouped), params).all()
         floor = rows[0].floor if rows else None
-        return [Hit(*r[:6]) for r in rows], (None if floor is None or floor < 0 else floor)
+        return [self._hit(r) for r in rows], (None if floor is None or floor < 0 else floor)
+
+    def _hit(self, r) -> Hit:  # type: ignore[no-untyped-def]
+        rng = passages.range_of(r.entry)
+        if rng is None:
+            return Hit(*r[:6])
+        messages = Body.from_raw(SourceKind(r.kind), r.raw).messages
+        text = passages.render(messages, rng, self.window)
+        return Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
@@ -512,9 +609,19 @@ def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
         .group_by(postings.c.pk)
         .cte("gathered")
     )
+    best = select(
+        gathered,
+        func.row_number()
+        .over(
+            partition_by=_source_of(gathered.c.pk),
+            order_by=(gathered.c.approx.desc(), gathered.c.pk),
+        )
+        .label("rn"),
+    ).subquery("best")  # each source's best passage
     kept = (
-        select(gathered.c.pk, func.count().over().label("total"))
-        .order_by(gathered.c.eligible.desc(), gathered.c.approx.desc(), gathered.c.pk)
+        select(best.c.pk, func.count().over().label("total"))
+        .where(best.c.rn == 1)
+        .order_by(best.c.eligible.desc(), best.c.approx.desc(), best.c.pk)
         .limit(bindparam("cap"))
         .cte("kept")
     )
@@ -528,6 +635,6 @@ def _matches_statement(n_terms: int):  # type: ignore[no-untyped-def]
             _score(kept.c.pk, n_terms).label("score"),
             kept.c.total,
         )
-        .select_from(kept.join(sources, sources.c.pk == kept.c.pk))
+        .select_from(kept.join(sources, sources.c.pk == _source_of(kept.c.pk)))
         .where(sources.c.tenant_id == bindparam("tenant_id"))
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from runtime_svc.domain import passages
 from runtime_svc.domain.sources import Source
 from runtime_svc.storage.sources import Stored
 
@@ -35,10 +36,19 @@ class SourceWriter:
         return Stored(stored.pk, updated, updated.revision if indexed else 0)
 
     def index(self, stored: Stored) -> Stored:
-        """Derives the index entry of an active source."""
+        """Derives the index entry of an active source: a conversation's passages, or one entry
+        for the whole text."""
         tx, source = self._tx, stored.source
         if tx.index.has(stored.pk):
             tx.index.set_eligible(stored.pk, source.indexable(), source.revision)
+        elif source.body.messages and not source.body.generated:
+            tx.index.put_passages(
+                stored.pk,
+                passages.derive(source.body.messages, tx.window),
+                eligible=source.indexable(),
+                revision=source.revision,
+            )
+            tx.counters.indexed_docs += 1
         else:
             tx.index.put(
                 stored.pk,

@@ -22,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
 from agentmem.core import metrics
 from agentmem.core.errors import AgentmemError, Reason
+from runtime_svc.domain.passages import Window
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import Database
 from runtime_svc.storage.facts import FactRepository
@@ -35,15 +36,20 @@ from runtime_svc.storage.vectors import VectorOutbox
 
 class Transaction:
     def __init__(
-        self, conn: Connection, tenant_id: str, vectors_queued: Callable[[], None] | None = None
+        self,
+        conn: Connection,
+        tenant_id: str,
+        vectors_queued: Callable[[], None] | None = None,
+        window: Window | None = None,
     ) -> None:
         self.conn = conn
+        self.window = window or Window()
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
         self.events = repositories.EventLog(conn, tenant_id)
         self.receipts = repositories.ReceiptChain(conn, tenant_id)
         self.sources = SourceRepository(conn, tenant_id)
-        self.index = SearchIndex(conn, tenant_id)
+        self.index = SearchIndex(conn, tenant_id, self.window)
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id)
         self.facts = FactRepository(conn, tenant_id)
@@ -72,10 +78,18 @@ class _Batch:
 
 
 class UnitOfWork:
-    def __init__(self, db: Database, *, vectors_queued: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        vectors_queued: Callable[[], None] | None = None,
+        window: Window | None = None,
+    ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
-        sources for embedding (None: nothing is queued)."""
+        sources for embedding (None: nothing is queued). `window`: the context of each
+        conversation passage."""
         self._db = db
+        self.window = window or Window()
         self._vectors_queued = vectors_queued
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
@@ -100,7 +114,7 @@ class UnitOfWork:
                 yield tx
             return
         with self._write_turn, self._connect() as conn:
-            tx = Transaction(conn, tenant_id, self._vectors_queued)
+            tx = Transaction(conn, tenant_id, self._vectors_queued, self.window)
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
@@ -117,7 +131,7 @@ class UnitOfWork:
 
     @contextmanager
     def _savepoint(self, batch: _Batch, tenant_id: str) -> Iterator[Transaction]:
-        tx = Transaction(batch.conn, tenant_id, self._vectors_queued)
+        tx = Transaction(batch.conn, tenant_id, self._vectors_queued, self.window)
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
@@ -179,7 +193,7 @@ class UnitOfWork:
         try:
             with self._db.reader.connect() as conn:
                 try:
-                    yield Transaction(conn, tenant_id)
+                    yield Transaction(conn, tenant_id, window=self.window)
                 finally:
                     _rollback(conn)
         except _STORAGE as e:

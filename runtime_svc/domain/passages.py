@@ -1,0 +1,89 @@
+"""Passages: the retrievable pieces of a conversation.
+
+Each message of a conversation is one passage, together with its context window (by default
+the message before it) and the conversation's date (from the first `sent_at` given). A
+passage is named by its message range (0-based, inclusive). A plain-text memory is one
+entry without a range.
+
+The search index keys each entry by `entry_key`: the source's pk shifted left by 16 bits,
+and in the low bits the passage's range (0 for a whole-text entry), so an entry belongs to
+exactly one source (`source_pk`) and its range is read back from the key itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from runtime_svc.domain.sources import MAX_MESSAGES, Message
+
+SHIFT = 16
+SPAN = 1 << SHIFT
+assert MAX_MESSAGES < 255  # a range's two ends fit in the low 16 bits
+
+
+@dataclass(frozen=True)
+class Window:
+    """`before`: how many previous messages each passage includes; `date`: whether the
+    conversation's date heads each passage."""
+
+    before: int = 1
+    date: bool = True
+
+
+@dataclass(frozen=True)
+class Range:
+    start: int
+    end: int  # inclusive
+
+
+@dataclass(frozen=True)
+class Passage:
+    range: Range
+    text: str
+
+
+def entry_key(source_pk: int, rng: Range | None = None) -> int:
+    if rng is None:
+        return source_pk << SHIFT
+    return (source_pk << SHIFT) | (rng.start << 8) | (rng.end + 1)
+
+
+def source_pk(key: int) -> int:
+    return key >> SHIFT
+
+
+def range_of(key: int) -> Range | None:
+    low = key & (SPAN - 1)
+    if not low:
+        return None
+    return Range(low >> 8, (low & 0xFF) - 1)
+
+
+def line(m: Message) -> str:
+    return f"{m.name or m.role}: {m.content}"
+
+
+def date_of(messages: Sequence[Message]) -> str:
+    sent = next((m.sent_at_us for m in messages if m.sent_at_us), 0)
+    if not sent:
+        return ""
+    return datetime.fromtimestamp(sent / 1e6, UTC).strftime("%d %B %Y")
+
+
+def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
+    """A passage's text: the date line (when given and asked for), then its messages, each
+    as `speaker: text` (the speaker's name, else the role)."""
+    head = date_of(messages) if window.date else ""
+    body = "\n".join(line(m) for m in messages[rng.start : rng.end + 1])
+    return f"{head}\n{body}" if head else body
+
+
+def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
+    """One passage per message, with up to `window.before` messages before it."""
+    out = []
+    for i in range(len(messages)):
+        rng = Range(max(0, i - window.before), i)
+        out.append(Passage(rng, render(messages, rng, window)))
+    return out
