@@ -49,8 +49,8 @@ def test_gateway_sigterm_with_calls_and_a_watch_in_flight(services):
 
     pool = ThreadPoolExecutor(4)
     with services.write_lock():
+        started = log_count(runtime, "SetThreadMemoryMode")  # before the calls can be logged
         in_flight = [pool.submit(set_mode, client, DISABLED, 0, f"d{i}", "", 30) for i in range(4)]
-        started = log_count(runtime, "SetThreadMemoryMode")
         wait_until(lambda: log_count(runtime, "SetThreadMemoryMode") >= started + 4, what="calls")
         assert not any(f.done() for f in in_flight)
         stopped_at = time.monotonic()
