@@ -117,7 +117,7 @@ def user_texts(body: Body) -> list[str]:
     return [body.content]
 
 
-# Confidence by how the memory came to be saved (seed 003, P2).
+# Confidence by how the memory came to be saved.
 _CONFIDENCE = {
     "explicit_user_request": (0.9, "the user asked to remember it"),
     "user_confirmed": (0.85, "the user confirmed saving it"),

@@ -1,4 +1,4 @@
-"""Foreign sources (seed 000): thin pointers to facts someone else owns, admitted only with
+"""Foreign sources: thin pointers to facts someone else owns, admitted only with
 the canonical owner's signed assent, bound to an identity that never changes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The insert policy (seed 003): what status a new memory gets, or why it is refused.
+"""The insert policy: what status a new memory gets, or why it is refused.
 
 - permissive: every insert is stored active; a marker, when given, must still be valid.
 - require_save_intent: an insert without a valid marker is refused; nothing is stored.

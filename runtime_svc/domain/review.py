@@ -1,4 +1,4 @@
-"""Review of pending inserts (seed 003, review_pending).
+"""Review of pending inserts (review_pending).
 
 Approval needs the memory.review scope (checked by the gateway); an agent may not approve
 what it inserted itself unless the deployment allows it; a user's approval records the save

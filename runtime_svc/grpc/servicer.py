@@ -225,7 +225,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             receipt=mapping.receipt(change.receipt),
         )
 
-    # Review and insert policy (seed 003)
+    # Review and insert policy
 
     async def ListMemories(self, request, context):  # type: ignore[no-untyped-def]
         caller = CALLER.get()
@@ -277,7 +277,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             receipt=mapping.receipt(change.receipt),
         )
 
-    # Facts, profile, ask (seed 003)
+    # Facts, profile, ask
 
     async def SearchFacts(self, request, context):  # type: ignore[no-untyped-def]
         state = FACT_STATES.get(request.status)
@@ -328,7 +328,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             ],
         )
 
-    # Foreign sources, revocation, readback, erasure (seed 000)
+    # Foreign sources, revocation, readback, erasure
 
     async def RegisterOwnerKey(self, request, context):  # type: ignore[no-untyped-def]
         receipt = await self._write(

@@ -1,5 +1,5 @@
 """Use cases: extract facts from memories as they become active; search them, consolidate
-the profile, and answer questions from eligible facts and memories (seed 003, P2)."""
+the profile, and answer questions from eligible facts and memories."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Owner keys and revoked assents (seed 000)."""
+"""Owner keys and revoked assents."""
 
 from __future__ import annotations
 

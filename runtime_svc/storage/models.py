@@ -128,11 +128,11 @@ class SourceRow(Base):
     revoked_at_us: Mapped[int] = mapped_column(BigInteger)
     assent_state: Mapped[str] = mapped_column(String(16))
     assent_expires_at_us: Mapped[int] = mapped_column(BigInteger)
-    # Review of a pending insert (seed 003).
+    # Review of a pending insert.
     reviewed_by: Mapped[str] = mapped_column(String(128), server_default="")
     reviewed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
     review_note: Mapped[str] = mapped_column(String(200), server_default="")
-    # Foreign sources (seed 000): the owner and the assent in force.
+    # Foreign sources: the owner and the assent in force.
     canonical_owner: Mapped[str] = mapped_column(String(128), server_default="")
     assent_id: Mapped[str] = mapped_column(String(128), server_default="")
     assent_key_id: Mapped[str] = mapped_column(String(128), server_default="")
