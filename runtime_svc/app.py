@@ -115,6 +115,7 @@ async def start(
             default_mode=default_mode,
             policy=InsertPolicy(settings.memory.insert_policy),
             extraction=extraction,
+            quotas=StoredQuotas(settings.limits),
         ),
         reads=SourceReads(uow, system_clock),
         lifecycle=SourceLifecycle(
@@ -134,7 +135,6 @@ async def start(
         pool=pool,
         writer=writer,
         poll_interval=settings.events.poll_interval,
-        quotas=StoredQuotas(uow, settings.limits),
     )
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:

@@ -241,12 +241,7 @@ def test_erasure_vacuums_the_touched_tables_on_postgresql(stack):
     s = insert(client, "I like the zqxerasedwordkvt lantern")
     client.EraseSource(foreign_pb2.EraseSourceRequest(source_id=s.source_id, expected_revision=1))
     scrubber = stack.runtime.servicer._lifecycle._uow._scrubber
-    import time
-
-    deadline = time.monotonic() + 30
-    while scrubber.completed < 1 and time.monotonic() < deadline:
-        time.sleep(0.05)  # waiting for the background VACUUM to report completion
-    assert scrubber.completed >= 1
+    assert scrubber.wait_for(1, timeout=30)  # the background VACUUM finished
     live = stack.sql("SELECT count(*) FROM sources WHERE raw LIKE '%zqxerased%'")
     assert live[0][0] == 0
     assert stack.sql("SELECT count(*) FROM facts WHERE statement LIKE '%zqxerased%'")[0][0] == 0

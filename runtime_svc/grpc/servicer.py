@@ -45,8 +45,7 @@ from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactQuery, Facts
 from runtime_svc.services.foreign import AdmitCommand, ForeignSources
-from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts, Prepared
-from runtime_svc.services.quotas import StoredQuotas
+from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.services.source_lifecycle import (
     ClassifyCommand,
@@ -94,7 +93,6 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         pool: ThreadPoolExecutor,
         writer: GroupCommitter,
         poll_interval: float,
-        quotas: StoredQuotas | None = None,
     ) -> None:
         self._thread_modes, self._retrieval = thread_modes, retrieval
         self._inserts, self._reads, self._lifecycle = inserts, reads, lifecycle
@@ -102,7 +100,6 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self._foreign = foreign
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
-        self._quotas = quotas
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -157,7 +154,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         if isinstance(prepared, Inserted):  # validate_only
             result = prepared
         else:
-            result = await self._write(self._commit_insert, caller, cmd, prepared)
+            result = await self._write(self._inserts.commit_insert, caller, cmd, prepared)
         return sources_pb2.InsertMemoryResponse(
             source_id=result.source_id,
             revision=result.revision,
@@ -165,13 +162,6 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             receipt=mapping.receipt(result.receipt),
             deduplicated=result.deduplicated,
         )
-
-    def _commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
-        """In the writer's transaction: the stored quotas are checked under the tenant's lock,
-        so concurrent inserts (on any runtime replica) cannot overshoot them."""
-        if self._quotas is not None:
-            self._quotas.check_insert(caller, len(prepared.body.raw().encode()))
-        return self._inserts.commit_insert(caller, cmd, prepared)
 
     async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
         f = request.filter

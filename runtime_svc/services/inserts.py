@@ -18,6 +18,7 @@ from runtime_svc.domain.sources import Classification, SaveIntent, Source, Sourc
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
+from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import Change, SourceChanges
 from runtime_svc.storage.sources import Stored
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
@@ -72,8 +73,10 @@ class Inserts:
         policy: insert_policy.InsertPolicy,
         default_mode: thread_mode.Mode,
         extraction: FactExtraction,
+        quotas: StoredQuotas | None = None,
     ) -> None:
         self._uow, self._journal, self._clock, self._changes = uow, journal, clock, changes
+        self._quotas = quotas
         self._policy, self._default_mode = policy, default_mode
         self._extraction = extraction
 
@@ -109,6 +112,8 @@ class Inserts:
                 earlier = tx.sources.by_request_id(caller.request_id)
                 if earlier is not None:
                     return _replay(tx, earlier, cmd, prepared)
+            if self._quotas is not None:  # under the tenant's row lock: exact on any replica
+                self._quotas.check_insert(tx, caller, len(prepared.body.raw().encode()))
             status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
             self._check_thread(tx, cmd.thread_id)
             now = self._clock()

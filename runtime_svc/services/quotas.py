@@ -12,21 +12,20 @@ from agentmem.core.config import Limits
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.caller import Caller
 from runtime_svc.storage import usage
-from runtime_svc.storage.unit_of_work import UnitOfWork
+from runtime_svc.storage.unit_of_work import Transaction
 
 
 class StoredQuotas:
-    def __init__(self, uow: UnitOfWork, limits: Limits) -> None:
-        self._uow, self._limits = uow, limits
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
 
-    def check_insert(self, caller: Caller, adding_bytes: int) -> None:
+    def check_insert(self, tx: Transaction, caller: Caller, adding_bytes: int) -> None:
+        """In the insert's own write transaction, after its retry check: a retry of a stored
+        insert never reaches here, and the tenant's row lock is already held."""
         limit = self._limits.for_tenant(caller.tenant_id)
         if not (limit.memories_per_tenant or limit.bytes_per_tenant):
             return
-        with self._uow.write(caller.tenant_id) as tx:
-            if caller.request_id and tx.sources.by_request_id(caller.request_id) is not None:
-                return  # a retry of a stored insert: it answers with the first result
-            used = usage.stored(tx.conn, caller.tenant_id)
+        used = usage.stored(tx.conn, caller.tenant_id)
         if limit.memories_per_tenant and used.memories + 1 > limit.memories_per_tenant:
             raise _exceeded("memories_per_tenant", limit.memories_per_tenant)
         if limit.bytes_per_tenant and used.bytes + adding_bytes > limit.bytes_per_tenant:

@@ -182,12 +182,6 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             return self._eligible(tx, query, limit, embedding)[1]
 
-    def lexical(self, caller: Caller, query: str, limit: int) -> list[tuple[str, float]]:
-        """(source_id, score) of the top `limit` eligible memories by lexical score alone,
-        eligibility and tenant applied inside the ranking (for fusion with other rankers)."""
-        with self._uow.read(caller.tenant_id) as tx:
-            return [(h.source_id, h.score) for h in self._eligible(tx, query, limit)[1]]
-
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)
         now = self._clock()

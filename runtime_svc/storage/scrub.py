@@ -36,7 +36,18 @@ class Scrubber:
         self._lock = threading.Lock()
         self._pending = False
         self._running = False
-        self.completed = 0  # scrubs finished (PostgreSQL: vacuums), for tests and metrics
+        self._finished = threading.Condition()
+        self.completed = 0  # scrubs finished (PostgreSQL: vacuums)
+
+    def _done(self) -> None:
+        with self._finished:
+            self.completed += 1
+            self._finished.notify_all()
+
+    def wait_for(self, completed: int, timeout: float) -> bool:
+        """Whether `completed` scrubs have finished within `timeout` seconds."""
+        with self._finished:
+            return self._finished.wait_for(lambda: self.completed >= completed, timeout)
 
     def scrub(self) -> None:
         if self._db.dialect == "sqlite":
@@ -60,7 +71,7 @@ class Scrubber:
                 raw.close()
             if busy:
                 log.warning("erasure: the WAL checkpoint was busy; the next one completes it")
-            self.completed += 1
+            self._done()
         except Exception as e:  # the erasure itself committed; this only shortens the window
             log.warning("erasure: WAL checkpoint failed", extra={"error": type(e).__name__})
 
@@ -75,6 +86,6 @@ class Scrubber:
                 engine = self._db.writer.execution_options(isolation_level="AUTOCOMMIT")
                 with engine.connect() as conn:
                     conn.exec_driver_sql("VACUUM " + ", ".join(PG_TABLES))
-                self.completed += 1
+                self._done()
             except Exception as e:
                 log.warning("erasure: VACUUM failed", extra={"error": type(e).__name__})
