@@ -608,10 +608,6 @@ def targets(report: dict) -> list[str]:
     return out
 
 
-if __name__ == "__main__":
-    main()
-
-
 def hybrid_targets(report: dict, check: Callable[..., None], out: list[str]) -> None:
     def at_least(label: str, value: float, floor: float) -> None:
         out.append(f"  {'ok  ' if value >= floor else 'MISS'} {label}: {value} (floor {floor})")
