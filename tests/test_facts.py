@@ -146,3 +146,64 @@ def test_only_the_users_own_words_become_facts(stack):
         )
     )
     assert [f.statement for f in facts(client)] == ["The user plays the cello"]
+
+
+def six_messages():
+    """A conversation of six messages; the user states a fact in message 3."""
+    from agentmem.v1 import sources_pb2
+
+    texts = [
+        ("assistant", "Good evening, how was the rehearsal?"),
+        ("user", "Long, the hall was freezing tonight."),
+        ("assistant", "Which piece are you working on?"),
+        ("user", "I play the zqviola in a string quartet."),
+        ("assistant", "Lovely, a warm instrument."),
+        ("user", "Thanks, see you tomorrow."),
+    ]
+    return [sources_pb2.Message(role=r, content=t) for r, t in texts]
+
+
+def insert_six(client):
+    from agentmem.v1 import sources_pb2
+
+    return client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=six_messages(),
+            metadata=sources_pb2.InsertMetadata(save_intent="explicit_user_request"),
+        )
+    )
+
+
+def span(p):
+    return (p.message_start, p.message_end)
+
+
+def test_a_fact_from_a_conversation_cites_the_passage_it_was_stated_in(stack):
+    from agentmem.v1 import retrieval_pb2
+
+    client = stack.client()
+    s = insert_six(client)
+    plain = insert(client, "I play the zqoboe on Sundays")
+    by_object = {f.object: f for f in facts(client, "play")}
+    f = by_object["the zqviola in a string quartet"]
+    assert f.source_id == s.source_id and span(f.passage) == (2, 3)
+    # The very passage the passage index holds for message 3.
+    hits = client.SearchMemories(
+        retrieval_pb2.SearchMemoriesRequest(query="zqviola quartet", limit=5, group_by_source=False)
+    ).hits
+    assert span(hits[0].passage) == span(f.passage)
+    assert not by_object["the zqoboe on Sundays"].HasField("passage")
+    assert plain.source_id == by_object["the zqoboe on Sundays"].source_id
+
+    a = ask(client, "Which zqviola does the user play?")
+    assert a.answer_basis == "facts"
+    cited = {p.fact_id: p for p in a.provenance}
+    assert span(cited[f.fact_id].passage) == (2, 3)
+    assert (s.source_id, (2, 3)) in {(c.source_id, span(c.passage)) for c in a.citations}
+
+
+def test_a_facts_passage_follows_the_configured_window(make_stack):
+    client = make_stack(retrieval__passages__before=2).client()
+    insert_six(client)
+    (f,) = facts(client, "zqviola")
+    assert span(f.passage) == (1, 3)

@@ -10,7 +10,7 @@ import pytest
 
 from agentmem.core import config
 from tests.memory_helpers import insert
-from tests.test_facts import SQUIER, facts
+from tests.test_facts import SQUIER, ask, facts, insert_six, span
 
 
 class FakeModel(BaseHTTPRequestHandler):
@@ -18,6 +18,7 @@ class FakeModel(BaseHTTPRequestHandler):
 
     fail = False
     requests: list[dict] = []
+    facts: list[dict] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -26,18 +27,7 @@ class FakeModel(BaseHTTPRequestHandler):
             self.send_response(500)
             self.end_headers()
             return
-        content = json.dumps(
-            {
-                "facts": [
-                    {
-                        "subject": "user",
-                        "predicate": "owns",
-                        "object": "a Squier Telecaster",
-                        "statement": "The user owns a Squier Telecaster",
-                    }
-                ]
-            }
-        )
+        content = json.dumps({"facts": FakeModel.facts})
         payload = json.dumps(
             {
                 "id": "chatcmpl-1",
@@ -70,6 +60,14 @@ def model_endpoint():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     FakeModel.fail, FakeModel.requests = False, []
+    FakeModel.facts = [
+        {
+            "subject": "user",
+            "predicate": "owns",
+            "object": "a Squier Telecaster",
+            "statement": "The user owns a Squier Telecaster",
+        }
+    ]
     yield f"http://127.0.0.1:{server.server_port}/v1"
     server.shutdown()
 
@@ -87,6 +85,42 @@ def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
     ]
     sent = FakeModel.requests[0]
     assert sent["model"] == "local-model" and SQUIER in sent["messages"][-1]["content"]
+    assert not facts(client, "Telecaster")[0].HasField("passage")  # a plain-text memory
+
+
+def test_the_model_names_the_message_and_only_a_sent_one_gives_a_passage(
+    make_stack, model_endpoint
+):
+    def fact(obj, message):
+        return {
+            "subject": "user",
+            "predicate": "plays",
+            "object": obj,
+            "statement": f"The user plays {obj}",
+            "message": message,
+        }
+
+    FakeModel.facts = [
+        fact("the zqviola", 3),  # the user's message that says it
+        fact("the zqharp", 9),  # no such message
+        fact("the zqlute", 2),  # the assistant's, not sent to the model
+        fact("the zqfife", "3"),  # not a number
+    ]
+    stack = make_stack(
+        facts__extractor="openai_compatible",
+        facts__endpoint=model_endpoint,
+        facts__model="local-model",
+    )
+    client = stack.client()
+    s = insert_six(client)
+    sent = FakeModel.requests[0]["messages"][-1]["content"]
+    assert "[3] I play the zqviola" in sent and "[2]" not in sent  # the user's messages only
+    by_object = {f.object: f for f in facts(client, "plays")}
+    assert span(by_object["the zqviola"].passage) == (2, 3)
+    for unset in ("the zqharp", "the zqlute", "the zqfife"):
+        assert not by_object[unset].HasField("passage"), unset
+    a = ask(client, "Does the user play the zqviola?")
+    assert (s.source_id, (2, 3)) in {(p.source_id, span(p.passage)) for p in a.provenance}
 
 
 def test_a_failing_model_falls_back_to_the_rules(make_stack, model_endpoint):

@@ -215,6 +215,7 @@ def test_a_database_of_the_previous_release_upgrades_cleanly(make_stack, tmp_pat
         "src_oldforeignexp": retrieval_pb2.REASON_ASSENT_EXPIRED,
     }
     assert {f.source_id for f in facts(client, "lantern", status=3)} == {"src_oldactive"}
+    assert not any(f.HasField("passage") for f in facts(client, "lantern", status=3))
     for sid in ("src_oldrevoked", "src_olderased"):
         r = client.ReadbackSource(foreign_pb2.ReadbackSourceRequest(source_id=sid))
         assert r.clean, [(d.kind, d.state) for d in r.derivatives]

@@ -20,7 +20,7 @@ FACT_STATUS_INELIGIBLE: FactStatus
 FACT_STATUS_ALL: FactStatus
 
 class Fact(_message.Message):
-    __slots__ = ("fact_id", "statement", "subject", "predicate", "object", "confidence", "confidence_reason", "save_intent", "save_intent_source", "source_id", "source_revision")
+    __slots__ = ("fact_id", "statement", "subject", "predicate", "object", "confidence", "confidence_reason", "save_intent", "save_intent_source", "source_id", "source_revision", "passage")
     FACT_ID_FIELD_NUMBER: _ClassVar[int]
     STATEMENT_FIELD_NUMBER: _ClassVar[int]
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,7 @@ class Fact(_message.Message):
     SAVE_INTENT_SOURCE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_FIELD_NUMBER: _ClassVar[int]
     fact_id: str
     statement: str
     subject: str
@@ -43,7 +44,8 @@ class Fact(_message.Message):
     save_intent_source: str
     source_id: str
     source_revision: int
-    def __init__(self, fact_id: _Optional[str] = ..., statement: _Optional[str] = ..., subject: _Optional[str] = ..., predicate: _Optional[str] = ..., object: _Optional[str] = ..., confidence: _Optional[float] = ..., confidence_reason: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., source_id: _Optional[str] = ..., source_revision: _Optional[int] = ...) -> None: ...
+    passage: _retrieval_pb2.Passage
+    def __init__(self, fact_id: _Optional[str] = ..., statement: _Optional[str] = ..., subject: _Optional[str] = ..., predicate: _Optional[str] = ..., object: _Optional[str] = ..., confidence: _Optional[float] = ..., confidence_reason: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., source_id: _Optional[str] = ..., source_revision: _Optional[int] = ..., passage: _Optional[_Union[_retrieval_pb2.Passage, _Mapping]] = ...) -> None: ...
 
 class SearchFactsRequest(_message.Message):
     __slots__ = ("query", "save_intent_source", "save_intent", "status", "limit")

@@ -4,16 +4,19 @@ The built-in extractor is deterministic and rule-based: it reads first-person st
 ("I have …", "I live in …", "My dog is …") in the user's own words (the content of a memory,
 or the user's messages of a conversation) and restates them about the user. An extractor
 backed by a language model can stand in for it (`Extractor`).
+
+A fact from a conversation names the message it was stated in; it cites that message's
+passage (`passages.range_for`, the range the passage index uses for it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from runtime_svc.domain.passages import Range
+from runtime_svc.domain.passages import Range, Window, range_for
 from runtime_svc.domain.sources import Body
 
 MAX_OBJECT = 200
@@ -25,10 +28,20 @@ class Triple:
     predicate: str
     object: str
     statement: str
+    message: int | None = None  # the conversation's message it was stated in
+
+
+@dataclass(frozen=True)
+class Said:
+    """Something the user said: a memory's content (`message` None) or one of the user's
+    messages of a conversation (its 0-based index among all the messages)."""
+
+    text: str
+    message: int | None = None
 
 
 class Extractor(Protocol):
-    def extract(self, texts: Sequence[str]) -> list[Triple]: ...
+    def extract(self, said: Sequence[Said]) -> list[Triple]: ...
 
 
 # "I <verb> X" → "The user <verbs> X"
@@ -73,14 +86,16 @@ _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 class RuleExtractor:
-    def extract(self, texts: Sequence[str]) -> list[Triple]:
-        out: list[Triple] = []
-        for text in texts:
-            for sentence in _SENTENCES.split(text):
+    """Per message: each triple names the message it was first stated in."""
+
+    def extract(self, said: Sequence[Said]) -> list[Triple]:
+        out: dict[Triple, Triple] = {}  # by content, the first statement kept
+        for s in said:
+            for sentence in _SENTENCES.split(s.text):
                 triple = _triple(sentence.strip().rstrip(".!?;").strip())
                 if triple and triple not in out:
-                    out.append(triple)
-        return out
+                    out[triple] = replace(triple, message=s.message)
+        return list(out.values())
 
 
 def _triple(sentence: str) -> Triple | None:
@@ -110,11 +125,19 @@ def _clean(obj: str) -> str:
     return obj[:MAX_OBJECT]
 
 
-def user_texts(body: Body) -> list[str]:
+def user_texts(body: Body) -> list[Said]:
     """What the user said: the content, or the user's messages of a conversation."""
     if body.messages:
-        return [m.content for m in body.messages if m.role == "user"]
-    return [body.content]
+        return [Said(m.content, i) for i, m in enumerate(body.messages) if m.role == "user"]
+    return [Said(body.content)]
+
+
+def passage_of(triple: Triple, body: Body, window: Window) -> Range | None:
+    """The passage a fact cites: that of the message it was stated in (none for a memory's
+    content, or a message the conversation does not have)."""
+    if triple.message is None or not 0 <= triple.message < len(body.messages):
+        return None
+    return range_for(triple.message, window)
 
 
 # Confidence by how the memory came to be saved.
@@ -141,6 +164,7 @@ class Fact:
     source_id: str
     source_revision: int
     created_at_us: int = 0
+    passage: Range | None = None  # the conversation's passage it was stated in
 
 
 @dataclass(frozen=True)
@@ -183,7 +207,7 @@ class Piece:
     source_revision: int
     save_intent: str
     fact_id: str = ""
-    passage: Range | None = None  # a conversation's messages (a retrieved memory)
+    passage: Range | None = None  # a conversation's messages (a fact's or a memory's)
 
 
 @dataclass(frozen=True)
@@ -204,7 +228,12 @@ def answer(facts: Sequence[Fact], memories: Sequence[Piece], token_budget: int) 
     if facts:
         candidates = [
             Piece(
-                f.triple.statement + ".", f.source_id, f.source_revision, f.save_intent, f.fact_id
+                f.triple.statement + ".",
+                f.source_id,
+                f.source_revision,
+                f.save_intent,
+                f.fact_id,
+                f.passage,
             )
             for f in facts
         ]

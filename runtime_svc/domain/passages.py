@@ -80,10 +80,15 @@ def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
     return f"{head}\n{body}" if head else body
 
 
+def range_for(message: int, window: Window) -> Range:
+    """The range of the passage of one message: up to `window.before` messages before it."""
+    return Range(max(0, message - window.before), message)
+
+
 def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
-    """One passage per message, with up to `window.before` messages before it."""
+    """One passage per message (`range_for`)."""
     out = []
     for i in range(len(messages)):
-        rng = Range(max(0, i - window.before), i)
+        rng = range_for(i, window)
         out.append(Passage(rng, render(messages, rng, window)))
     return out

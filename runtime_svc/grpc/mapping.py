@@ -266,4 +266,5 @@ def fact(f: Fact) -> facts_pb2.Fact:
         save_intent_source=f.save_intent_source,
         source_id=f.source_id,
         source_revision=f.source_revision,
+        passage=passage(f.passage),
     )

@@ -35,12 +35,12 @@ class FactExtraction:
         self.blocking = not isinstance(extractor, domain.RuleExtractor)
 
     def triples(self, body: Body) -> list[domain.Triple]:
-        texts = domain.user_texts(body)
+        said = domain.user_texts(body)
         try:
-            return self._extractor.extract(texts)
+            return self._extractor.extract(said)
         except Exception as e:  # never lose a memory over its facts
             log.warning("fact extractor failed; using the rules", extra={"error": type(e).__name__})
-            return self._fallback.extract(texts)
+            return self._fallback.extract(said)
 
     def store(
         self, tx: Transaction, source: Source, triples: list[domain.Triple], now_us: int
@@ -58,6 +58,7 @@ class FactExtraction:
                     source.source_id,
                     source.revision,
                     now_us,
+                    domain.passage_of(triple, source.body, tx.window),
                 )
             )
         return len(triples)

@@ -21,6 +21,7 @@ from sqlalchemy import (
 )
 
 from runtime_svc.domain.facts import Fact, Triple
+from runtime_svc.domain.passages import Range
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import FactRow
@@ -53,6 +54,8 @@ _COLUMNS = (
     facts.c.source_id,
     facts.c.source_revision,
     facts.c.created_at_us,
+    facts.c.passage_start,
+    facts.c.passage_end,
 )
 
 
@@ -79,6 +82,8 @@ class FactRepository(_Repository):
                 "save_intent": fact.save_intent,
                 "save_intent_source": fact.save_intent_source,
                 "created_at_us": fact.created_at_us,
+                "passage_start": fact.passage.start if fact.passage else None,
+                "passage_end": fact.passage.end if fact.passage else None,
             },
         ).inserted_primary_key[0]
         if self._sqlite:  # PostgreSQL indexes the statement column itself (GIN)
@@ -189,4 +194,5 @@ def _fact(r) -> Fact:  # type: ignore[no-untyped-def]
         r.source_id,
         r.source_revision,
         r.created_at_us,
+        None if r.passage_start is None else Range(r.passage_start, r.passage_end),
     )

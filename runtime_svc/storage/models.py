@@ -207,6 +207,10 @@ class FactRow(Base):
     save_intent: Mapped[str] = mapped_column(String(32))
     save_intent_source: Mapped[str] = mapped_column(String(64))
     created_at_us: Mapped[int] = mapped_column(BigInteger)
+    # The conversation's passage (message range) it was stated in; NULL: none, or a fact
+    # stored before facts cited passages.
+    passage_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    passage_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "fact_id"),
