@@ -10,7 +10,9 @@ Sentences are 10 to 22 words; queries are questions built from the same distribu
 ("what did I say about the … and …?").
 
 The loader writes sources and their index entries through the runtime's own repositories,
-in large transactions (a fixture import: no per-memory events or receipts).
+in large transactions (a fixture import: no per-memory events or receipts). Conversations
+(a corpus counted in passages) are inserted through the runtime's own insert use case, one
+transaction each, so they are stored exactly as `InsertMemory` stores them.
 """
 
 from __future__ import annotations
@@ -22,18 +24,31 @@ from collections.abc import Iterator
 
 from sqlalchemy import text
 
+from agentmem.core import config
 from agentmem.core.config import Storage
 from runtime_svc.domain import eligibility
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.facts import RuleExtractor
 from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import (
     Body,
     Classification,
+    Message,
     Provenance,
     SaveIntent,
     Source,
     SourceKind,
     Status,
 )
+from runtime_svc.domain.thread_mode import Mode
+from runtime_svc.services.clock import system_clock
+from runtime_svc.services.facts import FactExtraction
+from runtime_svc.services.inserts import InsertCommand, Inserts
+from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.quotas import StoredQuotas
+from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -217,3 +232,81 @@ def make_cold(url: str, tenant: str, fraction: float, *, seed: int = 11) -> int:
             tx.index.set_eligible(pk, eligibility.eligible_regardless_of_time(row))
     db.dispose()
     return len(cold)
+
+
+# -- conversations: a corpus counted in passages ---------------------------------------------
+
+SPEAKERS = ("Alex", "Sam")
+MESSAGES_PER_CONVERSATION = 10
+DAY_US = 86_400 * 1_000_000
+START_US = 1_683_000_000 * 1_000_000  # 2 May 2023
+
+
+def conversation(lang: Language, n: int, day: int) -> list[Message]:
+    """`n` messages, user and assistant in turn, with the speakers' names and one date."""
+    sent = START_US + day * DAY_US
+    return [
+        Message(
+            "user" if i % 2 == 0 else "assistant",
+            lang.sentence(),
+            SPEAKERS[i % 2],
+            sent,
+        )
+        for i in range(n)
+    ]
+
+
+def conversations(
+    lang: Language, passages: int, per_conversation: int = MESSAGES_PER_CONVERSATION
+) -> Iterator[list[Message]]:
+    """Conversations holding `passages` messages in all (one passage per message)."""
+    day = 0
+    while passages > 0:
+        n = min(per_conversation, passages)
+        passages -= n
+        yield conversation(lang, n, day)
+        day += 1
+
+
+def load_conversations(
+    url: str,
+    tenants: list[str],
+    passages_per_tenant: int,
+    *,
+    everyday: bool = False,
+    seed: int = 7,
+    per_conversation: int = MESSAGES_PER_CONVERSATION,
+) -> int:
+    """Creates the schema and inserts conversations holding `passages_per_tenant` passages
+    into each tenant through the runtime's own insert use case (`Inserts`, configured as the
+    benchmark's runtime is: default settings), so the database holds exactly what
+    `InsertMemory` writes: the source, its passages in the index, its facts, its event and
+    receipt, the counters. Only the gRPC hops and group commit are skipped. Returns how many
+    conversations were inserted."""
+    settings = config.load(None, {"storage.url": url})
+    db = open_database(settings.storage)
+    migrate.upgrade(db.writer)
+    window = settings.retrieval.passages
+    uow = UnitOfWork(db, window=Window(window.before, window.date))
+    journal = Journal(EventRetention(settings.events.max_events_per_tenant), lambda _: None)
+    extraction = FactExtraction(RuleExtractor())
+    inserts = Inserts(
+        uow,
+        journal,
+        system_clock,
+        SourceChanges(uow, journal, extraction),
+        policy=InsertPolicy(settings.memory.insert_policy),
+        default_mode=Mode(settings.memory.default_thread_mode),
+        extraction=extraction,
+        quotas=StoredQuotas(settings.limits),
+    )
+    lang = Language(seed, everyday=everyday)
+    count = 0
+    for tenant in tenants:
+        caller = Caller(tenant, "bench-loader", "service", frozenset(), surface="import")
+        for messages in conversations(lang, passages_per_tenant, per_conversation):
+            inserts.insert(caller, InsertCommand(messages=messages))
+            count += 1
+    analyse(db)
+    db.dispose()
+    return count

@@ -143,8 +143,14 @@ def sessions(conv: dict) -> list[tuple[Timestamp | None, list[dict]]]:
     return out
 
 
-def passage_recall(address: str, convs: list[dict], tokens: list[str]) -> dict[str, float]:
-    """Sessions inserted as conversations, questions over passages (see the module doc)."""
+def passage_recall(
+    address: str,
+    convs: list[dict],
+    tokens: list[str],
+    before_questions: Callable[[object], object] | None = None,
+) -> dict[str, float]:
+    """Sessions inserted as conversations, questions over passages (see the module doc).
+    `before_questions(client)` as in `agentmem_recall`."""
     hits = {5: 0, 10: 0}
     total = messages = 0
     spent = 0.0
@@ -170,6 +176,8 @@ def passage_recall(address: str, convs: list[dict], tokens: list[str]) -> dict[s
                 messages += len(turns_)
                 for i, t in enumerate(turns_):
                     dia_of[(r.source_id, i)] = t["dia_id"]
+            if before_questions is not None:
+                before_questions(client)
             for q in questions(conv):
                 res = client.SearchMemories(
                     retrieval_pb2.SearchMemoriesRequest(

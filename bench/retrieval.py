@@ -35,6 +35,7 @@ from sqlalchemy.engine import make_url
 from agentmem.client import connect
 from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
 from bench import corpus, hybrid, locomo, servers
+from bench import passages as passage_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -399,7 +400,8 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated parts: 10k, 100k, 20k-everyday, 1M-1000-tenants, 1M-one-tenant, "
-        "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes",
+        "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages, "
+        "conversation-writes, locomo-passages",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -440,6 +442,16 @@ def main() -> None:
             print("-- inserts and thread-mode reads", flush=True)
             report["writes"] = insert_throughput(tmp, args.postgres)
             save(report, name)
+        if not only or "passages" in only:
+            report["passages"] = passage_bench.latency(tmp, args.questions, args.postgres)
+            save(report, name)
+        if not only or "conversation-writes" in only:
+            print("-- conversation inserts through the API", flush=True)
+            report["conversation_writes"] = passage_bench.insert_throughput(tmp, args.postgres)
+            save(report, name)
+        if "locomo-passages" in only and "locomo" not in only:
+            print("-- LoCoMo-dev recall, sessions as conversations", flush=True)
+            report["locomo"] = passage_bench.locomo_recall(args.postgres, not args.no_hybrid)
         if not only or "locomo" in only:
             print("-- LoCoMo-dev recall", flush=True)
             report["locomo"] = locomo.run(args.postgres)
@@ -492,6 +504,7 @@ def table(report: dict) -> str:
             "inserts/s by insert policy (16 in flight): "
             + ", ".join(f"{k} {v}" for k, v in w["policies"].items()),
         ]
+    lines += passage_bench.table_lines(report)
     for name, r in report.get("locomo", {}).items():
         lines.append(f"LoCoMo-dev {name}: recall@5 {r['recall@5']}, recall@10 {r['recall@10']}")
     obs = report.get("observability")
@@ -600,11 +613,12 @@ def targets(report: dict) -> list[str]:
             obs["tracing"]["p50_ms"],
             1.10 * off,
         )
-    if "locomo" in report:
+    if "agentmem, dated turns" in report.get("locomo", {}):
         recall = report["locomo"]["agentmem, dated turns"]["recall@5"]
         ok = "ok  " if recall >= 0.507 else "MISS"
         out.append(f"  {ok} LoCoMo-dev recall@5 >= 0.507 (dated turns): {recall}")
     hybrid_targets(report, check, out)
+    passage_bench.targets(report, check, out)
     return out
 
 
