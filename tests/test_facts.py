@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from agentmem.v1 import facts_pb2, review_pb2
+from agentmem.v1 import facts_pb2, review_pb2, sources_pb2
 from tests.harness import KEYS, READER_A, reason
 from tests.memory_helpers import ACTIVE, COLD, classify, insert
 from tests.test_review import AGENT, USER
@@ -132,8 +132,6 @@ def test_refused_inserts_extract_nothing(make_stack):
 
 
 def test_only_the_users_own_words_become_facts(stack):
-    from agentmem.v1 import sources_pb2
-
     client = stack.client()
     client.InsertMemory(
         sources_pb2.InsertMemoryRequest(
@@ -150,8 +148,6 @@ def test_only_the_users_own_words_become_facts(stack):
 
 def six_messages():
     """A conversation of six messages; the user states a fact in message 3."""
-    from agentmem.v1 import sources_pb2
-
     texts = [
         ("assistant", "Good evening, how was the rehearsal?"),
         ("user", "Long, the hall was freezing tonight."),
@@ -164,8 +160,6 @@ def six_messages():
 
 
 def insert_six(client):
-    from agentmem.v1 import sources_pb2
-
     return client.InsertMemory(
         sources_pb2.InsertMemoryRequest(
             messages=six_messages(),
@@ -207,3 +201,20 @@ def test_a_facts_passage_follows_the_configured_window(make_stack):
     insert_six(client)
     (f,) = facts(client, "zqviola")
     assert span(f.passage) == (1, 3)
+
+
+def test_an_approved_conversations_facts_cite_their_passage(make_stack):
+    stack = make_stack(
+        memory__insert_policy="review_pending",
+        auth__api_keys=[k.config() for k in (*KEYS, AGENT, USER)],
+    )
+    agent, user = stack.client(AGENT), stack.client(USER)
+    pending = agent.InsertMemory(sources_pb2.InsertMemoryRequest(messages=six_messages()))
+    assert facts(user, "zqviola") == []
+    user.ReviewMemory(
+        review_pb2.ReviewMemoryRequest(
+            source_id=pending.source_id, expected_revision=1, decision=review_pb2.DECISION_APPROVE
+        )
+    )
+    (f,) = facts(user, "zqviola")
+    assert (f.source_revision, span(f.passage)) == (2, (2, 3))
