@@ -321,3 +321,10 @@ def targets(report: dict, check, out: list[str]) -> None:  # type: ignore[no-unt
                 f"  {'ok  ' if value >= floor else 'MISS'} LoCoMo-dev passage recall@5 "
                 f"({name.split(',')[0].replace('agentmem', 'lexical')}): {value} (floor {floor})"
             )
+    if "agentmem, passages" in loco and "hybrid, passages" in loco:
+        hybrid_value = loco["hybrid, passages"]["recall@5"]
+        lexical_value = loco["agentmem, passages"]["recall@5"]
+        out.append(
+            f"  {'ok  ' if hybrid_value >= lexical_value else 'MISS'} LoCoMo-dev passage "
+            f"recall@5: hybrid not below lexical: {hybrid_value} (lexical {lexical_value})"
+        )
