@@ -9,7 +9,9 @@ evidence turns are among the top k. Category 5 (adversarial) questions are skipp
 As conversations (passages): every session is one conversation source (messages with the
 speakers' names and the session's date as `sent_at`), questions are asked with
 `group_by_source: false`, and a question counts as found at k when every evidence turn lies
-within the message range of one of the top k passages.
+within the message range of one of the top k passages. A hit without a passage (a whole
+conversation, as the semantic side of hybrid retrieval ranks them today) covers no turn;
+`whole_source_hits` says what share of the hits were such.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ def passage_recall(
     """Sessions inserted as conversations, questions over passages (see the module doc).
     `before_questions(client)` as in `agentmem_recall`."""
     hits = {5: 0, 10: 0}
-    total = messages = 0
+    total = messages = returned = whole = 0
     spent = 0.0
     for conv, token in zip(convs, tokens, strict=True):
         with connect(address, token) as client:
@@ -186,6 +188,11 @@ def passage_recall(
                 )
                 covered: list[set[str]] = []
                 for h in res.hits:
+                    returned += 1
+                    if not h.HasField("passage"):  # a whole conversation, not a passage:
+                        whole += 1  # it covers no evidence turn
+                        covered.append(set())
+                        continue
                     span = range(h.passage.message_start, h.passage.message_end + 1)
                     covered.append({dia_of[(h.source_id, i)] for i in span})
                 total += 1
@@ -194,6 +201,7 @@ def passage_recall(
     return {f"recall@{k}": round(v / total, 3) for k, v in hits.items()} | {
         "questions": total,
         "messages_per_s": round(messages / spent, 1) if spent else 0.0,
+        "whole_source_hits": round(whole / returned, 3) if returned else 0.0,
     }
 
 

@@ -287,6 +287,13 @@ def table_lines(report: dict) -> list[str]:
             f"{w['in_flight']} in flight): {w['conversations_per_s']} conversations/s, "
             f"{w['messages_per_s']} messages/s"
         )
+    hybrid_passages = report.get("locomo", {}).get("hybrid, passages")
+    if hybrid_passages:
+        lines.append(
+            "LoCoMo-dev hybrid, passages: "
+            f"{hybrid_passages['whole_source_hits']:.1%} of the hits were whole conversations "
+            "(no passage: they cover no turn)"
+        )
     return lines
 
 
