@@ -1,29 +1,44 @@
-"""Chooses the fusion weights and the similarity floor (`retrieval.lexical_weight`,
-`semantic_weight`, `min_similarity`) on LoCoMo-dev and the paraphrase set's tuning half.
+"""Chooses the fusion formula and its settings (`retrieval.lexical_weight`, `semantic_weight`,
+`min_similarity`) on LoCoMo-dev and the paraphrase set's tuning half.
 
 The lexical side is agentmem's own (SearchMemories on a lexical-only runtime, top 50 with
-their scores); the semantic side is the local model's cosine similarity; the two are fused
-offline with `runtime_svc.domain.fusion.fuse`, exactly as the runtime fuses them, for every
-setting of a grid. The held-back half of the paraphrase set is not looked at here.
+their scores, and each query word's idf and largest impact as the index keeps them); the
+semantic side is the local model's cosine similarity; the two are fused offline with
+`runtime_svc.domain.fusion.fuse`, exactly as the runtime fuses them, for every setting of a
+grid. LoCoMo-dev is asked three ways: turns, dated turns, and passages (each message with
+the one before it and the session's date, as conversations are indexed; a question is found
+when the top k passages hold all its evidence turns).
 
-    python -m bench.tune_fusion
+The held-back half of the paraphrase set is not looked at, except with `--held-back`: the
+one evaluation of the chosen settings, after tuning.
+
+    python -m bench.tune_fusion [--held-back]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import pickle
+import re
 import tempfile
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agentmem.client import connect
+from agentmem.core.config import Retrieval
 from agentmem.v1 import retrieval_pb2, sources_pb2
 from bench import locomo, paraphrase, servers
-from runtime_svc.domain import fusion, text
+from runtime_svc.domain import fusion, lexical, text
+from runtime_svc.domain.passages import Window
 
-CANDIDATES = 50
+CANDIDATES = 50  # retrieval.candidates' default
+TUNING = "paraphrase (tuning half)"
+HELD_BACK = "paraphrase (held-back half)"
+TURNS, DATED, PASSAGES = "LoCoMo-dev", "LoCoMo-dev, dated turns", "LoCoMo-dev, passages"
 
 
 def model():  # type: ignore[no-untyped-def]
@@ -35,12 +50,12 @@ def model():  # type: ignore[no-untyped-def]
 
 def lexical_rankings(
     address: str, token: str, memories: list[str], questions: list[str]
-) -> tuple[list[str], list[dict[int, float]]]:
+) -> list[dict[int, float]]:
     """Inserts the memories into the token's tenant; per question, {memory index: bm25}."""
     with connect(address, token) as client:
         index = {}
-        for i, text in enumerate(memories):
-            r = client.InsertMemory(sources_pb2.InsertMemoryRequest(content=text))
+        for i, body in enumerate(memories):
+            r = client.InsertMemory(sources_pb2.InsertMemoryRequest(content=body))
             index[r.source_id] = i
         out = []
         for q in questions:
@@ -48,64 +63,154 @@ def lexical_rankings(
                 retrieval_pb2.SearchMemoriesRequest(query=q, limit=CANDIDATES)
             ).hits
             out.append({index[h.source_id]: h.score for h in hits})
-    return list(index), out
+    return out
+
+
+def bounds(memories: list[str], questions: list[str]) -> list[float]:
+    """Per question, the most a memory of the tenant could score by its words: the sum of
+    each query word's idf x largest impact, as `SearchIndex.term_stats` reports them (the
+    index's own analysis of the same texts)."""
+    entries = [lexical.analyse(m) for m in memories]
+    docs: dict[str, int] = {}
+    top: dict[str, float] = {}
+    for e in entries:
+        for s, imp in e.impacts.items():
+            docs[s] = docs.get(s, 0) + 1
+            top[s] = max(top.get(s, 0.0), imp)
+    return [
+        sum(
+            lexical.TermStats(
+                t.stem, lexical.idf(len(entries), docs[t.stem]), top[t.stem], 1
+            ).upper_bound
+            for t in text.query_terms(q)
+            if t.stem in docs
+        )
+        for q in questions
+    ]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of the grid: the weights, the similarity floor, and the formula's parts."""
+
+    semantic_weight: float
+    min_similarity: float
+    normalize: str  # "bound": bm25 / the query's bound; "best": bm25 / the best bm25
+    exponent: float  # the lexical score x (share of the query's words held) ** exponent
+
+    @property
+    def weights(self) -> fusion.Weights:
+        return fusion.Weights(round(1.0 - self.semantic_weight, 2), self.semantic_weight)
+
+    def __str__(self) -> str:
+        return (
+            f"semantic {self.semantic_weight:.2f}, floor {self.min_similarity:.2f}, "
+            f"bm25 / {self.normalize} x coverage^{self.exponent:g}"
+        )
 
 
 class Case:
-    """One tenant's memories and questions, with both sides' scores."""
+    """One tenant's memories and questions, with both sides' scores. `labels[i]`: what
+    memory i holds (a turn's dia_id, a passage's turns); a question is found at k when the
+    top k hold every label of its target."""
 
-    def __init__(self, memories, questions, targets, lexical, sims) -> None:  # type: ignore[no-untyped-def]
-        self.memories, self.questions, self.targets = memories, questions, targets
-        self.lexical, self.sims = lexical, sims
+    def __init__(self, memories, labels, questions, targets, lexical_, sims) -> None:  # type: ignore[no-untyped-def]
+        self.memories, self.labels = memories, labels
+        self.questions, self.targets = questions, targets
+        self.lexical, self.sims = lexical_, sims
+        self.bounds = bounds(memories, questions)
         self.coverage = [
             {str(i): fusion.coverage(text.query_terms(q), memories[i]) for i in self.lexical[qi]}
             for qi, q in enumerate(questions)
         ]
 
-    def recall(
-        self, weights: fusion.Weights, min_sim: float, k: int, use_coverage: bool = True
-    ) -> tuple[int, int]:
-        hit = 0
+    def ranked(self, qi: int, s: Setting) -> list[fusion.Scored]:
+        sims = self.sims[qi]
+        order = sims.argsort()[::-1][:CANDIDATES]
+        semantic = {str(i): float(sims[i]) for i in order if sims[i] >= s.min_similarity}
+        return fusion.fuse(
+            {str(i): v for i, v in self.lexical[qi].items()},
+            semantic,
+            s.weights,
+            similarity={str(i): float(sims[i]) for i in self.lexical[qi]},
+            coverage=self.coverage[qi],
+            coverage_exponent=s.exponent,
+            best=self.bounds[qi] if s.normalize == "bound" else None,
+        )
+
+    def reciprocal_ranks(self, s: Setting) -> float:
+        """The sum over questions of 1 / the rank of the first top-k prefix holding the
+        target (0 when the candidates never do)."""
+        total = 0.0
         for qi, target in enumerate(self.targets):
-            sims = self.sims[qi]
-            order = sims.argsort()[::-1][:CANDIDATES]
-            semantic = {str(i): float(sims[i]) for i in order if sims[i] >= min_sim}
-            lexical = {str(i): s for i, s in self.lexical[qi].items()}
-            extra = {str(i): float(sims[i]) for i in self.lexical[qi]}
-            ranked = fusion.fuse(
-                lexical,
-                semantic,
-                weights,
-                similarity=extra,
-                coverage=self.coverage[qi] if use_coverage else None,
-            )
-            top = {int(s.key) for s in ranked[:k]}
-            hit += set(target) <= top
-        return hit, len(self.targets)
+            held: set[str] = set()
+            for rank, r in enumerate(self.ranked(qi, s), 1):
+                held |= self.labels[int(r.key)]
+                if target <= held:
+                    total += 1 / rank
+                    break
+        return total
+
+    def hits(self, s: Setting, ks: tuple[int, ...]) -> dict[int, int]:
+        out = dict.fromkeys(ks, 0)
+        for qi, target in enumerate(self.targets):
+            ranked = self.ranked(qi, s)
+            for k in ks:
+                held = set().union(*(self.labels[int(r.key)] for r in ranked[:k]))
+                out[k] += target <= held
+        return out
 
 
-def build_cases(m) -> dict[str, list[Case]]:  # type: ignore[no-untyped-def]
-    sets: dict[str, list[tuple[list[str], list[str], list[list[int]]]]] = {}
-    # every memory of the set is stored, as in the benchmark; only the tuning questions asked
+def passages(conv: dict) -> tuple[list[str], list[frozenset[str]]]:
+    """Each message with the one before it under the session's date, as
+    `domain.passages.render` writes them (default window), and the turns each holds."""
+    window = Window()
+    texts, labels = [], []
+    for key, value in conv.items():
+        if not (re.fullmatch(r"session_\d+", key) and isinstance(value, list) and value):
+            continue
+        raw = conv.get(key + "_date_time", "")
+        try:
+            head = datetime.strptime(raw, "%I:%M %p on %d %B, %Y").strftime("%d %B %Y")
+        except ValueError:
+            head = ""
+        for i in range(len(value)):
+            shown = value[max(0, i - window.before) : i + 1]
+            body = "\n".join(f"{t['speaker']}: {t['text']}" for t in shown)
+            texts.append(f"{head}\n{body}" if head and window.date else body)
+            labels.append(frozenset(t["dia_id"] for t in shown))
+    return texts, labels
+
+
+def build_cases(m, held_back: bool) -> dict[str, list[Case]]:  # type: ignore[no-untyped-def]
+    Raw = tuple[list[str], list[frozenset[str]], list[str], list[frozenset[str]]]
+    sets: dict[str, list[Raw]] = {}
+    # every memory of the set is stored, as in the benchmark; only one half's questions asked
     memories = [mem for mem, _ in paraphrase.PAIRS] + paraphrase.distractors()
-    tuning = range(0, len(paraphrase.PAIRS), 2)
-    sets["paraphrase (tuning half)"] = [
-        (memories, [paraphrase.PAIRS[i][1] for i in tuning], [[i] for i in tuning])
+    labels = [frozenset({str(i)}) for i in range(len(memories))]
+    half = range(1 if held_back else 0, len(paraphrase.PAIRS), 2)
+    sets[HELD_BACK if held_back else TUNING] = [
+        (
+            memories,
+            labels,
+            [paraphrase.PAIRS[i][1] for i in half],
+            [frozenset({str(i)}) for i in half],
+        )
     ]
-    for dated in (False, True):
-        convs = []
+    for name in () if held_back else (TURNS, DATED, PASSAGES):
+        convs: list[Raw] = []
         for conv in locomo.conversations():
-            turns = locomo.turns(conv, dated)
-            pos = {dia: i for i, (dia, _) in enumerate(turns)}
             qs = locomo.questions(conv)
+            if name == PASSAGES:
+                texts, held = passages(conv)
+            else:
+                turns = locomo.turns(conv, name == DATED)
+                texts = [t for _, t in turns]
+                held = [frozenset({dia}) for dia, _ in turns]
             convs.append(
-                (
-                    [t for _, t in turns],
-                    [q["question"] for q in qs],
-                    [[pos[e] for e in q["evidence"] if e in pos] for q in qs],
-                )
+                (texts, held, [q["question"] for q in qs], [frozenset(q["evidence"]) for q in qs])
             )
-        sets["LoCoMo-dev" + (", dated turns" if dated else "")] = convs
+        sets[name] = convs
     tokens = [f"tune-{i}" for i in range(sum(len(v) for v in sets.values()))]
     keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
     out: dict[str, list[Case]] = {}
@@ -113,63 +218,110 @@ def build_cases(m) -> dict[str, list[Case]]:  # type: ignore[no-untyped-def]
         it = iter(tokens)
         for name, cases in sets.items():
             out[name] = []
-            for memories, questions, targets in cases:
-                _, lexical = lexical_rankings(address, next(it), memories, questions)
-                mem = m.encode(memories, batch_size=64, normalize_embeddings=True)
+            for texts, held, questions, targets in cases:
+                lex = lexical_rankings(address, next(it), texts, questions)
+                mem = m.encode(texts, batch_size=64, normalize_embeddings=True)
                 qv = m.encode(questions, batch_size=64, normalize_embeddings=True)
-                out[name].append(Case(memories, questions, targets, lexical, qv @ mem.T))
+                out[name].append(Case(texts, held, questions, targets, lex, qv @ mem.T))
             print(f"   {name}: {sum(len(c.questions) for c in out[name])} questions", flush=True)
     return out
 
 
-def main() -> None:
-    cache = Path(tempfile.gettempdir()) / "agentmem-tune-fusion.pickle"
-    if cache.exists():  # the rankings of an earlier run (delete it after changing the data)
-        cases = pickle.loads(cache.read_bytes())
-    else:
-        cases = build_cases(model())
-        cache.write_bytes(pickle.dumps(cases))
-    grid = [
-        (round(w, 2), s, cov)
-        for w in (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-        for s in (0.0, 0.2, 0.25)
-        for cov in (False, True)
-    ]
-    print(
-        "semantic weight, min similarity, coverage: recall@5 per set "
-        "(lexical weight = 1 - semantic)"
+def cases(held_back: bool = False) -> dict[str, list[Case]]:
+    """The cases, from the cache of an earlier run when there is one (delete it after
+    changing the data)."""
+    cache = Path(tempfile.gettempdir()) / (
+        f"agentmem-tune-fusion-v2{'-held-back' if held_back else ''}.pickle"
     )
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    out = build_cases(model(), held_back)
+    cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def recall(cs: list[Case], s: Setting, ks: tuple[int, ...] = (5,)) -> dict[int, float]:
+    hit = dict.fromkeys(ks, 0)
+    total = 0
+    for c in cs:
+        for k, v in c.hits(s, ks).items():
+            hit[k] += v
+        total += len(c.questions)
+    return {k: v / total for k, v in hit.items()}
+
+
+def lexical_recall(cs: list[Case], k: int = 5) -> float:
+    """Words alone: agentmem's lexical order."""
+    hit = total = 0
+    for c in cs:
+        for qi, target in enumerate(c.targets):
+            top = sorted(c.lexical[qi], key=lambda i: -c.lexical[qi][i])[:k]
+            hit += target <= set().union(*(c.labels[i] for i in top))
+            total += 1
+    return hit / total
+
+
+def mrr(cs: list[Case], s: Setting) -> float:
+    return sum(c.reciprocal_ranks(s) for c in cs) / sum(len(c.questions) for c in cs)
+
+
+# The runtime's defaults (retrieval.lexical_weight / semantic_weight / min_similarity and
+# fusion's exponent), as chosen by `main` (the rule in `choose`) on the tuning half and
+# LoCoMo-dev.
+CHOSEN = Setting(
+    fusion.Weights().semantic, Retrieval().min_similarity, "best", fusion.COVERAGE_EXPONENT
+)
+FORMER = replace(CHOSEN, exponent=1.0)
+MARGIN = 0.025  # over lexical recall@5, in every LoCoMo-dev mode
+
+
+def choose(rows, lexical_):  # type: ignore[no-untyped-def]
+    """Among settings with tuning-half recall@5 ≥ 0.95 whose LoCoMo-dev recall@5 (turns,
+    dated turns, passages) beats lexical's by MARGIN, the one ranking the tuning half's
+    memories highest (mean reciprocal rank), then the best on LoCoMo-dev turns."""
+    ok = [
+        r
+        for r in rows
+        if r[1][TUNING] >= 0.95
+        and all(r[1][n] >= lexical_[n] + MARGIN for n in (TURNS, DATED, PASSAGES))
+    ]
+    return max(ok, key=lambda r: (round(r[2], 3), r[1][TURNS]), default=None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument(
+        "--held-back", action="store_true", help="evaluate the chosen setting on the held-back half"
+    )
+    args = ap.parse_args()
+    if args.held_back:
+        cs = cases(held_back=True)[HELD_BACK]
+        for s in (CHOSEN, FORMER, Setting(1.0, 0.25, "best", 0.0)):
+            r = recall(cs, s, (1, 5))
+            print(f"{HELD_BACK}, {s}: recall@1 {r[1]:.3f}, recall@5 {r[5]:.3f}")
+        return
+    data = cases()
+    lexical_ = {n: lexical_recall(cs) for n, cs in data.items()}
+    print("lexical alone: " + ", ".join(f"{n} {v:.3f}" for n, v in lexical_.items()))
+    grid = [
+        Setting(w, 0.25, norm, exp)
+        for norm in ("best", "bound")
+        for exp in (0.0, 1.0, 2.0, 3.0)
+        for w in (0.5, 0.6, 0.7)
+    ] + [Setting(1.0, 0.25, "best", 0.0)]
+    print("recall@5 per set; the tuning half's mean reciprocal rank")
     rows = []
-    for w, s, cov in grid:
-        weights = fusion.Weights(1.0 - w, w)
-        cells = {}
-        for name, cs in cases.items():
-            for k in (1, 5, 10):
-                hit = total = 0
-                for c in cs:
-                    h, t = c.recall(weights, s, k, cov)
-                    hit, total = hit + h, total + t
-                cells[(name, k)] = hit / total
-        rows.append((w, s, cov, cells))
+    for s in grid:
+        cells = {n: recall(cs, s)[5] for n, cs in data.items()}
+        rows.append((s, cells, mrr(data[TUNING], s)))
         print(
-            f"  {w:.2f}, {s:.2f}, coverage {'on ' if cov else 'off'}: "
-            + ", ".join(f"{n} {cells[(n, 5)]:.3f}" for n in cases),
+            f"  {s}: "
+            + ", ".join(f"{n} {v:.3f}" for n, v in cells.items())
+            + f"; mrr {rows[-1][2]:.3f}",
             flush=True,
         )
-    best = max(
-        (r for r in rows if r[3][("paraphrase (tuning half)", 5)] >= 0.9),
-        key=lambda r: (
-            r[3][("LoCoMo-dev", 5)],
-            r[3][("LoCoMo-dev, dated turns", 5)],
-            r[3][("paraphrase (tuning half)", 5)],
-        ),
-        default=None,
-    )
-    if best:
-        print(
-            f"chosen: semantic weight {best[0]}, min similarity {best[1]}, coverage {best[2]}: "
-            f"{best[3]}"
-        )
+    best = choose(rows, lexical_)
+    print(f"chosen: {best[0] if best else None} (the runtime's: {CHOSEN})")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,26 @@ def test_a_memory_is_found_by_a_question_in_other_words(hybrid, make_stack):
     ]
 
 
+def test_a_memory_in_other_words_outranks_one_holding_a_word_of_the_question(hybrid):
+    # "which instrument do I practise at home": each distractor holds one of its three
+    # words (one is the query's best lexical match) and is somewhat similar; the saxophone
+    # shares no word but is what the question means. Counting a third of the words plainly,
+    # the repair shop came first; squared, a one-word match keeps a ninth of its score.
+    client = hybrid.client()
+    saxophone = insert(client, SAXOPHONE).source_id
+    shop = insert(client, "The instrument repair shop closes at noon").source_id
+    insert(client, "The band practise room is booked on Thursdays")
+    for text in OTHERS:
+        insert(client, text)
+    wait_embedded(client)
+    question = "which instrument do I practise at home"
+    assert search_ids(client, question, limit=2) == [saxophone, shop]
+    entries = entries_by_id(client, question)
+    assert entries[shop].matched_by == BY.MATCHED_BY_BOTH
+    assert 0 < entries[shop].lexical_score <= 1 / 9 + 1e-6
+    assert entries[saxophone].lexical_score == 0 and entries[saxophone].semantic_score > 0.4
+
+
 def test_ineligible_sources_never_come_from_the_vector_side(hybrid_any_plan):
     client = hybrid_any_plan.client()
     active = insert(client, SAXOPHONE).source_id

@@ -236,8 +236,9 @@ class Retrieval(_Strict):
     # Name of the environment variable that holds the endpoint's API key (never the key).
     api_key_env: str = "AGENTMEM_EMBEDDINGS_API_KEY"
     timeout: float = Field(default=10.0, gt=0)
-    # Fusion: weight of the lexical score (bm25 divided by the best one) and of the cosine
-    # similarity. Tuned on LoCoMo-dev and a paraphrase set (see README, "Hybrid retrieval").
+    # Fusion: weight of the lexical score (bm25 divided by the best one, times the squared
+    # share of the query's words the match holds) and of the cosine similarity. Tuned on
+    # LoCoMo-dev and a paraphrase set (see README, "Hybrid retrieval").
     lexical_weight: float = Field(default=0.4, ge=0)
     semantic_weight: float = Field(default=0.6, ge=0)
     # The semantic side returns only sources at least this similar to the query (cosine):
