@@ -43,7 +43,7 @@ class SourceChanges:
         """A new source (insert, admission): derived records only if it is active."""
         stored = tx.writer.create(change.source)
         if change.source.phase is Phase.ACTIVE:
-            stored = self._derive(tx, stored, change)
+            stored = self._derive(tx, stored, change, new=True)
         return stored, self._record(tx, caller, change)
 
     def apply(
@@ -60,8 +60,8 @@ class SourceChanges:
             tx.after_commit(self._uow.scrub)
         return updated, self._record(tx, caller, change)
 
-    def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:
-        stored = tx.writer.index(stored)
+    def _derive(self, tx: Transaction, stored: Stored, change: Change, new: bool = False) -> Stored:
+        stored = tx.writer.index(stored, new=new)
         # Its vector is made off the write path, in commit order (hybrid retrieval on).
         tx.embedding_queue.enqueue(stored.pk, stored.source.source_id)
         self._extraction.store(tx, stored.source, list(change.triples), stored.source.updated_at_us)

@@ -47,7 +47,7 @@ from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.models import SearchPosting, SearchTerm
 from runtime_svc.storage.sources import sources
 
@@ -272,14 +272,38 @@ class MatchRow:
     score: float
 
 
+# -- the write side's statements, built once (each insert runs several of them) -----------
+
+# Every entry of one source (`lo`..`hi`, its key range) in the tenant. The tenant is compared
+# through an expression that no index serves: given the plain column, SQLite reads the
+# tenant's whole (tenant, word) index, every entry of the tenant, instead of the key range.
+_OWN_ENTRIES = (
+    postings.c.pk.between(bindparam("lo"), bindparam("hi")),
+    (postings.c.tenant_id + "") == bindparam("tenant"),
+)
+_HAS = select(postings.c.pk).where(*_OWN_ENTRIES, postings.c.term == ENTRY).limit(1)
+_TERMS_OF = select(postings.c.term).where(*_OWN_ENTRIES)
+_DELETE_ENTRIES = delete(postings).where(*_OWN_ENTRIES)
+_SET_ELIGIBLE = update(postings).where(*_OWN_ENTRIES).values(eligible=bindparam("flag"))
+_SET_INDEXED_REVISION = (
+    update(sources)
+    .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
+    .values(indexed_revision=bindparam("indexed"))
+)
+
+
+def _own_entries(tenant_id: str, pk: int) -> dict[str, object]:
+    return {"lo": pk << SHIFT, "hi": (pk << SHIFT) + SPAN - 1, "tenant": tenant_id}
+
+
 def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
     """The source row's record of which revision its index entry was derived from (0: none).
     Written here only: the index is the one truth of what is indexed."""
     if pks:
-        conn.execute(
-            update(sources)
-            .where(sources.c.tenant_id == tenant_id, sources.c.pk.in_(pks))
-            .values(indexed_revision=revision)
+        compiled.execute_many(
+            conn,
+            _SET_INDEXED_REVISION,
+            [{"source_pk": pk, "tenant": tenant_id, "indexed": revision} for pk in pks],
         )
 
 
@@ -345,18 +369,15 @@ class SearchIndex:
 
     def remove(self, pk: int) -> bool:
         """Deletes the source's entries (its passages); whether there were any."""
+        own = _own_entries(self.tenant_id, pk)
         counted: dict[str, int] = {}
-        for t in self.conn.execute(
-            select(postings.c.term).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-        ).scalars():
+        for t in self.conn.execute(_TERMS_OF, own).scalars():
             counted[t] = counted.get(t, 0) - 1
         changes = [(t, n, 0.0) for t, n in counted.items()]
         _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
         if not changes:
             return False
-        self.conn.execute(
-            delete(postings).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-        )
+        self.conn.execute(_DELETE_ENTRIES, own)
         self._count(changes)
         # A word no entry holds any more leaves no trace (erasure purges what it said).
         self.conn.execute(
@@ -369,10 +390,7 @@ class SearchIndex:
         return True
 
     def has(self, pk: int) -> bool:
-        stmt = select(postings.c.pk).where(
-            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
-        )
-        return self.conn.execute(stmt).first() is not None
+        return self.conn.execute(_HAS, _own_entries(self.tenant_id, pk)).first() is not None
 
     def passages(self, pk: int) -> list[Range]:
         """The message ranges of the source's passage entries (none for a whole-text one)."""
@@ -383,11 +401,7 @@ class SearchIndex:
         return sorted((r for r in found if r is not None), key=lambda r: (r.end, r.start))
 
     def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
-        self.conn.execute(
-            update(postings)
-            .where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-            .values(eligible=int(eligible))
-        )
+        self.conn.execute(_SET_ELIGIBLE, {**_own_entries(self.tenant_id, pk), "flag": int(eligible)})
         if revision is not None:
             _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 

@@ -35,11 +35,12 @@ class SourceWriter:
             tx.index.set_eligible(stored.pk, updated.indexable(), updated.revision)
         return Stored(stored.pk, updated, updated.revision if indexed else 0)
 
-    def index(self, stored: Stored) -> Stored:
+    def index(self, stored: Stored, *, new: bool = False) -> Stored:
         """Derives the index entry of an active source: a conversation's passages, or one entry
-        for the whole text."""
+        for the whole text. `new`: the source was created in this transaction (sources are
+        never deleted, so its pk has never had an entry) and the index need not be asked."""
         tx, source = self._tx, stored.source
-        if tx.index.has(stored.pk):
+        if not new and tx.index.has(stored.pk):
             tx.index.set_eligible(stored.pk, source.indexable(), source.revision)
         elif source.body.messages and not source.body.generated:
             tx.index.put_passages(

@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Row, Select, bindparam, delete, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    bindparam,
+    delete,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.sources import (
@@ -18,7 +28,7 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.models import (
     DerivedProvenanceRow,
     PromptRecordRow,
@@ -36,8 +46,12 @@ _INSERT_SOURCE = insert(sources)
 _BY_SOURCE_ID = select(sources).where(
     sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key")
 )
+# `request_id != ''` repeats the partial index's condition, so the planner may use it (a
+# bound key alone does not prove it): without it SQLite reads every source of the tenant.
 _BY_REQUEST_ID = select(sources).where(
-    sources.c.tenant_id == bindparam("tenant"), sources.c.request_id == bindparam("key")
+    sources.c.tenant_id == bindparam("tenant"),
+    sources.c.request_id == bindparam("key"),
+    sources.c.request_id != literal_column("''"),
 )
 
 
@@ -69,8 +83,7 @@ class Summary:
 
 class SourceRepository(_Repository):
     def add(self, s: Source) -> int:
-        result = self.conn.execute(_INSERT_SOURCE, _values(self.tenant_id, s))
-        return result.inserted_primary_key[0]
+        return compiled.insert(self.conn, _INSERT_SOURCE, _values(self.tenant_id, s))
 
     def add_many(self, batch: list[Source]) -> list[int]:
         """Bulk import: adds the sources and returns their internal pks, in order."""
@@ -395,7 +408,7 @@ class TenantPolicies(_Repository):
     """A tenant's override of the configured insert policy."""
 
     def get(self) -> tuple[str, int] | None:
-        row = self.conn.execute(_SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
+        row = compiled.execute(self.conn, _SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
         return (row.insert_policy, row.revision) if row else None
 
     def save(self, insert_policy: str, revision: int, now_us: int) -> None:
