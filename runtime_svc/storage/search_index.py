@@ -298,7 +298,8 @@ def _own_entries(tenant_id: str, pk: int) -> dict[str, object]:
 
 def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
     """The source row's record of which revision its index entry was derived from (0: none).
-    Written here only: the index is the one truth of what is indexed."""
+    Written here only (or with the row of a source created with its entry, by the source
+    writer): the index is the one truth of what is indexed."""
     if pks:
         compiled.execute_many(
             conn,
@@ -315,8 +316,12 @@ class SearchIndex:
 
     # -- writes: the entry of one source -------------------------------------------------
 
-    def put(self, pk: int, body: str, *, eligible: bool, revision: int) -> None:
-        self.put_many([(pk, body, eligible)], revision)
+    def put(
+        self, pk: int, body: str, *, eligible: bool, revision: int, revision_recorded: bool = False
+    ) -> None:
+        """The entry of one source. `revision_recorded`: its row, written in the same
+        transaction, already records `revision` (a new source, see the source writer)."""
+        self._put([(pk, [(passages.entry_key(pk), body)], eligible)], revision, revision_recorded)
 
     def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
         """Entries for (pk, generated form, eligible) per source, derived from `revision`."""
@@ -326,16 +331,28 @@ class SearchIndex:
         )
 
     def put_passages(
-        self, pk: int, entries: Sequence[passages.Passage], *, eligible: bool, revision: int
+        self,
+        pk: int,
+        entries: Sequence[passages.Passage],
+        *,
+        eligible: bool,
+        revision: int,
+        revision_recorded: bool = False,
     ) -> None:
         """A conversation's entries: one per passage, keyed by its message range."""
         keyed = [(passages.entry_key(pk, p.range), p.text) for p in entries]
-        self._put([(pk, keyed, eligible)], revision)
+        self._put([(pk, keyed, eligible)], revision, revision_recorded)
 
-    def _put(self, rows: list[tuple[int, list[tuple[int, str]], bool]], revision: int) -> None:
+    def _put(
+        self,
+        rows: list[tuple[int, list[tuple[int, str]], bool]],
+        revision: int,
+        revision_recorded: bool = False,
+    ) -> None:
         if not rows:
             return
-        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
+        if not revision_recorded:
+            _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
         values, docs, best = [], {}, {}
         for _, entries, eligible in rows:
             for key, body in entries:

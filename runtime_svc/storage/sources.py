@@ -82,8 +82,12 @@ class Summary:
 
 
 class SourceRepository(_Repository):
-    def add(self, s: Source) -> int:
-        return compiled.insert(self.conn, _INSERT_SOURCE, _values(self.tenant_id, s))
+    def add(self, s: Source, indexed_revision: int = 0) -> int:
+        """A new source's row; `indexed_revision` if its index entry is written in the same
+        transaction (by the source writer)."""
+        values = _values(self.tenant_id, s)
+        values["indexed_revision"] = indexed_revision
+        return compiled.insert(self.conn, _INSERT_SOURCE, values)
 
     def add_many(self, batch: list[Source]) -> list[int]:
         """Bulk import: adds the sources and returns their internal pks, in order."""
@@ -271,7 +275,7 @@ def _values(tenant_id: str, s: Source) -> dict[str, object]:
         "content_sha256": s.body.sha256(),
         "generated_form": s.body.generated_form(),
         "generated_revision": s.revision,
-        "indexed_revision": 0,  # the search index sets it when it derives an entry
+        "indexed_revision": 0,  # set with the index entry (search index, source writer)
         "principal_id": s.provenance.principal_id,
         "principal_kind": s.provenance.principal_kind,
         "surface": s.provenance.surface,
