@@ -37,6 +37,7 @@ from sqlalchemy import (
     func,
     literal_column,
     select,
+    text,
     union_all,
     update,
 )
@@ -292,6 +293,32 @@ _SET_INDEXED_REVISION = (
 )
 
 
+# PostgreSQL: an entry's postings and its words' counts in one statement (a data-modifying
+# CTE), rows passed as arrays; the counts as `_count_statement` adds them, in word order.
+_PG_PUT = text(
+    """
+    WITH added AS (
+        INSERT INTO search_postings (pk, term, tenant_id, eligible, impact)
+        SELECT p.pk, p.term, :tenant_id, p.eligible, p.impact
+        FROM unnest(
+            CAST(:pk AS BIGINT[]), CAST(:term AS TEXT[]),
+            CAST(:eligible AS INTEGER[]), CAST(:impact AS DOUBLE PRECISION[])
+        ) AS p(pk, term, eligible, impact)
+    )
+    INSERT INTO search_terms AS current (tenant_id, term, docs, max_impact)
+    SELECT :tenant_id, c.term, c.docs, c.max_impact
+    FROM unnest(
+        CAST(:count_term AS TEXT[]), CAST(:count_docs AS BIGINT[]),
+        CAST(:count_max AS DOUBLE PRECISION[])
+    ) WITH ORDINALITY AS c(term, docs, max_impact, n)
+    ORDER BY c.n
+    ON CONFLICT (tenant_id, term) DO UPDATE SET
+        docs = current.docs + excluded.docs,
+        max_impact = GREATEST(current.max_impact, excluded.max_impact)
+    """
+)
+
+
 def _own_entries(tenant_id: str, pk: int) -> dict[str, object]:
     return {"lo": pk << SHIFT, "hi": (pk << SHIFT) + SPAN - 1, "tenant": tenant_id}
 
@@ -370,8 +397,24 @@ class SearchIndex:
                     )
                     docs[term] = docs.get(term, 0) + 1
                     best[term] = max(best.get(term, 0.0), weight)
+        counts = [(t, n, best[t]) for t, n in sorted(docs.items())]  # one lock order
+        if self.conn.dialect.name == "postgresql":  # one round trip for both tables
+            self.conn.execute(
+                _PG_PUT,
+                {
+                    "pk": [v["pk"] for v in values],
+                    "term": [v["term"] for v in values],
+                    "eligible": [v["eligible"] for v in values],
+                    "impact": [v["impact"] for v in values],
+                    "tenant_id": self.tenant_id,
+                    "count_term": [t for t, _, _ in counts],
+                    "count_docs": [n for _, n, _ in counts],
+                    "count_max": [m for _, _, m in counts],
+                },
+            )
+            return
         _execute_many(self.conn, _insert_postings, values)
-        self._count([(t, n, best[t]) for t, n in docs.items()])
+        self._count(counts)
 
     def _count(self, changes: list[tuple[str, int, float]]) -> None:
         """Adds to each word's entry count, raising its impact bound if needed."""
