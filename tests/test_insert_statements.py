@@ -1,6 +1,6 @@
 """The statements of the write path read only the rows they are about (SQLite query plans, on a
-real database): an insert, a retried insert, a classification change and an erasure must
-not cost more as the tenant's memories grow."""
+real database): an insert, a retried insert, a classification change, a readback and an
+erasure must not cost more as the tenant's memories grow."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ def test_write_statements_read_only_their_own_rows(parts):
         statements.append((statement, parameters[0] if executemany else parameters))
 
     event.listen(db.writer, "before_cursor_execute", capture)
+    event.listen(db.reader, "before_cursor_execute", capture)
     try:
         first = insert(inserts, "the blue door sticks in winter")
         retry = Caller("tenant-a", "alice", "user", frozenset(), request_id="req-1")
@@ -81,9 +82,12 @@ def test_write_statements_read_only_their_own_rows(parts):
             CALLER, ClassifyCommand(first.source_id, first.revision, Classification.COLD)
         )
         lifecycle.classify(CALLER, ClassifyCommand(first.source_id, 2, Classification.ACTIVE))
+        second = insert(inserts, "paint the blue door green in spring")
+        assert lifecycle.readback(CALLER, second.source_id)
         lifecycle.erase(CALLER, EraseCommand(first.source_id, 3))
     finally:
         event.remove(db.writer, "before_cursor_execute", capture)
+        event.remove(db.reader, "before_cursor_execute", capture)
 
     reads = [(s, p) for s, p in statements if re.match(r"\s*(SELECT|UPDATE|DELETE)", s)]
     assert any("search_postings" in s for s, _ in reads)  # the index's own statements ran

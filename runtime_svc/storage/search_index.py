@@ -76,6 +76,12 @@ def _entries_of(pk: int):  # type: ignore[no-untyped-def]
     return postings.c.pk.between(pk << SHIFT, (pk << SHIFT) + SPAN - 1)
 
 
+def _unindexed_tenant(tenant_id: str):  # type: ignore[no-untyped-def]
+    """The tenant check of a statement about one source's entries, through an expression no
+    index serves (see `_OWN_ENTRIES`): the key range is what should be read."""
+    return (postings.c.tenant_id + "") == tenant_id
+
+
 def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
     """The exact score of source `pk`: its impact for each query word `t<i>` times that
     word's idf `w<i>`, added in the words' order, so every statement computes the same float
@@ -280,7 +286,7 @@ class MatchRow:
 # tenant's whole (tenant, word) index, every entry of the tenant, instead of the key range.
 _OWN_ENTRIES = (
     postings.c.pk.between(bindparam("lo"), bindparam("hi")),
-    (postings.c.tenant_id + "") == bindparam("tenant"),
+    _unindexed_tenant(bindparam("tenant")),
 )
 _HAS = select(postings.c.pk).where(*_OWN_ENTRIES, postings.c.term == ENTRY).limit(1)
 _TERMS_OF = select(postings.c.term).where(*_OWN_ENTRIES)
@@ -455,7 +461,7 @@ class SearchIndex:
     def passages(self, pk: int) -> list[Range]:
         """The message ranges of the source's passage entries (none for a whole-text one)."""
         stmt = select(postings.c.pk).where(
-            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+            _entries_of(pk), postings.c.term == ENTRY, _unindexed_tenant(self.tenant_id)
         )
         found = (passages.range_of(k) for k in self.conn.execute(stmt).scalars())
         return sorted((r for r in found if r is not None), key=lambda r: (r.end, r.start))
@@ -474,8 +480,9 @@ class SearchIndex:
             .where(
                 _entries_of(pk),
                 postings.c.term == ENTRY,
-                postings.c.tenant_id == self.tenant_id,
+                _unindexed_tenant(self.tenant_id),
                 postings.c.eligible == 1,
+                sources.c.pk == pk,  # read by its key, not among the tenant's sources
                 sources.c.tenant_id == self.tenant_id,
                 eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
             )
@@ -487,7 +494,7 @@ class SearchIndex:
         stmt = (
             select(postings.c.term)
             .where(
-                _entries_of(pk), postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
+                _entries_of(pk), _unindexed_tenant(self.tenant_id), postings.c.term != ENTRY
             )
             .distinct()
         )
