@@ -93,9 +93,7 @@ def test_the_indexer_waits_for_writes_to_pause(parts):
 def test_writes_that_never_pause_still_let_the_backlog_drain(parts):
     db, uow, embedder = parts
     writes = Writes()  # busy throughout
-    indexer = EmbeddingIndexer(
-        db, uow, embedder, system_clock, 64, writes.idle_for, max_hold_s=0.2
-    )
+    indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, writes.idle_for, max_hold_s=0.2)
     assert indexer.run_once() == 2  # held back past max_hold_s, it takes its share
     assert backlog(db) == 0 and stored(db) == 2
 

@@ -30,7 +30,8 @@ CALLER = Caller("tenant-a", "alice", "user", frozenset())
 # (and word) instead of by source key, sources by tenant instead of by key or request id.
 TENANT_WIDE = re.compile(
     r"(SCAN (search_postings|sources)\b)"
-    r"|(SEARCH search_postings USING .*INDEX ix_search_postings_impact \(tenant_id=\?( AND term=\?)?\))"
+    r"|(SEARCH search_postings USING .*INDEX ix_search_postings_impact"
+    r" \(tenant_id=\?( AND term=\?)?\))"
     r"|(SEARCH sources USING .*INDEX \w+ \(tenant_id=\?\))"
 )
 

@@ -193,7 +193,9 @@ class ReceiptChain(_Repository):
             state.receipt_head_hash,
         )
         state.receipt_sequence, state.receipt_head_hash = linked.sequence, linked.hash
-        compiled.execute(self.conn, _INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__})
+        compiled.execute(
+            self.conn, _INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__}
+        )
         return linked
 
     def page(self, target_id: str, after_sequence: int, limit: int) -> list[Receipt]:

@@ -467,7 +467,9 @@ class SearchIndex:
         return sorted((r for r in found if r is not None), key=lambda r: (r.end, r.start))
 
     def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
-        self.conn.execute(_SET_ELIGIBLE, {**_own_entries(self.tenant_id, pk), "flag": int(eligible)})
+        self.conn.execute(
+            _SET_ELIGIBLE, {**_own_entries(self.tenant_id, pk), "flag": int(eligible)}
+        )
         if revision is not None:
             _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
 
@@ -493,9 +495,7 @@ class SearchIndex:
         """The words the entry holds (for readback)."""
         stmt = (
             select(postings.c.term)
-            .where(
-                _entries_of(pk), _unindexed_tenant(self.tenant_id), postings.c.term != ENTRY
-            )
+            .where(_entries_of(pk), _unindexed_tenant(self.tenant_id), postings.c.term != ENTRY)
             .distinct()
         )
         return sorted(self.conn.execute(stmt).scalars())
