@@ -81,9 +81,15 @@ async def start(
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
     )
+    writer = GroupCommitter(uow, settings.runtime.group_commit)
     if semantic is not None:
         indexer = EmbeddingIndexer(
-            db, uow, semantic.embedder, system_clock, settings.retrieval.batch_size
+            db,
+            uow,
+            semantic.embedder,
+            system_clock,
+            settings.retrieval.batch_size,
+            writes_idle_for=writer.idle_for,
         )
         indexer.start()
         metrics.GAUGES.add(
@@ -91,7 +97,6 @@ async def start(
             "Sources waiting to be embedded (all tenants); they are ranked by words until then.",
             lambda: _embedding_backlog(db),
         )
-    writer = GroupCommitter(uow, settings.runtime.group_commit)
     journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
     feed = EventFeed(uow, system_clock, settings.events.retention)
     default_mode = Mode(settings.memory.default_thread_mode)

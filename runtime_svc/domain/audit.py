@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 
 
@@ -47,10 +47,15 @@ class Receipt:
     hash: str = ""
 
 
+_FIELDS = tuple(f.name for f in fields(Receipt))
+
+
 def compute_hash(receipt: Receipt, tenant_id: str) -> str:
-    fields = asdict(replace(receipt, hash=""))
-    fields["tenant_id"] = tenant_id
-    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    # The receipt's fields as `asdict` gives them (all are flat values), without its hash.
+    values = {name: getattr(receipt, name) for name in _FIELDS}
+    values["hash"] = ""
+    values["tenant_id"] = tenant_id
+    canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -1,17 +1,25 @@
-"""The background indexer: embeds queued sources in batches, off the write path.
+"""The background indexer: embeds queued sources in small chunks, off the write path.
 
 Inserts only queue the source (in their own transaction); this worker takes the oldest
 queued sources, embeds their generated forms outside any transaction (the model may take
-hundreds of milliseconds), then stores the vectors in one write transaction per batch. A
+hundreds of milliseconds), then stores the vectors in one write transaction per chunk. A
 source purged in between (revoked, erased) is no longer queued when the vectors are
 stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
+
+The model and the writes share the machine's cores, so the indexer yields to writes: a
+chunk starts only once the write path has been idle for `QUIET_S`. Held back for longer
+than `MAX_HOLD_S` (writes that never pause), it takes at most `SHARE` of the time until the
+queue is empty, so the backlog always drains (`agentmem_embedding_backlog` shows it).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections import defaultdict
+from collections.abc import Callable
 
 from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.services.clock import Clock
@@ -22,15 +30,35 @@ from runtime_svc.storage.unit_of_work import UnitOfWork
 log = logging.getLogger("agentmem.runtime.embeddings")
 IDLE_WAIT_S = 5.0  # a wake-up comes with every commit that queued something; this is a backstop
 MAX_BACKOFF_S = 30.0
-CHUNK = 16  # texts per forward pass: queries waiting for the model wait at most one chunk
+CHUNK = 16  # texts per forward pass and per store: queries and writes wait at most one chunk
+QUIET_S = 0.2  # how long the write path must have been idle before a chunk starts
+MAX_HOLD_S = 30.0  # held back longer than this, the indexer takes its share anyway
+SHARE = 0.25  # of the time, at most, while it takes its share during writes
+
+
+def never_writing() -> float:
+    return math.inf
 
 
 class EmbeddingIndexer:
     def __init__(
-        self, db: Database, uow: UnitOfWork, embedder: Embedder, clock: Clock, batch_size: int
+        self,
+        db: Database,
+        uow: UnitOfWork,
+        embedder: Embedder,
+        clock: Clock,
+        batch_size: int,
+        writes_idle_for: Callable[[], float] = never_writing,
+        max_hold_s: float = MAX_HOLD_S,
     ) -> None:
+        """`writes_idle_for`: seconds since the write path was last busy (0: busy now);
+        `max_hold_s`: how long writes may hold it back before it takes its share."""
         self._db, self._uow, self._embedder, self._clock = db, uow, embedder, clock
         self._batch = batch_size
+        self._writes_idle_for = writes_idle_for
+        self._max_hold = max_hold_s
+        self._held_since: float | None = None  # since when writes have kept it waiting
+        self._next_share = 0.0  # when held back, the earliest start of the next chunk
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="embedding-indexer", daemon=True)
@@ -65,16 +93,51 @@ class EmbeddingIndexer:
                 self._wake.clear()
 
     def run_once(self) -> int:
-        """Embeds and stores one batch; returns how many sources it took off the queue."""
+        """Embeds and stores the oldest queued sources (up to `batch_size`), chunk by chunk,
+        each chunk once the write path lets it; returns how many sources it took off the
+        queue."""
         with self._db.reader.connect() as conn:
             items = vectors.take(conn, self._batch)
             conn.rollback()
         if not items:
+            self._held_since = None
             return 0
+        done = 0
+        for start in range(0, len(items), CHUNK):
+            if not self._wait_for_quiet():
+                break  # stopping; the rest stays queued
+            started = time.monotonic()
+            self._embed_and_store(items[start : start + CHUNK])
+            done += len(items[start : start + CHUNK])
+            if self._held_since is not None:  # taking its share: rest 1/SHARE - 1 times as long
+                ended = time.monotonic()
+                self._next_share = ended + (ended - started) * (1 / SHARE - 1)
+        return done
+
+    def _wait_for_quiet(self) -> bool:
+        """Until a chunk may start: the write path idle for QUIET_S, or (held back longer
+        than `max_hold_s`) its share's turn. False when the indexer is stopping."""
+        while not self._stop.is_set():
+            idle = self._writes_idle_for()
+            if idle >= QUIET_S:
+                self._held_since = None
+                return True
+            now = time.monotonic()
+            if self._held_since is None:
+                self._held_since = now
+            wait = QUIET_S - idle
+            if now - self._held_since >= self._max_hold:
+                if now >= self._next_share:
+                    return True
+                wait = min(wait, self._next_share - now)
+            else:
+                wait = min(wait, self._held_since + self._max_hold - now)
+            self._stop.wait(wait)
+        return False
+
+    def _embed_and_store(self, items: list[vectors.Queued]) -> None:
         texts = [i.text for i in items if i.text]
-        embedded: list[Vector] = []
-        for start in range(0, len(texts), CHUNK):
-            embedded += self._embedder.embed(texts[start : start + CHUNK])
+        embedded = self._embedder.embed(texts) if texts else []
         it = iter(embedded)
         by_tenant: dict[str, list[tuple[vectors.Queued, Vector | None]]] = defaultdict(list)
         for item in items:
@@ -88,4 +151,3 @@ class EmbeddingIndexer:
                             vectors.drop(tx.conn, item)
                         else:
                             vectors.store(tx.conn, item, self._embedder.model_id, vector, now)
-        return len(items)

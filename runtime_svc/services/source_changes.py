@@ -41,9 +41,10 @@ class SourceChanges:
 
     def create(self, tx: Transaction, caller: Caller, change: Change) -> tuple[Stored, Receipt]:
         """A new source (insert, admission): derived records only if it is active."""
-        stored = tx.writer.create(change.source)
-        if change.source.phase is Phase.ACTIVE:
-            stored = self._derive(tx, stored, change)
+        active = change.source.phase is Phase.ACTIVE
+        stored = tx.writer.create(change.source, indexed=active)  # its index entry too
+        if active:
+            self._derive_beside_index(tx, stored, change)
         return stored, self._record(tx, caller, change)
 
     def apply(
@@ -62,10 +63,13 @@ class SourceChanges:
 
     def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:
         stored = tx.writer.index(stored)
+        self._derive_beside_index(tx, stored, change)
+        return stored
+
+    def _derive_beside_index(self, tx: Transaction, stored: Stored, change: Change) -> None:
         # Its vector is made off the write path, in commit order (hybrid retrieval on).
         tx.embedding_queue.enqueue(stored.pk, stored.source.source_id)
         self._extraction.store(tx, stored.source, list(change.triples), stored.source.updated_at_us)
-        return stored
 
     def _record(self, tx: Transaction, caller: Caller, change: Change) -> Receipt:
         s = change.source

@@ -4,7 +4,9 @@ one transaction (each in its own savepoint) and commits once.
 Each mutation still sees every earlier one (they run one after another on the same
 connection), fails alone (its savepoint is rolled back), and is answered only after the
 commit that makes it durable; if that commit fails, every mutation of the batch fails.
-Under load this turns N commits into one; alone, a mutation runs at once.
+Under load this turns N commits into one; alone, a mutation runs at once. `idle_for` tells
+background work (the embedding indexer) how long the write path has been idle, so it can
+stay out of the way of mutations.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class GroupCommitter:
         self._uow = uow
         self._max = max_batch
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._running = False
+        self._last_active = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="runtime-writer", daemon=True)
         self._thread.start()
 
@@ -38,8 +42,16 @@ class GroupCommitter:
         # The caller's context (its trace span) travels with the job; so does the time it
         # was queued, for the wait metric.
         context = contextvars.copy_context()
+        self._last_active = time.monotonic()
         self._queue.put((context.run, (fn, *args), future, time.perf_counter()))
         return future
+
+    def idle_for(self) -> float:
+        """Seconds since the last mutation was queued or finished; 0 while any is waiting or
+        running."""
+        if self._running or not self._queue.empty():
+            return 0.0
+        return max(0.0, time.monotonic() - self._last_active)
 
     def close(self) -> None:
         self._queue.put(_STOP)
@@ -64,7 +76,12 @@ class GroupCommitter:
             for *_job, queued in jobs:
                 metrics.COMMIT_WAIT.observe(started - queued)
             metrics.COMMIT_BATCH.observe(len(jobs))
-            self._run([job[:3] for job in jobs])
+            self._running = True
+            try:
+                self._run([job[:3] for job in jobs])
+            finally:
+                self._last_active = time.monotonic()
+                self._running = False
 
     def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Future[Any]]]) -> None:
         # A job whose caller went away before it ran is skipped; once running, it can no

@@ -11,6 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt, link
 from runtime_svc.domain.thread_mode import Mode, ThreadMode
+from runtime_svc.storage import compiled
 from runtime_svc.storage.models import AuditReceiptRow, EventRow, TenantState, ThreadModeRow
 
 _state = TenantState.__table__
@@ -88,8 +89,8 @@ class TenantStateRepository(_Repository):
 
 class ThreadModeRepository(_Repository):
     def get(self, thread_id: str) -> ThreadMode | None:
-        row = self.conn.execute(
-            _SELECT_THREAD, {"tenant": self.tenant_id, "thread": thread_id}
+        row = compiled.execute(
+            self.conn, _SELECT_THREAD, {"tenant": self.tenant_id, "thread": thread_id}
         ).one_or_none()
         if row is None:
             return None
@@ -119,7 +120,8 @@ class EventLog(_Repository):
         """Appends under the locked tenant row: the next sequence, no gaps."""
         sequence = state.event_sequence + 1
         state.event_sequence = sequence
-        self.conn.execute(
+        compiled.execute(
+            self.conn,
             _INSERT_EVENT,
             {
                 "tenant_id": self.tenant_id,
@@ -191,7 +193,9 @@ class ReceiptChain(_Repository):
             state.receipt_head_hash,
         )
         state.receipt_sequence, state.receipt_head_hash = linked.sequence, linked.hash
-        self.conn.execute(_INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__})
+        compiled.execute(
+            self.conn, _INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__}
+        )
         return linked
 
     def page(self, target_id: str, after_sequence: int, limit: int) -> list[Receipt]:

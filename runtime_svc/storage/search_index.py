@@ -37,6 +37,7 @@ from sqlalchemy import (
     func,
     literal_column,
     select,
+    text,
     union_all,
     update,
 )
@@ -47,7 +48,7 @@ from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.models import SearchPosting, SearchTerm
 from runtime_svc.storage.sources import sources
 
@@ -73,6 +74,12 @@ def _source_of(key):  # type: ignore[no-untyped-def]
 def _entries_of(pk: int):  # type: ignore[no-untyped-def]
     """The condition selecting every entry of source `pk` (its key range)."""
     return postings.c.pk.between(pk << SHIFT, (pk << SHIFT) + SPAN - 1)
+
+
+def _unindexed_tenant(tenant_id: str):  # type: ignore[no-untyped-def]
+    """The tenant check of a statement about one source's entries, through an expression no
+    index serves (see `_OWN_ENTRIES`): the key range is what should be read."""
+    return (postings.c.tenant_id + "") == tenant_id
 
 
 def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
@@ -272,14 +279,65 @@ class MatchRow:
     score: float
 
 
+# -- the write side's statements, built once (each insert runs several of them) -----------
+
+# Every entry of one source (`lo`..`hi`, its key range) in the tenant. The tenant is compared
+# through an expression that no index serves: given the plain column, SQLite reads the
+# tenant's whole (tenant, word) index, every entry of the tenant, instead of the key range.
+_OWN_ENTRIES = (
+    postings.c.pk.between(bindparam("lo"), bindparam("hi")),
+    _unindexed_tenant(bindparam("tenant")),
+)
+_HAS = select(postings.c.pk).where(*_OWN_ENTRIES, postings.c.term == ENTRY).limit(1)
+_TERMS_OF = select(postings.c.term).where(*_OWN_ENTRIES)
+_DELETE_ENTRIES = delete(postings).where(*_OWN_ENTRIES)
+_SET_ELIGIBLE = update(postings).where(*_OWN_ENTRIES).values(eligible=bindparam("flag"))
+_SET_INDEXED_REVISION = (
+    update(sources)
+    .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
+    .values(indexed_revision=bindparam("indexed"))
+)
+
+
+# PostgreSQL: an entry's postings and its words' counts in one statement (a data-modifying
+# CTE), rows passed as arrays; the counts as `_count_statement` adds them, in word order.
+_PG_PUT = text(
+    """
+    WITH added AS (
+        INSERT INTO search_postings (pk, term, tenant_id, eligible, impact)
+        SELECT p.pk, p.term, :tenant_id, p.eligible, p.impact
+        FROM unnest(
+            CAST(:pk AS BIGINT[]), CAST(:term AS TEXT[]),
+            CAST(:eligible AS INTEGER[]), CAST(:impact AS DOUBLE PRECISION[])
+        ) AS p(pk, term, eligible, impact)
+    )
+    INSERT INTO search_terms AS current (tenant_id, term, docs, max_impact)
+    SELECT :tenant_id, c.term, c.docs, c.max_impact
+    FROM unnest(
+        CAST(:count_term AS TEXT[]), CAST(:count_docs AS BIGINT[]),
+        CAST(:count_max AS DOUBLE PRECISION[])
+    ) WITH ORDINALITY AS c(term, docs, max_impact, n)
+    ORDER BY c.n
+    ON CONFLICT (tenant_id, term) DO UPDATE SET
+        docs = current.docs + excluded.docs,
+        max_impact = GREATEST(current.max_impact, excluded.max_impact)
+    """
+)
+
+
+def _own_entries(tenant_id: str, pk: int) -> dict[str, object]:
+    return {"lo": pk << SHIFT, "hi": (pk << SHIFT) + SPAN - 1, "tenant": tenant_id}
+
+
 def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revision: int) -> None:
     """The source row's record of which revision its index entry was derived from (0: none).
-    Written here only: the index is the one truth of what is indexed."""
+    Written here only (or with the row of a source created with its entry, by the source
+    writer): the index is the one truth of what is indexed."""
     if pks:
-        conn.execute(
-            update(sources)
-            .where(sources.c.tenant_id == tenant_id, sources.c.pk.in_(pks))
-            .values(indexed_revision=revision)
+        compiled.execute_many(
+            conn,
+            _SET_INDEXED_REVISION,
+            [{"source_pk": pk, "tenant": tenant_id, "indexed": revision} for pk in pks],
         )
 
 
@@ -291,8 +349,12 @@ class SearchIndex:
 
     # -- writes: the entry of one source -------------------------------------------------
 
-    def put(self, pk: int, body: str, *, eligible: bool, revision: int) -> None:
-        self.put_many([(pk, body, eligible)], revision)
+    def put(
+        self, pk: int, body: str, *, eligible: bool, revision: int, revision_recorded: bool = False
+    ) -> None:
+        """The entry of one source. `revision_recorded`: its row, written in the same
+        transaction, already records `revision` (a new source, see the source writer)."""
+        self._put([(pk, [(passages.entry_key(pk), body)], eligible)], revision, revision_recorded)
 
     def put_many(self, rows: list[tuple[int, str, bool]], revision: int = 1) -> None:
         """Entries for (pk, generated form, eligible) per source, derived from `revision`."""
@@ -302,16 +364,28 @@ class SearchIndex:
         )
 
     def put_passages(
-        self, pk: int, entries: Sequence[passages.Passage], *, eligible: bool, revision: int
+        self,
+        pk: int,
+        entries: Sequence[passages.Passage],
+        *,
+        eligible: bool,
+        revision: int,
+        revision_recorded: bool = False,
     ) -> None:
         """A conversation's entries: one per passage, keyed by its message range."""
         keyed = [(passages.entry_key(pk, p.range), p.text) for p in entries]
-        self._put([(pk, keyed, eligible)], revision)
+        self._put([(pk, keyed, eligible)], revision, revision_recorded)
 
-    def _put(self, rows: list[tuple[int, list[tuple[int, str]], bool]], revision: int) -> None:
+    def _put(
+        self,
+        rows: list[tuple[int, list[tuple[int, str]], bool]],
+        revision: int,
+        revision_recorded: bool = False,
+    ) -> None:
         if not rows:
             return
-        _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
+        if not revision_recorded:
+            _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
         values, docs, best = [], {}, {}
         for _, entries, eligible in rows:
             for key, body in entries:
@@ -329,8 +403,24 @@ class SearchIndex:
                     )
                     docs[term] = docs.get(term, 0) + 1
                     best[term] = max(best.get(term, 0.0), weight)
+        counts = [(t, n, best[t]) for t, n in sorted(docs.items())]  # one lock order
+        if self.conn.dialect.name == "postgresql":  # one round trip for both tables
+            self.conn.execute(
+                _PG_PUT,
+                {
+                    "pk": [v["pk"] for v in values],
+                    "term": [v["term"] for v in values],
+                    "eligible": [v["eligible"] for v in values],
+                    "impact": [v["impact"] for v in values],
+                    "tenant_id": self.tenant_id,
+                    "count_term": [t for t, _, _ in counts],
+                    "count_docs": [n for _, n, _ in counts],
+                    "count_max": [m for _, _, m in counts],
+                },
+            )
+            return
         _execute_many(self.conn, _insert_postings, values)
-        self._count([(t, n, best[t]) for t, n in docs.items()])
+        self._count(counts)
 
     def _count(self, changes: list[tuple[str, int, float]]) -> None:
         """Adds to each word's entry count, raising its impact bound if needed."""
@@ -345,18 +435,15 @@ class SearchIndex:
 
     def remove(self, pk: int) -> bool:
         """Deletes the source's entries (its passages); whether there were any."""
+        own = _own_entries(self.tenant_id, pk)
         counted: dict[str, int] = {}
-        for t in self.conn.execute(
-            select(postings.c.term).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-        ).scalars():
+        for t in self.conn.execute(_TERMS_OF, own).scalars():
             counted[t] = counted.get(t, 0) - 1
         changes = [(t, n, 0.0) for t, n in counted.items()]
         _set_indexed_revision(self.conn, self.tenant_id, [pk], 0)
         if not changes:
             return False
-        self.conn.execute(
-            delete(postings).where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-        )
+        self.conn.execute(_DELETE_ENTRIES, own)
         self._count(changes)
         # A word no entry holds any more leaves no trace (erasure purges what it said).
         self.conn.execute(
@@ -369,24 +456,19 @@ class SearchIndex:
         return True
 
     def has(self, pk: int) -> bool:
-        stmt = select(postings.c.pk).where(
-            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
-        )
-        return self.conn.execute(stmt).first() is not None
+        return self.conn.execute(_HAS, _own_entries(self.tenant_id, pk)).first() is not None
 
     def passages(self, pk: int) -> list[Range]:
         """The message ranges of the source's passage entries (none for a whole-text one)."""
         stmt = select(postings.c.pk).where(
-            _entries_of(pk), postings.c.term == ENTRY, postings.c.tenant_id == self.tenant_id
+            _entries_of(pk), postings.c.term == ENTRY, _unindexed_tenant(self.tenant_id)
         )
         found = (passages.range_of(k) for k in self.conn.execute(stmt).scalars())
         return sorted((r for r in found if r is not None), key=lambda r: (r.end, r.start))
 
     def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
         self.conn.execute(
-            update(postings)
-            .where(_entries_of(pk), postings.c.tenant_id == self.tenant_id)
-            .values(eligible=int(eligible))
+            _SET_ELIGIBLE, {**_own_entries(self.tenant_id, pk), "flag": int(eligible)}
         )
         if revision is not None:
             _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
@@ -400,8 +482,9 @@ class SearchIndex:
             .where(
                 _entries_of(pk),
                 postings.c.term == ENTRY,
-                postings.c.tenant_id == self.tenant_id,
+                _unindexed_tenant(self.tenant_id),
                 postings.c.eligible == 1,
+                sources.c.pk == pk,  # read by its key, not among the tenant's sources
                 sources.c.tenant_id == self.tenant_id,
                 eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
             )
@@ -412,9 +495,7 @@ class SearchIndex:
         """The words the entry holds (for readback)."""
         stmt = (
             select(postings.c.term)
-            .where(
-                _entries_of(pk), postings.c.tenant_id == self.tenant_id, postings.c.term != ENTRY
-            )
+            .where(_entries_of(pk), _unindexed_tenant(self.tenant_id), postings.c.term != ENTRY)
             .distinct()
         )
         return sorted(self.conn.execute(stmt).scalars())

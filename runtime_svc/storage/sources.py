@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Row, Select, bindparam, delete, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    bindparam,
+    delete,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.sources import (
@@ -18,7 +28,7 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.models import (
     DerivedProvenanceRow,
     PromptRecordRow,
@@ -36,8 +46,12 @@ _INSERT_SOURCE = insert(sources)
 _BY_SOURCE_ID = select(sources).where(
     sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key")
 )
+# `request_id != ''` repeats the partial index's condition, so the planner may use it (a
+# bound key alone does not prove it): without it SQLite reads every source of the tenant.
 _BY_REQUEST_ID = select(sources).where(
-    sources.c.tenant_id == bindparam("tenant"), sources.c.request_id == bindparam("key")
+    sources.c.tenant_id == bindparam("tenant"),
+    sources.c.request_id == bindparam("key"),
+    sources.c.request_id != literal_column("''"),
 )
 
 
@@ -68,9 +82,12 @@ class Summary:
 
 
 class SourceRepository(_Repository):
-    def add(self, s: Source) -> int:
-        result = self.conn.execute(_INSERT_SOURCE, _values(self.tenant_id, s))
-        return result.inserted_primary_key[0]
+    def add(self, s: Source, indexed_revision: int = 0) -> int:
+        """A new source's row; `indexed_revision` if its index entry is written in the same
+        transaction (by the source writer)."""
+        values = _values(self.tenant_id, s)
+        values["indexed_revision"] = indexed_revision
+        return compiled.insert(self.conn, _INSERT_SOURCE, values)
 
     def add_many(self, batch: list[Source]) -> list[int]:
         """Bulk import: adds the sources and returns their internal pks, in order."""
@@ -258,7 +275,7 @@ def _values(tenant_id: str, s: Source) -> dict[str, object]:
         "content_sha256": s.body.sha256(),
         "generated_form": s.body.generated_form(),
         "generated_revision": s.revision,
-        "indexed_revision": 0,  # the search index sets it when it derives an entry
+        "indexed_revision": 0,  # set with the index entry (search index, source writer)
         "principal_id": s.provenance.principal_id,
         "principal_kind": s.provenance.principal_kind,
         "surface": s.provenance.surface,
@@ -395,7 +412,7 @@ class TenantPolicies(_Repository):
     """A tenant's override of the configured insert policy."""
 
     def get(self) -> tuple[str, int] | None:
-        row = self.conn.execute(_SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
+        row = compiled.execute(self.conn, _SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
         return (row.insert_policy, row.revision) if row else None
 
     def save(self, insert_policy: str, revision: int, now_us: int) -> None:

@@ -131,22 +131,26 @@ class UnitOfWork:
 
     @contextmanager
     def _savepoint(self, batch: _Batch, tenant_id: str) -> Iterator[Transaction]:
-        tx = Transaction(batch.conn, tenant_id, self._vectors_queued, self.window)
+        # One savepoint at a time, always of the same name, sent as it is: SQLAlchemy's own
+        # (`begin_nested`) names each one anew, so each of its statements is compiled anew.
+        conn = batch.conn
+        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window)
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
-            savepoint = batch.conn.begin_nested()
+            conn.exec_driver_sql(_SAVEPOINT)
         except _STORAGE as e:
             _raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
         try:
             yield tx
-            savepoint.commit()
+            conn.exec_driver_sql(_RELEASE)
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
             try:
-                savepoint.rollback()
+                conn.exec_driver_sql(_ROLLBACK_TO)
+                conn.exec_driver_sql(_RELEASE)
             except _STORAGE as lost:  # the connection is gone: the whole batch fails
                 _raise_translated(lost)
             if isinstance(e, _STORAGE):
@@ -199,6 +203,10 @@ class UnitOfWork:
         except _STORAGE as e:
             _raise_translated(e)
 
+
+_SAVEPOINT = "SAVEPOINT batched_write"
+_RELEASE = "RELEASE SAVEPOINT batched_write"
+_ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
 
 # What a lost or broken database connection raises: a driver error (OperationalError,
 # InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from sqlalchemy import BigInteger, Connection, delete, func, insert, literal, select
 
 from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.storage import compiled
 from runtime_svc.storage.models import MemoryVectorRow, VectorOutboxRow
 from runtime_svc.storage.sources import sources
 
 memory_vectors = MemoryVectorRow.__table__
 vector_outbox = VectorOutboxRow.__table__
+_ENQUEUE = insert(vector_outbox)
 KIND = "vector"
 
 
@@ -71,13 +73,15 @@ class VectorOutbox:
     def enqueue(self, source_pk: int, source_id: str) -> None:
         if self._on_enqueue is None:
             return
-        self.conn.execute(
-            insert(vector_outbox).values(
-                tenant_id=self.tenant_id,
-                source_pk=source_pk,
-                source_id=source_id,
-                enqueued_at_us=time.time_ns() // 1000,
-            )
+        compiled.execute(  # on every insert: a statement compiled once
+            self.conn,
+            _ENQUEUE,
+            {
+                "tenant_id": self.tenant_id,
+                "source_pk": source_pk,
+                "source_id": source_id,
+                "enqueued_at_us": time.time_ns() // 1000,
+            },
         )
         self._on_enqueue()
 

@@ -1,0 +1,63 @@
+"""Hot write statements, compiled once.
+
+Every insert runs about ten statements in the writer thread, which holds the GIL the gRPC
+loop needs too. SQLAlchemy's `execute` builds each statement's cache key, looks up its
+compiled form and processes the parameters on every call; for the statements of the write
+path that is most of their cost on SQLite. Here a Core statement is compiled once per
+dialect and set of parameter names, and SQLite gets the SQL text and a parameter tuple
+(`exec_driver_sql`: connection events, tracing spans included, still apply). Only for
+statements whose columns need no bind processing (integers, floats, text) — which is every
+column of the tables written here.
+
+On PostgreSQL the statements go through SQLAlchemy unchanged (a network round trip dwarfs
+the compilation there, and its driver takes several rows in one statement).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Connection, CursorResult, Dialect
+from sqlalchemy.sql import Executable
+
+
+@lru_cache(maxsize=256)
+def _compiled(
+    stmt: Executable, dialect: Dialect, keys: tuple[str, ...]
+) -> tuple[str, tuple[str, ...] | None]:
+    compiled = stmt.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    return str(compiled), order
+
+
+def execute(conn: Connection, stmt: Executable, params: dict[str, Any]) -> CursorResult[Any]:
+    """`conn.execute(stmt, params)`; on SQLite through the SQL compiled once. On SQLite the
+    result's `lastrowid` is the new row's key."""
+    if conn.dialect.name != "sqlite":
+        return conn.execute(stmt, params)
+    sql, order = _compiled(stmt, conn.dialect, tuple(params))
+    return conn.exec_driver_sql(sql, tuple(params[k] for k in order) if order else params)
+
+
+def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]]) -> None:
+    """`conn.execute(stmt, rows)` for rows of the same keys; on SQLite through the SQL
+    compiled once, one `executemany`."""
+    if not rows:
+        return
+    if conn.dialect.name != "sqlite":
+        conn.execute(stmt, rows)
+        return
+    sql, order = _compiled(stmt, conn.dialect, tuple(rows[0]))
+    if order:
+        conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows])
+    else:
+        conn.exec_driver_sql(sql, rows)  # type: ignore[arg-type]
+
+
+def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
+    """Runs a one-row INSERT; the new row's integer primary key."""
+    result = execute(conn, stmt, params)
+    if conn.dialect.name == "sqlite":
+        return int(result.lastrowid)
+    return int(result.inserted_primary_key[0])  # type: ignore[index]

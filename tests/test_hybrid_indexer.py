@@ -1,0 +1,130 @@
+"""The background embedding indexer yields to writes, and its backlog still drains: on a real
+SQLite database with the real local model."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+from sqlalchemy import select
+
+from agentmem.core.config import Storage
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.thread_mode import Mode
+from runtime_svc.services.clock import system_clock
+from runtime_svc.services.embedding_indexer import EmbeddingIndexer
+from runtime_svc.services.facts import FactExtraction
+from runtime_svc.services.inserts import InsertCommand, Inserts
+from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.source_changes import SourceChanges
+from runtime_svc.storage import migrate, vectors
+from runtime_svc.storage.db import open_database
+from runtime_svc.storage.group_commit import GroupCommitter
+from runtime_svc.storage.unit_of_work import UnitOfWork
+from tests.hybrid_support import MODEL_ID, local_model  # noqa: F401  (a fixture)
+
+CALLER = Caller("tenant-a", "alice", "user", frozenset())
+
+
+class Writes:
+    """Whether writes are going on, as the indexer asks the write path."""
+
+    def __init__(self) -> None:
+        self.busy = True
+
+    def idle_for(self) -> float:
+        return 0.0 if self.busy else math.inf
+
+
+@pytest.fixture
+def parts(tmp_path, local_model):  # noqa: F811
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    db = open_database(Storage(url=f"sqlite:///{tmp_path / 'i.db'}"), vectors=True)
+    migrate.upgrade(db.writer)
+    uow = UnitOfWork(db, vectors_queued=lambda: None)
+    journal = Journal(EventRetention(1000), lambda _tenant: None)
+    extraction = FactExtraction(RuleExtractor())
+    inserts = Inserts(
+        uow,
+        journal,
+        system_clock,
+        SourceChanges(uow, journal, extraction),
+        policy=InsertPolicy.PERMISSIVE,
+        default_mode=Mode.ENABLED,
+        extraction=extraction,
+    )
+    for text in ("the saxophone case is in the attic", "Priya prefers tea to coffee"):
+        cmd = InsertCommand(content=text)
+        inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))
+    yield db, uow, LocalEmbedder(local_model, MODEL_ID)
+    db.dispose()
+
+
+def backlog(db) -> int:  # type: ignore[no-untyped-def]
+    with db.reader.connect() as conn:
+        return vectors.pending(conn)
+
+
+def stored(db) -> int:  # type: ignore[no-untyped-def]
+    with db.reader.connect() as conn:
+        return len(conn.execute(select(vectors.memory_vectors.c.source_pk)).all())
+
+
+def test_the_indexer_waits_for_writes_to_pause(parts):
+    db, uow, embedder = parts
+    writes = Writes()
+    indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, writes.idle_for)
+    result: list[int] = []
+    worker = threading.Thread(target=lambda: result.append(indexer.run_once()))
+    worker.start()
+    # While writes go on, nothing is embedded: the model would take well under this window.
+    worker.join(timeout=1.5)
+    assert worker.is_alive() and backlog(db) == 2 and stored(db) == 0
+    writes.busy = False  # the write path falls quiet
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert result == [2] and backlog(db) == 0 and stored(db) == 2
+
+
+def test_writes_that_never_pause_still_let_the_backlog_drain(parts):
+    db, uow, embedder = parts
+    writes = Writes()  # busy throughout
+    indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, writes.idle_for, max_hold_s=0.2)
+    assert indexer.run_once() == 2  # held back past max_hold_s, it takes its share
+    assert backlog(db) == 0 and stored(db) == 2
+
+
+def test_a_stopping_indexer_leaves_what_it_did_not_embed_queued(parts):
+    db, uow, embedder = parts
+    indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, Writes().idle_for)
+    indexer.start()
+    result: list[int] = []
+    worker = threading.Thread(target=lambda: result.append(indexer.run_once()))
+    worker.start()
+    indexer.stop()
+    worker.join(timeout=60)
+    assert result == [0] and backlog(db) == 2 and stored(db) == 0
+
+
+def test_the_write_path_reports_how_long_it_has_been_idle(tmp_path):
+    db = open_database(Storage(url=f"sqlite:///{tmp_path / 'g.db'}"))
+    migrate.upgrade(db.writer)
+    committer = GroupCommitter(UnitOfWork(db), max_batch=8)
+    gate, running = threading.Event(), threading.Event()
+
+    def job() -> None:
+        running.set()
+        gate.wait()
+
+    blocker = committer.submit(job)
+    running.wait(timeout=10)
+    assert committer.idle_for() == 0.0  # a mutation is running
+    gate.set()
+    blocker.result(timeout=10)
+    committer.close()  # the writer thread has finished every job
+    assert committer.idle_for() > 0.0
+    db.dispose()
