@@ -90,9 +90,9 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
         with db.writer.begin() as conn:
             conn.execute(
                 text(
-                    "INSERT INTO memory_vectors (source_pk, model_id, tenant_id, source_id, "
+                    "INSERT INTO memory_vectors (source_pk, passage, model_id, tenant_id, source_id, "
                     "source_revision, dimension, embedding, signature, created_at_us) VALUES "
-                    "(:pk, :m, :t, :s, :r, :d, :e, :g, 1)"
+                    "(:pk, 0, :m, :t, :s, :r, :d, :e, :g, 1)"
                 ),
                 [
                     {

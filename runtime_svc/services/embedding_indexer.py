@@ -1,7 +1,9 @@
 """The background indexer: embeds queued sources in batches, off the write path.
 
 Inserts only queue the source (in their own transaction); this worker takes the oldest
-queued sources, embeds their generated forms outside any transaction (the model may take
+queued sources, embeds the text of each of their search index entries (a whole-text memory
+has one, a conversation one per passage: the message with its context window, as the
+lexical side indexes it) outside any transaction (the model may take
 hundreds of milliseconds), then stores the vectors in one write transaction per batch. A
 source purged in between (revoked, erased) is no longer queued when the vectors are
 stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
@@ -67,25 +69,29 @@ class EmbeddingIndexer:
     def run_once(self) -> int:
         """Embeds and stores one batch; returns how many sources it took off the queue."""
         with self._db.reader.connect() as conn:
-            items = vectors.take(conn, self._batch)
+            items = vectors.take(conn, self._batch, self._uow.window)
             conn.rollback()
         if not items:
             return 0
-        texts = [i.text for i in items if i.text]
+        texts = [t for i in items for t in i.texts]
         embedded: list[Vector] = []
         for start in range(0, len(texts), CHUNK):
             embedded += self._embedder.embed(texts[start : start + CHUNK])
-        it = iter(embedded)
-        by_tenant: dict[str, list[tuple[vectors.Queued, Vector | None]]] = defaultdict(list)
+        at = 0
+        by_tenant: dict[str, list[tuple[vectors.Queued, list[Vector]]]] = defaultdict(list)
         for item in items:
-            by_tenant[item.tenant_id].append((item, next(it) if item.text else None))
+            n = len(item.entries)
+            by_tenant[item.tenant_id].append((item, embedded[at : at + n]))
+            at += n
         now = self._clock()
         with self._uow.batch():
             for tenant_id, group in by_tenant.items():
                 with self._uow.write(tenant_id) as tx:
-                    for item, vector in group:
-                        if vector is None:
+                    for item, embedded_entries in group:
+                        if not item.entries:
                             vectors.drop(tx.conn, item)
                         else:
-                            vectors.store(tx.conn, item, self._embedder.model_id, vector, now)
+                            vectors.store(
+                                tx.conn, item, self._embedder.model_id, embedded_entries, now
+                            )
         return len(items)

@@ -1,13 +1,14 @@
-"""The semantic side of retrieval: a tenant's vectors of one model ranked by cosine
-similarity, with the tenant check and the full eligibility predicate in the same statement
-that takes the top k.
+"""The semantic side of retrieval: a tenant's vectors of one model (one per search index
+entry: a whole-text memory, or a conversation's passage) ranked by cosine similarity, with
+the tenant check and the full eligibility predicate in the same statement that takes the
+top k. Grouped (the default), each source counts once, by its nearest passage.
 
-SQLite (sqlite-vec's scalar functions over the `memory_vectors` table): a tenant with at
-most `exact_max` indexed sources is searched exactly. A larger one is first narrowed by
-1-bit signatures (Hamming distance, read from a covering index) to `coarse` candidates, and
-those are ranked exactly with the predicate applied; whenever that leaves fewer than k
-eligible results while the tenant has more vectors, the exact search runs instead, so the
-coarse pass never drops eligible results below k.
+SQLite (sqlite-vec's scalar functions over `memory_vectors`): a tenant with at most
+`exact_max` indexed sources is searched exactly. A larger one is first narrowed to `coarse`
+candidates by 1-bit signatures (`storage.vector_signatures`, Hamming distance), and those
+are ranked exactly with the predicate applied; whenever that leaves fewer than k eligible
+results while some candidates were ineligible or gone, the exact search runs instead, so
+the coarse pass never drops eligible results below k.
 
 PostgreSQL: pgvector's cosine distance over the stored real[] cast to `vector`, exact
 within the tenant (no ANN index: one could drop eligible results below k).
@@ -29,12 +30,17 @@ from sqlalchemy import (
     literal,
     select,
     true,
+    tuple_,
 )
 
+from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.passages import Window
+from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.search_index import Hit, MatchRow
 from runtime_svc.storage.sources import sources
+from runtime_svc.storage.vector_signatures import Signatures
 from runtime_svc.storage.vectors import encode, memory_vectors
 
 v = memory_vectors
@@ -46,12 +52,26 @@ class Plan:
     exact: bool  # False: coarse pass by signatures first (SQLite, large tenants)
     coarse: int
     min_similarity: float = -1.0  # nearer than this only
+    grouped: bool = True  # each source once, by its nearest passage
+
+
+def entry(pk: int, passage: int) -> int:
+    """A vector's search index entry key (`domain.passages.entry_key`)."""
+    return (pk << passages.SHIFT) | passage
 
 
 class VectorSearch:
-    def __init__(self, conn: Connection, tenant_id: str) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        window: Window | None = None,
+        signatures: Signatures | None = None,
+    ) -> None:
         self.conn, self.tenant_id = conn, tenant_id
         self._sqlite = conn.dialect.name == "sqlite"
+        self._window = window or Window()
+        self._signatures = signatures or Signatures()
 
     def _distance(self, query: Vector):  # type: ignore[no-untyped-def]
         if self._sqlite:
@@ -62,141 +82,192 @@ class VectorSearch:
         q = bindparam("qvec", list(query), type_=PgVector(len(query)))
         return cast(v.c.embedding, PgVector()).op("<=>", return_type=Float)(q)
 
-    def _candidates(self, plan: Plan, query: Vector):  # type: ignore[no-untyped-def]
-        """The rows of the tenant's vectors to rank: all, or the best by signature."""
-        if plan.exact or not self._sqlite:
-            return None
-        sig = bindparam("qsig", signature(query), type_=LargeBinary)
-        hamming = func.vec_distance_hamming(func.vec_bit(v.c.signature), func.vec_bit(sig))
+    def _where(self, plan: Plan):  # type: ignore[no-untyped-def]
         return (
-            select(v.c.source_pk)
-            .where(v.c.tenant_id == self.tenant_id, v.c.model_id == plan.model_id)
-            .order_by(hamming)
-            .limit(plan.coarse)
-            .cte("coarse")
-            .prefix_with("MATERIALIZED")
+            v.c.tenant_id == self.tenant_id,
+            v.c.model_id == plan.model_id,
+            sources.c.tenant_id == self.tenant_id,
         )
 
-    def _ranked(self, plan: Plan, query: Vector, *, exact: bool):  # type: ignore[no-untyped-def]
-        distance = self._distance(query).label("distance")
-        coarse = None if exact else self._candidates(plan, query)
-        base = v.join(sources, sources.c.pk == v.c.source_pk)
-        if coarse is not None:
-            base = coarse.join(v, v.c.source_pk == coarse.c.source_pk).join(
-                sources, sources.c.pk == v.c.source_pk
+    def _scored(self, distance, *extra):  # type: ignore[no-untyped-def]
+        """The tenant's vectors of the plan's model joined to their sources (the conditions
+        come from the caller): entry, source id and distance."""
+        return select(
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            distance.label("distance"),
+            *extra,
+        ).select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+
+    def _top(self, scored, plan: Plan, limit: int):  # type: ignore[no-untyped-def]
+        """The nearest `limit` of the eligible rows `scored` (with `plan.grouped`, each
+        source's nearest passage only), nearest first, ties by source id and passage, with
+        what a hit shows."""
+        order = (scored.c.distance, scored.c.source_id, scored.c.passage)
+        if plan.grouped:
+            ranked = select(
+                scored,
+                func.row_number()
+                .over(partition_by=scored.c.pk, order_by=(scored.c.distance, scored.c.passage))
+                .label("rn"),
+            ).subquery("ranked")
+            picked = select(ranked).where(ranked.c.rn == 1)
+            order = (ranked.c.distance, ranked.c.source_id, ranked.c.passage)
+        else:
+            picked = select(scored)
+        top = picked.order_by(*order).limit(limit).subquery("top")
+        return (
+            select(
+                sources.c.pk,
+                sources.c.source_id,
+                sources.c.revision,
+                (1.0 - top.c.distance).label("score"),
+                sources.c.generated_form,
+                sources.c.save_intent,
+                top.c.passage,
+                sources.c.kind,
+                sources.c.raw,
+                top.c.distance,
             )
-        return distance, base
+            .select_from(top.join(sources, sources.c.pk == top.c.pk))
+            .order_by(top.c.distance, top.c.source_id, top.c.passage)
+        )
+
+    def _hit(self, r) -> Hit:  # type: ignore[no-untyped-def]
+        rng = passages.range_of(r.passage)
+        if rng is None:
+            return Hit(r.pk, r.source_id, r.revision, r.score, r.generated_form, r.save_intent)
+        messages = Body.from_raw(SourceKind(r.kind), r.raw).messages
+        text = passages.render(messages, rng, self._window)
+        return Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng)
 
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
-        """The top `limit` eligible sources by cosine similarity (score = similarity)."""
+        """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
+        similarity (score = similarity)."""
         if plan.exact or not self._sqlite:
             return self._exact(plan, query, limit, now_us)
-        hits, dropped = self._coarse(plan, query, limit, now_us)
-        if len(hits) < limit and dropped:  # ineligible sources took places among the coarse
+        hits, short = self._coarse(plan, query, limit, now_us)
+        if len(hits) < limit and short:  # ineligible or gone candidates took places
             return self._exact(plan, query, limit, now_us)
         return hits
 
-    def _columns(self, distance):  # type: ignore[no-untyped-def]
-        return (
-            sources.c.pk,
-            sources.c.source_id,
-            sources.c.revision,
-            (1.0 - distance).label("score"),
-            sources.c.generated_form,
-            sources.c.save_intent,
-        )
-
     def _exact(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
-        distance, base = self._ranked(plan, query, exact=True)
-        stmt = (
-            select(*self._columns(distance))
-            .select_from(base)
+        distance = self._distance(query)
+        scored = (
+            self._scored(distance)
             .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
+                *self._where(plan),
                 eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
                 distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
             )
-            .order_by(distance, sources.c.source_id)
-            .limit(limit)
+            .subquery("scored")
         )
-        return [Hit(*r) for r in self.conn.execute(stmt)]
+        return [self._hit(r) for r in self.conn.execute(self._top(scored, plan, limit))]
 
     def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
-        predicate in the statement; and how many coarse candidates were not eligible (when
-        some were and fewer than `limit` remain, they may have taken eligible ones' places)."""
-        distance, base = self._ranked(plan, query, exact=False)
+        predicate in the statement; and how many candidates were not eligible or are gone
+        (when some were and fewer than `limit` remain, they may have taken eligible ones'
+        places)."""
+        seqs, _ = self._signatures.nearest(
+            self.conn, self.tenant_id, plan.model_id, signature(query), plan.coarse
+        )
+        if not seqs:
+            return [], 0
+        distance = self._distance(query)
         ok = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
         scored = (
-            select(*self._columns(distance), distance, case((ok, 1), else_=0).label("ok"))
-            .select_from(base)
-            .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
-            )
+            self._scored(distance, case((ok, 1), else_=0).label("ok"))
+            .where(*self._where(plan), v.c.seq.in_(bindparam("seqs", seqs, expanding=True)))
             .cte("scored")
             .prefix_with("MATERIALIZED")
         )
-        dropped = select(func.count()).select_from(scored).where(scored.c.ok == 0)
-        top = (
+        eligible = (
             select(scored)
             .where(
                 scored.c.ok == 1,
                 scored.c.distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
             )
-            .order_by(scored.c.distance, scored.c.source_id)
-            .limit(limit)
-            .subquery("top")
+            .subquery("eligible")
         )
+        top = self._top(eligible, plan, limit).subquery("hits")
         one = select(literal(1).label("one")).subquery("one")
         stmt = (
-            select(dropped.scalar_subquery().label("dropped"), top)
+            select(
+                select(func.count()).select_from(scored).scalar_subquery().label("found"),
+                select(func.count())
+                .select_from(scored)
+                .where(scored.c.ok == 0)
+                .scalar_subquery()
+                .label("dropped"),
+                top,
+            )
             .select_from(one.outerjoin(top, true()))
-            .order_by(top.c.distance, top.c.source_id)
+            .order_by(top.c.distance, top.c.source_id, top.c.passage)
         )
         rows = self.conn.execute(stmt).all()
-        hits = [Hit(*r[1:7]) for r in rows if r.pk is not None]
-        return hits, rows[0].dropped if rows else 0
+        hits = [self._hit(r) for r in rows if r.pk is not None]
+        found, dropped = (rows[0].found, rows[0].dropped) if rows else (0, 0)
+        gone = len(seqs) - found
+        if gone:
+            self._forget_gone(plan, seqs)
+        return hits, dropped + gone
+
+    def _forget_gone(self, plan: Plan, seqs: list[int]) -> None:
+        present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
+        self._signatures.forget(
+            self.tenant_id, plan.model_id, [s for s in seqs if s not in present]
+        )
 
     def matches(self, plan: Plan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
-        """The tenant's nearest vectors whatever their source's state (for explanations):
-        up to `cap`, eligible ones first, nearest first."""
-        distance, base = self._ranked(plan, query, exact=plan.exact)
+        """The tenant's nearest sources (by their nearest passage) whatever their state (for
+        explanations): up to `cap`, eligible ones first, nearest first."""
+        distance = self._distance(query)
         state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
-        stmt = (
+        near = (
             select(
                 sources.c.source_id,
                 sources.c.revision,
                 sources.c.classification,
                 state,
                 (1.0 - distance).label("score"),
+                func.row_number()
+                .over(partition_by=sources.c.pk, order_by=(distance, v.c.passage))
+                .label("rn"),
             )
-            .select_from(base)
+            .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
             .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
+                *self._where(plan),
                 distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
             )
-            .order_by(state != "eligible", distance, sources.c.source_id)
+            .subquery("near")
+        )
+        stmt = (
+            select(
+                near.c.source_id, near.c.revision, near.c.classification, near.c.state, near.c.score
+            )
+            .where(near.c.rn == 1)
+            .order_by(near.c.state != "eligible", near.c.score.desc(), near.c.source_id)
             .limit(cap)
         )
         return [MatchRow(*r) for r in self.conn.execute(stmt)]
 
-    def similarity(self, model_id: str, query: Vector, pks: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of the given sources' vectors (those that have one)."""
-        if not pks:
+    def similarity(
+        self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
+    ) -> dict[tuple[int, int], float]:
+        """Cosine similarity of the given entries' vectors ((source pk, passage) pairs; those
+        that have one)."""
+        if not entries:
             return {}
         distance = self._distance(query)
-        stmt = select(v.c.source_pk, (1.0 - distance)).where(
+        stmt = select(v.c.source_pk, v.c.passage, (1.0 - distance)).where(
             v.c.tenant_id == self.tenant_id,
             v.c.model_id == model_id,
-            v.c.source_pk.in_(list(pks)),
+            v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
+            tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
         )
-        return {pk: float(s) for pk, s in self.conn.execute(stmt)}
+        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt)}
 
 
 def unavailable_reason(conn: Connection) -> str:
