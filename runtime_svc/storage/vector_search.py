@@ -16,8 +16,10 @@ within the tenant (no ANN index: one could drop eligible results below k).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlalchemy import (
     Connection,
@@ -28,6 +30,7 @@ from sqlalchemy import (
     cast,
     func,
     literal,
+    literal_column,
     select,
     true,
     tuple_,
@@ -60,6 +63,120 @@ def entry(pk: int, passage: int) -> int:
     return (pk << passages.SHIFT) | passage
 
 
+def _distance(sqlite: bool):  # type: ignore[no-untyped-def]
+    """Cosine distance of a vector to the query (`qvec`)."""
+    if sqlite:
+        return func.vec_distance_cosine(v.c.embedding, bindparam("qvec", type_=LargeBinary))
+    from pgvector.sqlalchemy import Vector as PgVector
+
+    q = bindparam("qvec", type_=PgVector())
+    return cast(v.c.embedding, PgVector()).op("<=>", return_type=Float)(q)
+
+
+def _scored(sqlite: bool, *extra):  # type: ignore[no-untyped-def]
+    """The tenant's vectors of one model joined to their sources: entry, source id and
+    distance (`extra`: more columns)."""
+    return (
+        select(
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            _distance(sqlite).label("distance"),
+            *extra,
+        )
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(
+            v.c.tenant_id == bindparam("tenant_id"),
+            v.c.model_id == bindparam("model_id"),
+            sources.c.tenant_id == bindparam("tenant_id"),
+        )
+    )
+
+
+def _near(column):  # type: ignore[no-untyped-def]
+    return column <= bindparam("max_distance", type_=Float)
+
+
+def _top(scored, grouped: bool):  # type: ignore[no-untyped-def]
+    """The nearest `limit` of the eligible rows `scored` (grouped: each source's nearest
+    passage only), nearest first, ties by source id and passage, with what a hit shows."""
+    order = (scored.c.distance, scored.c.source_id, scored.c.passage)
+    if grouped:
+        ranked = select(
+            scored,
+            func.row_number()
+            .over(partition_by=scored.c.pk, order_by=(scored.c.distance, scored.c.passage))
+            .label("rn"),
+        ).subquery("ranked")
+        picked = select(ranked).where(ranked.c.rn == 1)
+        order = (ranked.c.distance, ranked.c.source_id, ranked.c.passage)
+    else:
+        picked = select(scored)
+    top = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
+    return (
+        select(
+            sources.c.pk,
+            sources.c.source_id,
+            sources.c.revision,
+            (1.0 - top.c.distance).label("score"),
+            sources.c.generated_form,
+            sources.c.save_intent,
+            top.c.passage,
+            sources.c.kind,
+            sources.c.raw,
+            top.c.distance,
+        )
+        .select_from(top.join(sources, sources.c.pk == top.c.pk))
+        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+    )
+
+
+@lru_cache(maxsize=8)
+def _exact_statement(sqlite: bool, grouped: bool):  # type: ignore[no-untyped-def]
+    """The exact search: every vector of the tenant and model, the eligibility predicate
+    and the similarity floor in the statement that takes the top k."""
+    distance = _distance(sqlite)
+    scored = (
+        _scored(sqlite)
+        .where(eligibility_sql.eligible(sources.c, bindparam("now_us")), _near(distance))
+        .subquery("scored")
+    )
+    return _top(scored, grouped)
+
+
+@lru_cache(maxsize=4)
+def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
+    """SQLite: the candidates (`seqs`, a JSON array) ranked exactly, the eligibility
+    predicate and the similarity floor in the statement that takes the top k; with how many
+    candidates were found (`found`) and how many of them are not eligible (`dropped`)."""
+    ok = eligibility_sql.eligible(sources.c, bindparam("now_us"))
+    wanted = select(literal_column("value")).select_from(
+        func.json_each(bindparam("seqs")).table_valued("value")
+    )
+    scored = (
+        _scored(True, case((ok, 1), else_=0).label("ok"))
+        .where(v.c.seq.in_(wanted.scalar_subquery()))
+        .cte("scored")
+        .prefix_with("MATERIALIZED")
+    )
+    eligible = select(scored).where(scored.c.ok == 1, _near(scored.c.distance)).subquery("eligible")
+    top = _top(eligible, grouped).subquery("hits")
+    one = select(literal(1).label("one")).subquery("one")
+    return (
+        select(
+            select(func.count()).select_from(scored).scalar_subquery().label("found"),
+            select(func.count())
+            .select_from(scored)
+            .where(scored.c.ok == 0)
+            .scalar_subquery()
+            .label("dropped"),
+            top,
+        )
+        .select_from(one.outerjoin(top, true()))
+        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+    )
+
+
 class VectorSearch:
     def __init__(
         self,
@@ -73,66 +190,14 @@ class VectorSearch:
         self._window = window or Window()
         self._signatures = signatures or Signatures()
 
-    def _distance(self, query: Vector):  # type: ignore[no-untyped-def]
-        if self._sqlite:
-            q = bindparam("qvec", encode(self.conn, query), type_=LargeBinary)
-            return func.vec_distance_cosine(v.c.embedding, q)
-        from pgvector.sqlalchemy import Vector as PgVector
-
-        q = bindparam("qvec", list(query), type_=PgVector(len(query)))
-        return cast(v.c.embedding, PgVector()).op("<=>", return_type=Float)(q)
-
-    def _where(self, plan: Plan):  # type: ignore[no-untyped-def]
-        return (
-            v.c.tenant_id == self.tenant_id,
-            v.c.model_id == plan.model_id,
-            sources.c.tenant_id == self.tenant_id,
-        )
-
-    def _scored(self, distance, *extra):  # type: ignore[no-untyped-def]
-        """The tenant's vectors of the plan's model joined to their sources (the conditions
-        come from the caller): entry, source id and distance."""
-        return select(
-            v.c.source_pk.label("pk"),
-            v.c.passage,
-            sources.c.source_id,
-            distance.label("distance"),
-            *extra,
-        ).select_from(v.join(sources, sources.c.pk == v.c.source_pk))
-
-    def _top(self, scored, plan: Plan, limit: int):  # type: ignore[no-untyped-def]
-        """The nearest `limit` of the eligible rows `scored` (with `plan.grouped`, each
-        source's nearest passage only), nearest first, ties by source id and passage, with
-        what a hit shows."""
-        order = (scored.c.distance, scored.c.source_id, scored.c.passage)
-        if plan.grouped:
-            ranked = select(
-                scored,
-                func.row_number()
-                .over(partition_by=scored.c.pk, order_by=(scored.c.distance, scored.c.passage))
-                .label("rn"),
-            ).subquery("ranked")
-            picked = select(ranked).where(ranked.c.rn == 1)
-            order = (ranked.c.distance, ranked.c.source_id, ranked.c.passage)
-        else:
-            picked = select(scored)
-        top = picked.order_by(*order).limit(limit).subquery("top")
-        return (
-            select(
-                sources.c.pk,
-                sources.c.source_id,
-                sources.c.revision,
-                (1.0 - top.c.distance).label("score"),
-                sources.c.generated_form,
-                sources.c.save_intent,
-                top.c.passage,
-                sources.c.kind,
-                sources.c.raw,
-                top.c.distance,
-            )
-            .select_from(top.join(sources, sources.c.pk == top.c.pk))
-            .order_by(top.c.distance, top.c.source_id, top.c.passage)
-        )
+    def _params(self, plan: Plan, query: Vector, **more: object) -> dict[str, object]:
+        return {
+            "tenant_id": self.tenant_id,
+            "model_id": plan.model_id,
+            "qvec": encode(self.conn, query) if self._sqlite else list(query),
+            "max_distance": 1.0 - plan.min_similarity,
+            **more,
+        }
 
     def _hit(self, r) -> Hit:  # type: ignore[no-untyped-def]
         rng = passages.range_of(r.passage)
@@ -153,17 +218,9 @@ class VectorSearch:
         return hits
 
     def _exact(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
-        distance = self._distance(query)
-        scored = (
-            self._scored(distance)
-            .where(
-                *self._where(plan),
-                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
-                distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
-            )
-            .subquery("scored")
-        )
-        return [self._hit(r) for r in self.conn.execute(self._top(scored, plan, limit))]
+        stmt = _exact_statement(self._sqlite, plan.grouped)
+        rows = self.conn.execute(stmt, self._params(plan, query, now_us=now_us, limit=limit))
+        return [self._hit(r) for r in rows]
 
     def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
@@ -175,38 +232,8 @@ class VectorSearch:
         )
         if not seqs:
             return [], 0
-        distance = self._distance(query)
-        ok = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
-        scored = (
-            self._scored(distance, case((ok, 1), else_=0).label("ok"))
-            .where(*self._where(plan), v.c.seq.in_(bindparam("seqs", seqs, expanding=True)))
-            .cte("scored")
-            .prefix_with("MATERIALIZED")
-        )
-        eligible = (
-            select(scored)
-            .where(
-                scored.c.ok == 1,
-                scored.c.distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
-            )
-            .subquery("eligible")
-        )
-        top = self._top(eligible, plan, limit).subquery("hits")
-        one = select(literal(1).label("one")).subquery("one")
-        stmt = (
-            select(
-                select(func.count()).select_from(scored).scalar_subquery().label("found"),
-                select(func.count())
-                .select_from(scored)
-                .where(scored.c.ok == 0)
-                .scalar_subquery()
-                .label("dropped"),
-                top,
-            )
-            .select_from(one.outerjoin(top, true()))
-            .order_by(top.c.distance, top.c.source_id, top.c.passage)
-        )
-        rows = self.conn.execute(stmt).all()
+        params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
+        rows = self.conn.execute(_coarse_statement(plan.grouped), params).all()
         hits = [self._hit(r) for r in rows if r.pk is not None]
         found, dropped = (rows[0].found, rows[0].dropped) if rows else (0, 0)
         gone = len(seqs) - found
@@ -223,7 +250,7 @@ class VectorSearch:
     def matches(self, plan: Plan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
         """The tenant's nearest sources (by their nearest passage) whatever their state (for
         explanations): up to `cap`, eligible ones first, nearest first."""
-        distance = self._distance(query)
+        distance = _distance(self._sqlite)
         state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
         near = (
             select(
@@ -238,8 +265,10 @@ class VectorSearch:
             )
             .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
             .where(
-                *self._where(plan),
-                distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
+                v.c.tenant_id == bindparam("tenant_id"),
+                v.c.model_id == bindparam("model_id"),
+                sources.c.tenant_id == bindparam("tenant_id"),
+                _near(distance),
             )
             .subquery("near")
         )
@@ -249,9 +278,10 @@ class VectorSearch:
             )
             .where(near.c.rn == 1)
             .order_by(near.c.state != "eligible", near.c.score.desc(), near.c.source_id)
-            .limit(cap)
+            .limit(bindparam("cap"))
         )
-        return [MatchRow(*r) for r in self.conn.execute(stmt)]
+        params = self._params(plan, query, now_us=now_us, cap=cap)
+        return [MatchRow(*r) for r in self.conn.execute(stmt, params)]
 
     def similarity(
         self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
@@ -260,14 +290,17 @@ class VectorSearch:
         that have one)."""
         if not entries:
             return {}
-        distance = self._distance(query)
+        distance = _distance(self._sqlite)
         stmt = select(v.c.source_pk, v.c.passage, (1.0 - distance)).where(
-            v.c.tenant_id == self.tenant_id,
-            v.c.model_id == model_id,
             v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
             tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
+            # As expressions, so that SQLite looks the entries up by their key instead
+            # of reading all the tenant's vectors through the (tenant, model) index.
+            func.coalesce(v.c.model_id, "") == model_id,
+            func.coalesce(v.c.tenant_id, "") == self.tenant_id,
         )
-        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt)}
+        qvec = encode(self.conn, query) if self._sqlite else list(query)
+        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt, {"qvec": qvec})}
 
 
 def unavailable_reason(conn: Connection) -> str:

@@ -45,7 +45,9 @@ _LAST = select(func.max(v.c.seq)).where(
 @dataclass
 class _Held:
     seqs: np.ndarray | None = None
-    words: np.ndarray | None = None  # signatures as uint64 words, one row per vector
+    # The signatures as uint64 words, one row per word (a column per vector): each word of
+    # every vector is compared in one contiguous pass.
+    words: np.ndarray | None = None
     after: int = 0  # the largest seq read
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,7 +60,8 @@ def _words(signatures: list[bytes]) -> np.ndarray:
 
     width = (max(len(s) for s in signatures) + 7) // 8 * 8
     packed = b"".join(s.ljust(width, b"\0") for s in signatures)
-    return np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
+    rows = np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
+    return np.ascontiguousarray(rows.T)
 
 
 class Signatures:
@@ -98,14 +101,16 @@ class Signatures:
                     words = _words([r[1] for r in rows])
                     held.seqs = seqs if held.seqs is None else np.concatenate([held.seqs, seqs])
                     held.words = (
-                        words if held.words is None else np.concatenate([held.words, words])
+                        words if held.words is None else np.concatenate([held.words, words], 1)
                     )
                     held.after = int(seqs[-1])
             seqs, words = held.seqs, held.words
         if words is None or seqs is None or not len(seqs):
             return [], last
-        q = _words([query])[0]
-        distance = np.bitwise_count(words ^ q).sum(axis=1, dtype=np.int32)
+        q = _words([query])[:, 0]
+        distance = np.zeros(len(seqs), np.uint16)
+        for word, bits in zip(words, q, strict=True):
+            distance += np.bitwise_count(word ^ bits)
         top = np.argpartition(distance, n)[:n] if len(seqs) > n else np.arange(len(seqs))
         return [int(s) for s in seqs[top] if s <= last], last
 
@@ -123,4 +128,4 @@ class Signatures:
             keep = ~np.isin(held.seqs, np.asarray(seqs, np.int64))
             held.seqs = held.seqs[keep]
             if held.words is not None:
-                held.words = held.words[keep]
+                held.words = held.words[:, keep]
