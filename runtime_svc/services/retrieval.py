@@ -104,7 +104,7 @@ class Retrieval:
         lexical = tx.index.search(
             terms, max(limit, self._semantic.candidates), now, budget=self._budget, grouped=grouped
         )
-        ranked = self._semantic.rank(tx, embedding.result(), terms, lexical, limit, now, grouped)
+        ranked = self._semantic.rank(tx, embedding, terms, lexical, limit, now, grouped)
         return terms, [r.hit for r in ranked]
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:

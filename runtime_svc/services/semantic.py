@@ -99,7 +99,7 @@ class Semantic:
     def rank(
         self,
         tx: Transaction,
-        query: Vector,
+        query: Vector | Future[Vector],
         terms: Sequence[Term],
         lexical: list[Hit],
         limit: int,
@@ -108,7 +108,12 @@ class Semantic:
     ) -> list[Ranked]:
         """The top `limit` eligible sources of both sides (each by its best passage), or with
         `grouped` off the top passages, fused (`lexical`: the lexical side's hits, grouped
-        the same way; `terms`: the query's words that it searched)."""
+        the same way; `terms`: the query's words that it searched; `query`: its vector, or
+        the embedding under way)."""
+        # What needs no vector first, while the query is still being embedded.
+        coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
+        if isinstance(query, Future):
+            query = query.result()
         search = self._search(tx)
         semantic = search.search(self._plan(tx, grouped), query, self._s.candidates, now_us)
         by_key = {_key(h): h for h in semantic} | {_key(h): h for h in lexical}
@@ -122,7 +127,7 @@ class Semantic:
             similarity={
                 _key(h): sims[(h.pk, _passage(h))] for h in unscored if (h.pk, _passage(h)) in sims
             },
-            coverage={_key(h): fusion.coverage(terms, h.text) for h in lexical},
+            coverage=coverage,
         )
         if grouped:  # each source by its passage with the best fused score
             seen: set[str] = set()
