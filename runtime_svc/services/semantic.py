@@ -23,7 +23,7 @@ from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.storage.search_index import Hit, MatchRow
 from runtime_svc.storage.unit_of_work import Transaction
-from runtime_svc.storage.vector_search import Plan, VectorSearch
+from runtime_svc.storage.vector_search import Plan, VectorSearch, entry_count
 from runtime_svc.storage.vector_signatures import Signatures
 
 COARSE_FACTOR = 8  # coarse candidates per semantic candidate, for large SQLite tenants
@@ -84,10 +84,11 @@ class Semantic:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _plan(self, tx: Transaction, grouped: bool = True) -> Plan:
-        docs = tx.tenant.get().indexed_docs
+        # One vector per index entry (a conversation has one per passage).
+        entries = entry_count(tx.conn, tx.sources.tenant_id)
         return Plan(
             self.model_id,
-            exact=docs <= self._s.exact_max,
+            exact=entries <= self._s.exact_max,
             coarse=self._s.candidates * COARSE_FACTOR,
             min_similarity=self._s.min_similarity,
             grouped=grouped,

@@ -4,11 +4,11 @@ the tenant check and the full eligibility predicate in the same statement that t
 top k. Grouped (the default), each source counts once, by its nearest passage.
 
 SQLite (sqlite-vec's scalar functions over `memory_vectors`): a tenant with at most
-`exact_max` indexed sources is searched exactly. A larger one is first narrowed to `coarse`
-candidates by 1-bit signatures (`storage.vector_signatures`, Hamming distance), and those
-are ranked exactly with the predicate applied; whenever that leaves fewer than k eligible
-results while some candidates were ineligible or gone, the exact search runs instead, so
-the coarse pass never drops eligible results below k.
+`exact_max` index entries (its vectors, once embedded) is searched exactly. A larger one is
+first narrowed to `coarse` candidates by 1-bit signatures (`storage.vector_signatures`,
+Hamming distance), and those are ranked exactly with the predicate applied; whenever that
+leaves fewer than k eligible results while some candidates were ineligible or gone, the
+exact search runs instead, so the coarse pass never drops eligible results below k.
 
 PostgreSQL: pgvector's cosine distance over the stored real[] cast to `vector`, exact
 within the tenant (no ANN index: one could drop eligible results below k).
@@ -41,7 +41,8 @@ from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import eligibility_sql
-from runtime_svc.storage.search_index import Hit, MatchRow
+from runtime_svc.storage.models import SearchTerm
+from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow
 from runtime_svc.storage.sources import sources
 from runtime_svc.storage.vector_signatures import Signatures
 from runtime_svc.storage.vectors import encode, memory_vectors
@@ -61,6 +62,18 @@ class Plan:
 def entry(pk: int, passage: int) -> int:
     """A vector's search index entry key (`domain.passages.entry_key`)."""
     return (pk << passages.SHIFT) | passage
+
+
+_terms = SearchTerm.__table__
+_ENTRIES = select(_terms.c.docs).where(
+    _terms.c.tenant_id == bindparam("tenant_id"), _terms.c.term == ENTRY
+)
+
+
+def entry_count(conn: Connection, tenant_id: str) -> int:
+    """How many search index entries the tenant has (the row of the empty word counts them):
+    as many as its vectors once all are embedded."""
+    return conn.execute(_ENTRIES, {"tenant_id": tenant_id}).scalar() or 0
 
 
 def _distance(sqlite: bool):  # type: ignore[no-untyped-def]
