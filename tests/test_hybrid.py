@@ -297,3 +297,32 @@ def test_a_conversation_is_found_by_meaning_at_the_passage_that_answers(hybrid_a
         "SELECT count(*) FROM memory_vectors WHERE source_id = :s", s=revoked
     )
     assert rows == [(0,)]
+
+
+INSTRUMENTS = (
+    "guitar", "piano", "violin", "cello", "flute", "clarinet", "trumpet", "saxophone",
+    "drum kit", "harp", "ukulele", "banjo", "mandolin", "oboe", "trombone", "accordion",
+    "harmonica", "bass guitar", "keyboard",
+)  # fmt: skip
+WHISTLING = "My neighbour whistles tunes in the garden"  # near in meaning, far by signature
+
+
+def test_the_coarse_pass_never_leaves_fewer_than_k_when_ineligible_vectors_crowd_it(
+    local_model, vector_backend, make_stack
+):
+    if vector_backend != "sqlite":
+        pytest.skip("the coarse pass is SQLite's")
+    # 2 candidates per side: the coarse pass proposes the 16 vectors nearest by signature,
+    # which are all instruments; the whistling is further by signature than 16 of them.
+    stack = make_stack(**hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2))
+    client = stack.client()
+    played = [insert(client, f"I play the {x} every weekend").source_id for x in INSTRUMENTS]
+    whistling = insert(client, WHISTLING).source_id
+    wait_embedded(client)
+    assert len(set(search_ids(client, INSTRUMENT_QUESTION, limit=2)) & set(played)) == 2
+
+    for source_id in played:
+        classify(client, source_id, 1, COLD)
+    # every proposed candidate is cold: the exact search runs and finds the eligible one
+    assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == [whistling]
+    assert [c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations] == [whistling]
