@@ -39,6 +39,7 @@ from runtime_svc.storage.sources import sources
 memory_vectors = MemoryVectorRow.__table__
 vector_outbox = VectorOutboxRow.__table__
 KIND = "vector"
+KEY_LOOKUPS = 200  # sources whose index entries one statement looks up
 
 
 postings = SearchPosting.__table__
@@ -174,37 +175,48 @@ def take(conn: Connection, limit: int, window: Window) -> list[Queued]:
         .limit(limit)
     )
     rows = conn.execute(stmt).all()
-    keys = _entry_keys(conn, [r.source_pk for r in rows if r[4]])
-    out = []
-    for seq, tenant_id, pk, source_id, generated, kind, raw in rows:
-        entries: list[Entry] = []
-        if generated:
-            messages = None
-            for key in keys.get(pk, []):
-                rng = passages.range_of(key)
-                if rng is None:
-                    entries.append(Entry(0, generated))
-                    continue
-                if messages is None:
-                    messages = Body.from_raw(SourceKind(kind), raw or "").messages
-                text = passages.render(messages, rng, window)
-                entries.append(Entry(key & (passages.SPAN - 1), text))
-        out.append(Queued(seq, tenant_id, pk, source_id, tuple(entries)))
+    texts = entries(conn, [(r[2], r[4], r[5], r[6]) for r in rows], window)
+    return [
+        Queued(seq, tenant_id, pk, source_id, texts.get(pk, ()))
+        for seq, tenant_id, pk, source_id, *_ in rows
+    ]
+
+
+def entries(
+    conn: Connection, rows: Sequence[tuple[int, str, str, str | None]], window: Window
+) -> dict[int, tuple[Entry, ...]]:
+    """For (source pk, generated form, kind, raw) rows: the source's search index entries,
+    each with the text it was indexed from (the generated form for a whole-text entry, the
+    passage rendered from the messages for a passage). A source without text has none."""
+    keys = _entry_keys(conn, [pk for pk, generated, _, _ in rows if generated])
+    out: dict[int, tuple[Entry, ...]] = {}
+    for pk, generated, kind, raw in rows:
+        found: list[Entry] = []
+        messages = None
+        for key in keys.get(pk, []) if generated else []:
+            rng = passages.range_of(key)
+            if rng is None:
+                found.append(Entry(0, generated))
+                continue
+            if messages is None:
+                messages = Body.from_raw(SourceKind(kind), raw or "").messages
+            found.append(Entry(key & (passages.SPAN - 1), passages.render(messages, rng, window)))
+        out[pk] = tuple(found)
     return out
 
 
 def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
     """The search index entry keys of each source (whole text, or one per passage)."""
-    if not pks:
-        return {}
-    ranges = [
-        postings.c.pk.between(pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1)
-        for pk in sorted(set(pks))
-    ]
-    stmt = select(postings.c.pk).where(postings.c.term == "", or_(*ranges)).order_by(postings.c.pk)
     out: dict[int, list[int]] = {}
-    for key in conn.execute(stmt).scalars():
-        out.setdefault(passages.source_pk(key), []).append(key)
+    wanted = sorted(set(pks))
+    for start in range(0, len(wanted), KEY_LOOKUPS):
+        ranges = [
+            postings.c.pk.between(pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1)
+            for pk in wanted[start : start + KEY_LOOKUPS]
+        ]
+        stmt = select(postings.c.pk).where(postings.c.term == "", or_(*ranges))
+        for key in conn.execute(stmt.order_by(postings.c.pk)).scalars():
+            out.setdefault(passages.source_pk(key), []).append(key)
     return out
 
 
