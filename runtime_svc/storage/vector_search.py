@@ -212,13 +212,23 @@ class VectorSearch:
             **more,
         }
 
-    def _hit(self, r) -> Hit:  # type: ignore[no-untyped-def]
-        rng = passages.range_of(r.passage)
-        if rng is None:
-            return Hit(r.pk, r.source_id, r.revision, r.score, r.generated_form, r.save_intent)
-        messages = Body.from_raw(SourceKind(r.kind), r.raw).messages
-        text = passages.render(messages, rng, self._window)
-        return Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng)
+    def _hits(self, rows) -> list[Hit]:  # type: ignore[no-untyped-def]
+        """Hits with their text: a passage's rendered from its conversation's messages
+        (each conversation read once, however many of its passages are hits)."""
+        messages: dict[int, tuple] = {}
+        out = []
+        for r in rows:
+            rng = passages.range_of(r.passage)
+            if rng is None:
+                out.append(
+                    Hit(r.pk, r.source_id, r.revision, r.score, r.generated_form, r.save_intent)
+                )
+                continue
+            if r.pk not in messages:
+                messages[r.pk] = Body.from_raw(SourceKind(r.kind), r.raw).messages
+            text = passages.render(messages[r.pk], rng, self._window)
+            out.append(Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng))
+        return out
 
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
@@ -233,7 +243,7 @@ class VectorSearch:
     def _exact(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         stmt = _exact_statement(self._sqlite, plan.grouped)
         rows = self.conn.execute(stmt, self._params(plan, query, now_us=now_us, limit=limit))
-        return [self._hit(r) for r in rows]
+        return self._hits(rows)
 
     def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
@@ -247,7 +257,7 @@ class VectorSearch:
             return [], 0
         params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
         rows = self.conn.execute(_coarse_statement(plan.grouped), params).all()
-        hits = [self._hit(r) for r in rows if r.pk is not None]
+        hits = self._hits([r for r in rows if r.pk is not None])
         found, dropped = (rows[0].found, rows[0].dropped) if rows else (0, 0)
         gone = len(seqs) - found
         if gone:
