@@ -20,8 +20,9 @@ class LocalEmbedder:
         self.model_id = model_id
         self._model = _load(model)
         self._dimension = int(_dimension_of(self._model))
-        # torch runs one forward pass at a time well; callers from several threads queue.
-        self._lock = threading.Lock()
+        # torch runs one forward pass at a time well; callers from several threads (and
+        # runtimes sharing the model in one process) queue.
+        self._lock = _lock(model)
 
     @property
     def dimension(self) -> int:
@@ -46,12 +47,24 @@ def _one_thread(single: bool) -> Iterator[None]:
         return
     import torch
 
-    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         yield
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(_default_threads())
+
+
+@functools.cache
+def _lock(model: str) -> threading.Lock:
+    return threading.Lock()
+
+
+@functools.cache
+def _default_threads() -> int:
+    """Torch's own thread count (read once, before any call changed it)."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 @functools.cache
@@ -62,7 +75,9 @@ def _load(model: str) -> Any:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from sentence_transformers import SentenceTransformer  # the `embeddings` extra
 
-    return SentenceTransformer(model, device="cpu")
+    loaded = SentenceTransformer(model, device="cpu")
+    _default_threads()
+    return loaded
 
 
 def _dimension_of(model: Any) -> int:
