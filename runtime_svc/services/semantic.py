@@ -130,9 +130,8 @@ class Semantic:
             },
             coverage=coverage,
         )
-        if grouped:  # each source by its passage with the best fused score
-            seen: set[str] = set()
-            scored = [s for s in scored if not (s.key[0] in seen or seen.add(s.key[0]))]
+        if grouped:
+            scored = _best_per_source(scored)
         return [Ranked(replace(by_key[s.key], score=s.score), s) for s in scored[:limit]]
 
     def explain(
@@ -178,6 +177,17 @@ class Semantic:
         others.sort(key=lambda m: (-m.score, m.source_id))
         extra = sum(1 for lx, _ in rows.values() if lx is None)
         return matches + others, extra
+
+
+def _best_per_source(scored: list[fusion.Scored[Key]]) -> list[fusion.Scored[Key]]:
+    """Each source once, by its passage with the best fused score (`scored` is best first)."""
+    seen: set[str] = set()
+    out = []
+    for s in scored:
+        if s.key[0] not in seen:
+            seen.add(s.key[0])
+            out.append(s)
+    return out
 
 
 def _match(
