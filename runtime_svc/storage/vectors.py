@@ -18,16 +18,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import (
-    BigInteger,
-    Connection,
-    delete,
-    func,
-    insert,
-    literal,
-    or_,
-    select,
-)
+from sqlalchemy import BigInteger, Connection, delete, func, insert, literal, or_, select
 
 from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
@@ -38,11 +29,9 @@ from runtime_svc.storage.sources import sources
 
 memory_vectors = MemoryVectorRow.__table__
 vector_outbox = VectorOutboxRow.__table__
+postings = SearchPosting.__table__
 KIND = "vector"
 KEY_LOOKUPS = 200  # sources whose index entries one statement looks up
-
-
-postings = SearchPosting.__table__
 
 
 def vector_id(source_id: str, model_id: str, passage: int = 0) -> str:
