@@ -79,13 +79,14 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
                 "FROM sources WHERE indexed_revision > 0 ORDER BY pk"
             )
         ).all()
+        keys = vectors.all_entry_keys(conn)
     spent = 0.0
     done = 0
     for start in range(0, len(rows), batch * 8):
         chunk = rows[start : start + batch * 8]
         with db.reader.connect() as conn:
             texts = vectors.entries(
-                conn, [(r.pk, r.generated_form, r.kind, r.raw) for r in chunk], Window()
+                conn, [(r.pk, r.generated_form, r.kind, r.raw) for r in chunk], Window(), keys
             )
         entries = [(r, e) for r in chunk for e in texts[r.pk]]
         done += len(entries)

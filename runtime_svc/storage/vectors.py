@@ -18,7 +18,16 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, Connection, delete, func, insert, literal, or_, select
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    union_all,
+)
 
 from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
@@ -31,7 +40,7 @@ memory_vectors = MemoryVectorRow.__table__
 vector_outbox = VectorOutboxRow.__table__
 postings = SearchPosting.__table__
 KIND = "vector"
-KEY_LOOKUPS = 200  # sources whose index entries one statement looks up
+KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
 
 
 def vector_id(source_id: str, model_id: str, passage: int = 0) -> str:
@@ -172,12 +181,17 @@ def take(conn: Connection, limit: int, window: Window) -> list[Queued]:
 
 
 def entries(
-    conn: Connection, rows: Sequence[tuple[int, str, str, str | None]], window: Window
+    conn: Connection,
+    rows: Sequence[tuple[int, str, str, str | None]],
+    window: Window,
+    keys: dict[int, list[int]] | None = None,
 ) -> dict[int, tuple[Entry, ...]]:
     """For (source pk, generated form, kind, raw) rows: the source's search index entries,
     each with the text it was indexed from (the generated form for a whole-text entry, the
-    passage rendered from the messages for a passage). A source without text has none."""
-    keys = _entry_keys(conn, [pk for pk, generated, _, _ in rows if generated])
+    passage rendered from the messages for a passage). A source without text has none.
+    `keys`: the sources' entry keys when the caller read them already (`all_entry_keys`)."""
+    if keys is None:
+        keys = _entry_keys(conn, [pk for pk, generated, _, _ in rows if generated])
     out: dict[int, tuple[Entry, ...]] = {}
     for pk, generated, kind, raw in rows:
         found: list[Entry] = []
@@ -194,17 +208,35 @@ def entries(
     return out
 
 
+def all_entry_keys(conn: Connection) -> dict[int, list[int]]:
+    """Every source's search index entry keys, in one pass (for bulk loads)."""
+    out: dict[int, list[int]] = {}
+    for key in conn.execute(select(postings.c.pk).where(postings.c.term == "")).scalars():
+        out.setdefault(passages.source_pk(key), []).append(key)
+    for found in out.values():
+        found.sort()
+    return out
+
+
 def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
-    """The search index entry keys of each source (whole text, or one per passage)."""
+    """The search index entry keys of each source (whole text, or one per passage): one key
+    range seek per source. The entry rows (the empty word) are picked out by an expression,
+    not an equality: with statistics, SQLite would otherwise skip-scan the word index over
+    every tenant for each source."""
     out: dict[int, list[int]] = {}
     wanted = sorted(set(pks))
     for start in range(0, len(wanted), KEY_LOOKUPS):
-        ranges = [
-            postings.c.pk.between(pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1)
+        seeks = [
+            select(postings.c.pk).where(
+                postings.c.pk.between(
+                    pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1
+                ),
+                func.length(postings.c.term) == 0,
+            )
             for pk in wanted[start : start + KEY_LOOKUPS]
         ]
-        stmt = select(postings.c.pk).where(postings.c.term == "", or_(*ranges))
-        for key in conn.execute(stmt.order_by(postings.c.pk)).scalars():
+        stmt = seeks[0] if len(seeks) == 1 else union_all(*seeks)
+        for key in sorted(conn.execute(stmt).scalars()):
             out.setdefault(passages.source_pk(key), []).append(key)
     return out
 
