@@ -25,6 +25,8 @@ from agentmem.core.config import Storage
 from agentmem.v1 import capabilities_pb2, retrieval_pb2, sources_pb2
 from bench import corpus, locomo, paraphrase, servers
 from runtime_svc.domain.embeddings import signature
+from runtime_svc.domain.passages import Window
+from runtime_svc.storage import vectors
 from runtime_svc.storage.db import open_database
 
 MODEL_ID = "local:all-MiniLM-L6-v2"
@@ -58,8 +60,10 @@ def wait_embedded(client, timeout: float = 3600) -> float:  # type: ignore[no-un
 
 
 def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 256) -> float:
-    """Embeds every indexed source of a bulk-loaded corpus into `memory_vectors`, as the
-    background indexer would; returns the model's embeddings/s (0 for random vectors)."""
+    """Embeds every search index entry of a bulk-loaded corpus (a plain-text memory has one, a
+    conversation one per passage, with the text the indexer would embed) into
+    `memory_vectors`, as the background indexer would; returns the model's embeddings/s (0
+    for random vectors)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     db = open_database(Storage(url=f"sqlite:///{db_path}"))
     model = None
@@ -71,32 +75,41 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
     with db.reader.connect() as conn:
         rows = conn.execute(
             text(
-                "SELECT pk, tenant_id, source_id, revision, generated_form FROM sources "
-                "WHERE indexed_revision > 0 ORDER BY pk"
+                "SELECT pk, tenant_id, source_id, revision, generated_form, kind, raw "
+                "FROM sources WHERE indexed_revision > 0 ORDER BY pk"
             )
         ).all()
+        keys = vectors.all_entry_keys(conn)
     spent = 0.0
+    done = 0
     for start in range(0, len(rows), batch * 8):
         chunk = rows[start : start + batch * 8]
+        with db.reader.connect() as conn:
+            texts = vectors.entries(
+                conn, [(r.pk, r.generated_form, r.kind, r.raw) for r in chunk], Window(), keys
+            )
+        entries = [(r, e) for r in chunk for e in texts[r.pk]]
+        done += len(entries)
         if model is not None:
             t = time.perf_counter()
             vecs = model.encode(
-                [r.generated_form for r in chunk], batch_size=batch, normalize_embeddings=True
+                [e.text for _, e in entries], batch_size=batch, normalize_embeddings=True
             ).tolist()
             spent += time.perf_counter() - t
         else:
-            raw = rng.standard_normal((len(chunk), 384)).astype("float32")
+            raw = rng.standard_normal((len(entries), 384)).astype("float32")
             vecs = (raw / np.linalg.norm(raw, axis=1, keepdims=True)).tolist()
         with db.writer.begin() as conn:
             conn.execute(
                 text(
-                    "INSERT INTO memory_vectors (source_pk, model_id, tenant_id, source_id, "
-                    "source_revision, dimension, embedding, signature, created_at_us) VALUES "
-                    "(:pk, :m, :t, :s, :r, :d, :e, :g, 1)"
+                    "INSERT INTO memory_vectors (source_pk, passage, model_id, tenant_id, "
+                    "source_id, source_revision, dimension, embedding, signature, "
+                    "created_at_us) VALUES (:pk, :p, :m, :t, :s, :r, :d, :e, :g, 1)"
                 ),
                 [
                     {
                         "pk": r.pk,
+                        "p": e.passage,
                         "m": MODEL_ID,
                         "t": r.tenant_id,
                         "s": r.source_id,
@@ -105,11 +118,11 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
                         "e": array("f", v).tobytes(),
                         "g": signature(v),
                     }
-                    for r, v in zip(chunk, vecs, strict=True)
+                    for (r, e), v in zip(entries, vecs, strict=True)
                 ],
             )
     db.dispose()
-    return round(len(rows) / spent) if spent else 0
+    return round(done / spent) if spent else 0
 
 
 def model_speed(n: int = 512) -> dict[str, float]:

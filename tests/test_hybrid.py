@@ -8,10 +8,26 @@ import sys
 
 import pytest
 
-from agentmem.v1 import common_pb2, facts_pb2, foreign_pb2, retrieval_pb2, review_pb2
+from agentmem.v1 import (
+    common_pb2,
+    facts_pb2,
+    foreign_pb2,
+    retrieval_pb2,
+    review_pb2,
+    sources_pb2,
+)
 from tests.harness import ROOT
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
-from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search_ids
+from tests.memory_helpers import (
+    ACTIVE,
+    COLD,
+    assemble,
+    classify,
+    explain,
+    insert,
+    search,
+    search_ids,
+)
 
 SQUIER = "I have a yellow Squier Tele with a black pickguard"
 SHOP = "The deadline for the guitar shop website is next Friday"
@@ -222,3 +238,111 @@ def test_the_embedding_backlog_is_a_metric(local_model, vector_backend, make_sta
     insert(client, SAXOPHONE)
     wait_embedded(client)
     assert "agentmem_embedding_backlog 0.0" in scrape_text(stack.runtime.metrics_port)
+
+
+def long_conversation(
+    answer_at: int, lead: str, answer: str, n: int = 30
+) -> list[sources_pb2.Message]:
+    """`n` messages of small talk with the exchange `lead`, `answer` ending at message
+    `answer_at`."""
+    texts = [FILLER[i % len(FILLER)] for i in range(n)]
+    texts[answer_at - 1 : answer_at + 1] = [lead, answer]
+    return [
+        sources_pb2.Message(role="user" if i % 2 else "assistant", content=t, name=f"p{i % 2}")
+        for i, t in enumerate(texts)
+    ]
+
+
+FILLER = (
+    "How was the weekend hike up the ridge?",
+    "Windy, but the view over the valley was worth it.",
+    "Did you finish the quarterly report for the board?",
+    "Almost, the charts still need another pass.",
+    "Shall we book the train tickets for the conference?",
+    "Yes, the early train on Thursday works for me.",
+)
+
+
+def insert_conversation(client, messages):  # type: ignore[no-untyped-def]
+    return client.InsertMemory(sources_pb2.InsertMemoryRequest(messages=messages)).source_id
+
+
+def test_a_conversation_is_found_by_meaning_at_the_passage_that_answers(hybrid_any_plan):
+    client = hybrid_any_plan.client()
+    conv = insert_conversation(client, long_conversation(17, "Do you play anything?", SAXOPHONE))
+    cold = insert_conversation(client, long_conversation(9, "Anything new at home?", PIANO))
+    revoked = insert_conversation(client, long_conversation(21, "What did he leave you?", VIOLIN))
+    plain = insert(client, DRUMS).source_id
+    shop = insert(client, SHOP).source_id
+    wait_embedded(client)
+
+    # one vector per passage (each message with the one before it), listed by readback
+    vectors, _ = readback_kinds(client, conv)
+    assert len(vectors) == 30
+    assert f"{conv}#vector:{MODEL_ID}:16-17" in vectors
+    assert all(v.eligible for v in vectors.values())
+
+    hits = search(client, INSTRUMENT_QUESTION).hits
+    by_id = {h.source_id: h for h in hits}
+    assert {conv, cold, revoked, plain} <= set(by_id)
+    assert len(hits) == len(by_id), "one hit per source"
+    # the answering exchange, not the whole conversation nor the message after it
+    assert (by_id[conv].passage.message_start, by_id[conv].passage.message_end) == (16, 17)
+    assert (by_id[cold].passage.message_start, by_id[cold].passage.message_end) == (8, 9)
+    assert by_id[conv].citation.passage == by_id[conv].passage
+
+    # ungrouped: passages (those near enough in meaning), the answering one first
+    passages = client.SearchMemories(
+        retrieval_pb2.SearchMemoriesRequest(
+            query=INSTRUMENT_QUESTION, limit=20, group_by_source=False
+        )
+    ).hits
+    first = next(h for h in passages if h.source_id == conv)
+    assert (first.passage.message_start, first.passage.message_end) == (16, 17)
+
+    classify(client, cold, 1, COLD)
+    client.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=revoked, reason="user asked"))
+    for group in (True, False):
+        found = client.SearchMemories(
+            retrieval_pb2.SearchMemoriesRequest(
+                query=INSTRUMENT_QUESTION, limit=50, group_by_source=group
+            )
+        ).hits
+        assert {h.source_id for h in found} <= {conv, plain, shop}
+        assert conv in {h.source_id for h in found}
+    cited = {c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations}
+    assert conv in cited and not cited & {cold, revoked}
+    assert not readback_kinds(client, revoked)[0]
+    rows = hybrid_any_plan.sql(
+        "SELECT count(*) FROM memory_vectors WHERE source_id = :s", s=revoked
+    )
+    assert rows == [(0,)]
+
+
+INSTRUMENTS = (
+    "guitar", "piano", "violin", "cello", "flute", "clarinet", "trumpet", "saxophone",
+    "drum kit", "harp", "ukulele", "banjo", "mandolin", "oboe", "trombone", "accordion",
+    "harmonica", "bass guitar", "keyboard",
+)  # fmt: skip
+WHISTLING = "My neighbour whistles tunes in the garden"  # near in meaning, far by signature
+
+
+def test_the_coarse_pass_never_leaves_fewer_than_k_when_ineligible_vectors_crowd_it(
+    local_model, vector_backend, make_stack
+):
+    if vector_backend != "sqlite":
+        pytest.skip("the coarse pass is SQLite's")
+    # 2 candidates per side: the coarse pass proposes the 16 vectors nearest by signature,
+    # which are all instruments; the whistling is further by signature than 16 of them.
+    stack = make_stack(**hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2))
+    client = stack.client()
+    played = [insert(client, f"I play the {x} every weekend").source_id for x in INSTRUMENTS]
+    whistling = insert(client, WHISTLING).source_id
+    wait_embedded(client)
+    assert len(set(search_ids(client, INSTRUMENT_QUESTION, limit=2)) & set(played)) == 2
+
+    for source_id in played:
+        classify(client, source_id, 1, COLD)
+    # every proposed candidate is cold: the exact search runs and finds the eligible one
+    assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == [whistling]
+    assert [c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations] == [whistling]

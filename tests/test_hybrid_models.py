@@ -198,3 +198,64 @@ def test_postgres_without_pgvector_runs_lexical_only_and_says_so(make_stack, mon
         explain(client, "saxophone").entries[0].matched_by == retrieval_pb2.MATCHED_BY_UNSPECIFIED
     )
     assert stack.sql("SELECT count(*) FROM vector_outbox") == [(0,)]
+
+
+def test_vectors_stored_per_source_are_embedded_again_per_passage(
+    loop_thread, tmp_path, local_model, vector_backend
+):
+    if vector_backend != "sqlite":
+        pytest.skip("the downgrade is written once, against SQLite")
+    from alembic import command
+
+    from runtime_svc.storage.db import sqlite_engine
+    from runtime_svc.storage.migrate import alembic_config
+    from tests.test_hybrid import insert_conversation, long_conversation
+
+    db = tmp_path / "passages.db"
+    url = database_url(db)
+    settings = config.load(
+        None, base_settings(db, **_dotted(hybrid_settings()), **{"storage.url": url})
+    )
+    first = Stack(loop_thread, settings, db)
+    first.start()
+    client = first.client()
+    conv = insert_conversation(client, long_conversation(5, "Do you play anything?", SAXOPHONE))
+    wait_embedded(client)
+    first.stop(drop=False)
+
+    # the release before: one vector per source
+    engine = sqlite_engine(url)
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0010")
+        pk = conn.exec_driver_sql("SELECT pk FROM sources WHERE source_id = ?", (conv,)).scalar()
+        conn.exec_driver_sql(
+            "INSERT INTO memory_vectors (source_pk, model_id, tenant_id, source_id, "
+            "source_revision, dimension, embedding, signature, created_at_us) "
+            "VALUES (?, ?, 'tenant-a', ?, 1, 384, ?, ?, 1)",
+            (pk, MODEL_ID, conv, b"\0" * 1536, b"\0" * 48),
+        )
+    engine.dispose()
+
+    second = Stack(loop_thread, settings, db)  # upgrades, then queues what has no vector
+    second.start()
+    try:
+        client = second.client()
+        wait_embedded(client)
+        rows = second.sql(
+            "SELECT count(*), count(DISTINCT passage) FROM memory_vectors WHERE source_id = :s",
+            s=conv,
+        )
+        assert rows == [(30, 30)]
+        hit = {
+            h.source_id: h
+            for h in client.SearchMemories(
+                retrieval_pb2.SearchMemoriesRequest(
+                    query="what musical instrument do I own", limit=5
+                )
+            ).hits
+        }[conv]
+        assert (hit.passage.message_start, hit.passage.message_end) == (4, 5)
+    finally:
+        second.stop()

@@ -248,10 +248,11 @@ class Retrieval(_Strict):
     candidates: int = Field(default=50, ge=1, le=1000)
     # Sources embedded per batch by the background indexer.
     batch_size: int = Field(default=64, ge=1, le=1024)
-    # SQLite: a tenant with at most this many vectors is searched exactly; a larger one first
-    # by 1-bit signatures (Hamming), then exactly among the best `candidates * 8`, with an
-    # exact search whenever that leaves fewer than k eligible results.
-    exact_search_max: int = Field(default=20_000, ge=0)
+    # SQLite: a tenant with at most this many vectors (index entries) is searched exactly; a
+    # larger one first by 1-bit signatures (Hamming), then exactly among the best
+    # `candidates * 8`, with an exact search whenever that leaves fewer than k eligible
+    # results. Exact costs about 6 µs per vector (measured on a busy 2-core machine).
+    exact_search_max: int = Field(default=2_000, ge=0)
     passages: Passages = Field(default_factory=Passages)
 
     @model_validator(mode="after")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Generic, TypeVar
 
 from runtime_svc.domain.text import Term, stem, words
 
@@ -41,9 +42,12 @@ class Weights:
     semantic: float = 0.6
 
 
+K = TypeVar("K")  # what is ranked: a source id, or a (source id, passage) pair; ordered
+
+
 @dataclass(frozen=True)
-class Scored:
-    key: str  # the source id (or whatever the candidates are keyed by)
+class Scored(Generic[K]):
+    key: K  # the candidate (a source, or one of its passages)
     score: float  # fused, higher is better
     lexical: float  # normalized lexical score, 0 when the lexical side did not find it
     semantic: float  # cosine similarity, 0 when the semantic side did not find it
@@ -51,15 +55,15 @@ class Scored:
 
 
 def fuse(
-    lexical: Mapping[str, float],
-    semantic: Mapping[str, float],
+    lexical: Mapping[K, float],
+    semantic: Mapping[K, float],
     weights: Weights,
     *,
-    similarity: Mapping[str, float] | None = None,
+    similarity: Mapping[K, float] | None = None,
     best: float | None = None,
-    coverage: Mapping[str, float] | None = None,
+    coverage: Mapping[K, float] | None = None,
     coverage_exponent: float = COVERAGE_EXPONENT,
-) -> list[Scored]:
+) -> list[Scored[K]]:
     """Every candidate of either side with its fused score, best first, ties by key.
 
     `similarity` may give the cosine of lexical candidates the semantic side did not return
@@ -83,7 +87,7 @@ def fuse(
             else MatchedBy.SEMANTIC
         )
         out.append(Scored(key, weights.lexical * lex + weights.semantic * sem, lex, sem, by))
-    out.sort(key=lambda s: (-s.score, s.key))
+    out.sort(key=lambda s: (-s.score, s.key))  # type: ignore[arg-type, return-value]
     return out
 
 

@@ -1,8 +1,10 @@
 """The background indexer: embeds queued sources in small chunks, off the write path.
 
 Inserts only queue the source (in their own transaction); this worker takes the oldest
-queued sources, embeds their generated forms outside any transaction (the model may take
-hundreds of milliseconds), then stores the vectors in one write transaction per chunk. A
+queued sources, embeds the text of each of their search index entries (a whole-text memory
+has one, a conversation one per passage: the message with its context window, as the
+lexical side indexes it) outside any transaction (the model may take hundreds of
+milliseconds), then stores the vectors in one write transaction per chunk. A
 source purged in between (revoked, erased) is no longer queued when the vectors are
 stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
 
@@ -97,18 +99,18 @@ class EmbeddingIndexer:
         each chunk once the write path lets it; returns how many sources it took off the
         queue."""
         with self._db.reader.connect() as conn:
-            items = vectors.take(conn, self._batch)
+            items = vectors.take(conn, self._batch, self._uow.window)
             conn.rollback()
         if not items:
             self._held_since = None
             return 0
         done = 0
-        for start in range(0, len(items), CHUNK):
+        for chunk in _chunks(items):
             if not self._wait_for_quiet():
                 break  # stopping; the rest stays queued
             started = time.monotonic()
-            self._embed_and_store(items[start : start + CHUNK])
-            done += len(items[start : start + CHUNK])
+            self._embed_and_store(chunk)
+            done += len(chunk)
             if self._held_since is not None:  # taking its share: rest 1/SHARE - 1 times as long
                 ended = time.monotonic()
                 self._next_share = ended + (ended - started) * (1 / SHARE - 1)
@@ -136,18 +138,37 @@ class EmbeddingIndexer:
         return False
 
     def _embed_and_store(self, items: list[vectors.Queued]) -> None:
-        texts = [i.text for i in items if i.text]
+        texts = [t for i in items for t in i.texts]
         embedded = self._embedder.embed(texts) if texts else []
-        it = iter(embedded)
-        by_tenant: dict[str, list[tuple[vectors.Queued, Vector | None]]] = defaultdict(list)
+        at = 0
+        by_tenant: dict[str, list[tuple[vectors.Queued, list[Vector]]]] = defaultdict(list)
         for item in items:
-            by_tenant[item.tenant_id].append((item, next(it) if item.text else None))
+            n = len(item.entries)
+            by_tenant[item.tenant_id].append((item, embedded[at : at + n]))
+            at += n
         now = self._clock()
         with self._uow.batch():
             for tenant_id, group in by_tenant.items():
                 with self._uow.write(tenant_id) as tx:
-                    for item, vector in group:
-                        if vector is None:
+                    for item, embedded_entries in group:
+                        if not item.entries:
                             vectors.drop(tx.conn, item)
                         else:
-                            vectors.store(tx.conn, item, self._embedder.model_id, vector, now)
+                            vectors.store(
+                                tx.conn, item, self._embedder.model_id, embedded_entries, now
+                            )
+
+
+def _chunks(items: list[vectors.Queued]) -> list[list[vectors.Queued]]:
+    """Consecutive groups of queued sources of at most CHUNK texts each (a source with more
+    passages than that is a chunk of its own)."""
+    out: list[list[vectors.Queued]] = []
+    size = 0
+    for item in items:
+        n = len(item.entries)
+        if not out or size + n > CHUNK:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += n
+    return out

@@ -95,16 +95,16 @@ class Retrieval:
     ) -> tuple[list[Term], list[Hit]]:
         """The top eligible memories for a query (every query word searched; see
         `storage.search_index`), each its best passage or (`grouped` off) the top passages,
-        fused with the semantic side when hybrid retrieval is on (which ranks sources: its
-        results are grouped); and the words searched."""
+        fused with the semantic side (which ranks passages too) when hybrid retrieval is on;
+        and the words searched."""
         terms = text.query_terms(query)
         now = self._clock()
         if self._semantic is None or embedding is None:
             return terms, tx.index.search(terms, limit, now, budget=self._budget, grouped=grouped)
         lexical = tx.index.search(
-            terms, max(limit, self._semantic.candidates), now, budget=self._budget
+            terms, max(limit, self._semantic.candidates), now, budget=self._budget, grouped=grouped
         )
-        ranked = self._semantic.rank(tx, embedding.result(), terms, lexical, limit, now)
+        ranked = self._semantic.rank(tx, embedding, terms, lexical, limit, now, grouped)
         return terms, [r.hit for r in ranked]
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:

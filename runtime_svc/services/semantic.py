@@ -2,7 +2,10 @@
 
 The query is embedded on a small pool of its own while the lexical side runs; both sides
 then rank inside the same read transaction, each with the eligibility predicate in its
-ranked statement, and `runtime_svc.domain.fusion` merges them. Only vectors of the
+ranked statement, and `runtime_svc.domain.fusion` merges them. Both rank passages (a
+conversation's messages with their context; a plain-text memory is one passage), so fusion
+works on (source, passage) keys: a hit carries the passage with the best fused score, and
+grouped by source (the default) each source counts once, by that passage. Only vectors of the
 configured model are ranked: after a model change, sources not yet re-embedded are ranked
 by their words alone.
 """
@@ -13,14 +16,15 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from runtime_svc.domain import fusion
+from runtime_svc.domain import fusion, passages
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.storage.search_index import Hit, MatchRow
 from runtime_svc.storage.unit_of_work import Transaction
-from runtime_svc.storage.vector_search import Plan, VectorSearch
+from runtime_svc.storage.vector_search import Plan, VectorSearch, entry_count
+from runtime_svc.storage.vector_signatures import Signatures
 
 COARSE_FACTOR = 8  # coarse candidates per semantic candidate, for large SQLite tenants
 
@@ -33,10 +37,21 @@ class HybridSettings:
     min_similarity: float
 
 
+Key = tuple[str, int]  # (source id, passage: its index entry key's low bits, 0 for whole)
+
+
 @dataclass(frozen=True)
 class Ranked:
     hit: Hit  # score: the fused score
-    scored: fusion.Scored
+    scored: fusion.Scored[Key]
+
+
+def _passage(h: Hit) -> int:
+    return passages.entry_key(0, h.passage)
+
+
+def _key(h: Hit) -> Key:
+    return (h.source_id, _passage(h))
 
 
 class Semantic:
@@ -44,6 +59,7 @@ class Semantic:
         self._embedder = embedder
         self._s = settings
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="query-embedding")
+        self._signatures = Signatures()  # the coarse pass's signatures of large tenants
 
     @property
     def embedder(self) -> Embedder:
@@ -67,40 +83,56 @@ class Semantic:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _plan(self, tx: Transaction) -> Plan:
-        docs = tx.tenant.get().indexed_docs
+    def _plan(self, tx: Transaction, grouped: bool = True) -> Plan:
+        # One vector per index entry (a conversation has one per passage).
+        entries = entry_count(tx.conn, tx.sources.tenant_id)
         return Plan(
             self.model_id,
-            exact=docs <= self._s.exact_max,
+            exact=entries <= self._s.exact_max,
             coarse=self._s.candidates * COARSE_FACTOR,
             min_similarity=self._s.min_similarity,
+            grouped=grouped,
         )
+
+    def _search(self, tx: Transaction) -> VectorSearch:
+        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures)
 
     def rank(
         self,
         tx: Transaction,
-        query: Vector,
+        query: Vector | Future[Vector],
         terms: Sequence[Term],
         lexical: list[Hit],
         limit: int,
         now_us: int,
+        grouped: bool = True,
     ) -> list[Ranked]:
-        """The top `limit` eligible sources of both sides, fused (`terms`: the query's
-        words that the lexical side searched)."""
-        search = VectorSearch(tx.conn, tx.sources.tenant_id)
-        semantic = search.search(self._plan(tx), query, self._s.candidates, now_us)
-        by_id = {h.source_id: h for h in semantic} | {h.source_id: h for h in lexical}
-        sem = {h.source_id: h.score for h in semantic}
-        unscored = [h for h in lexical if h.source_id not in sem]
-        sims = search.similarity(self.model_id, query, [h.pk for h in unscored])
+        """The top `limit` eligible sources of both sides (each by its best passage), or with
+        `grouped` off the top passages, fused (`lexical`: the lexical side's hits, grouped
+        the same way; `terms`: the query's words that it searched; `query`: its vector, or
+        the embedding under way)."""
+        # What needs no vector first, while the query is still being embedded.
+        coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
+        if isinstance(query, Future):
+            query = query.result()
+        search = self._search(tx)
+        semantic = search.search(self._plan(tx, grouped), query, self._s.candidates, now_us)
+        by_key = {_key(h): h for h in semantic} | {_key(h): h for h in lexical}
+        sem = {_key(h): h.score for h in semantic}
+        unscored = [h for h in lexical if _key(h) not in sem]
+        sims = search.similarity(self.model_id, query, [(h.pk, _passage(h)) for h in unscored])
         scored = fusion.fuse(
-            {h.source_id: h.score for h in lexical},
+            {_key(h): h.score for h in lexical},
             sem,
             self._s.weights,
-            similarity={h.source_id: sims[h.pk] for h in unscored if h.pk in sims},
-            coverage={h.source_id: fusion.coverage(terms, h.text) for h in lexical},
+            similarity={
+                _key(h): sims[(h.pk, _passage(h))] for h in unscored if (h.pk, _passage(h)) in sims
+            },
+            coverage=coverage,
         )
-        return [Ranked(replace(by_id[s.key], score=s.score), s) for s in scored[:limit]]
+        if grouped:
+            scored = _best_per_source(scored)
+        return [Ranked(replace(by_key[s.key], score=s.score), s) for s in scored[:limit]]
 
     def explain(
         self,
@@ -117,10 +149,9 @@ class Semantic:
         ranked = self.rank(
             tx, query, terms, lexical_hits, len(lexical_hits) + self._s.candidates, now_us
         )
-        search = VectorSearch(tx.conn, tx.sources.tenant_id)
-        semantic_rows = search.matches(self._plan(tx), query, now_us, self._s.candidates)
+        semantic_rows = self._search(tx).matches(self._plan(tx), query, now_us, self._s.candidates)
         best = max((h.score for h in lexical_hits), default=0.0)
-        in_ranking = {r.scored.key for r in ranked}
+        in_ranking = {r.hit.source_id for r in ranked}
         rows: dict[str, tuple[MatchRow | None, MatchRow | None]] = {}
         for r in lexical_rows:
             rows[r.source_id] = (r, None)
@@ -148,12 +179,23 @@ class Semantic:
         return matches + others, extra
 
 
+def _best_per_source(scored: list[fusion.Scored[Key]]) -> list[fusion.Scored[Key]]:
+    """Each source once, by its passage with the best fused score (`scored` is best first)."""
+    seen: set[str] = set()
+    out = []
+    for s in scored:
+        if s.key[0] not in seen:
+            seen.add(s.key[0])
+            out.append(s)
+    return out
+
+
 def _match(
     source_id: str,
     revision: int,
     rows: dict[str, tuple[MatchRow | None, MatchRow | None]],
     state_of: dict[str, str],
-    scored: fusion.Scored,
+    scored: fusion.Scored[Key] | fusion.Scored[str],
     score: float,
 ) -> Match:
     lx, sm = rows.get(source_id, (None, None))

@@ -296,12 +296,16 @@ class VectorOutboxRow(Base):
 
 
 class MemoryVectorRow(Base):
-    """A derived record: a source's generated form embedded by one model. `signature` holds
-    one bit per dimension for the coarse pass over large tenants (SQLite)."""
+    """A derived record: one search index entry's text (a whole-text memory, or one passage
+    of a conversation: `passage` holds the entry key's low bits, 0 for a whole text) embedded
+    by one model. `signature` holds one bit per dimension for the coarse pass over large
+    tenants (SQLite); `seq` grows with every vector stored."""
 
     __tablename__ = "memory_vectors"
-    source_pk: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    model_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    seq: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    source_pk: Mapped[int] = mapped_column(BigInteger)
+    passage: Mapped[int] = mapped_column(Integer)
+    model_id: Mapped[str] = mapped_column(String(200))
     tenant_id: Mapped[str] = mapped_column(String(128))
     source_id: Mapped[str] = mapped_column(String(64))
     source_revision: Mapped[int] = mapped_column(BigInteger)
@@ -310,6 +314,8 @@ class MemoryVectorRow(Base):
     signature: Mapped[bytes] = mapped_column(LargeBinary)
     created_at_us: Mapped[int] = mapped_column(BigInteger)
     __table_args__ = (
-        Index("ix_memory_vectors_scan", "tenant_id", "model_id", "source_pk", "signature"),
+        Index("ux_memory_vectors_entry", "source_pk", "passage", "model_id", unique=True),
+        Index("ix_memory_vectors_scan", "tenant_id", "model_id", "seq"),
         Index("ix_memory_vectors_source", "tenant_id", "source_id"),
+        {"sqlite_autoincrement": True},
     )

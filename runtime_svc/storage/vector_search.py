@@ -1,13 +1,14 @@
-"""The semantic side of retrieval: a tenant's vectors of one model ranked by cosine
-similarity, with the tenant check and the full eligibility predicate in the same statement
-that takes the top k.
+"""The semantic side of retrieval: a tenant's vectors of one model (one per search index
+entry: a whole-text memory, or a conversation's passage) ranked by cosine similarity, with
+the tenant check and the full eligibility predicate in the same statement that takes the
+top k. Grouped (the default), each source counts once, by its nearest passage.
 
-SQLite (sqlite-vec's scalar functions over the `memory_vectors` table): a tenant with at
-most `exact_max` indexed sources is searched exactly. A larger one is first narrowed by
-1-bit signatures (Hamming distance, read from a covering index) to `coarse` candidates, and
-those are ranked exactly with the predicate applied; whenever that leaves fewer than k
-eligible results while the tenant has more vectors, the exact search runs instead, so the
-coarse pass never drops eligible results below k.
+SQLite (sqlite-vec's scalar functions over `memory_vectors`): a tenant with at most
+`exact_max` index entries (its vectors, once embedded) is searched exactly. A larger one is
+first narrowed to `coarse` candidates by 1-bit signatures (`storage.vector_signatures`,
+Hamming distance), and those are ranked exactly with the predicate applied; whenever that
+leaves fewer than k eligible results while some candidates were ineligible or gone, the
+exact search runs instead, so the coarse pass never drops eligible results below k.
 
 PostgreSQL: pgvector's cosine distance over the stored real[] cast to `vector`, exact
 within the tenant (no ANN index: one could drop eligible results below k).
@@ -15,8 +16,10 @@ within the tenant (no ANN index: one could drop eligible results below k).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlalchemy import (
     Connection,
@@ -27,14 +30,21 @@ from sqlalchemy import (
     cast,
     func,
     literal,
+    literal_column,
     select,
     true,
+    tuple_,
 )
 
+from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.passages import Window
+from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import eligibility_sql
-from runtime_svc.storage.search_index import Hit, MatchRow
+from runtime_svc.storage.models import SearchTerm
+from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow
 from runtime_svc.storage.sources import sources
+from runtime_svc.storage.vector_signatures import Signatures
 from runtime_svc.storage.vectors import encode, memory_vectors
 
 v = memory_vectors
@@ -46,157 +56,274 @@ class Plan:
     exact: bool  # False: coarse pass by signatures first (SQLite, large tenants)
     coarse: int
     min_similarity: float = -1.0  # nearer than this only
+    grouped: bool = True  # each source once, by its nearest passage
 
 
-class VectorSearch:
-    def __init__(self, conn: Connection, tenant_id: str) -> None:
-        self.conn, self.tenant_id = conn, tenant_id
-        self._sqlite = conn.dialect.name == "sqlite"
+def entry(pk: int, passage: int) -> int:
+    """A vector's search index entry key (`domain.passages.entry_key`)."""
+    return (pk << passages.SHIFT) | passage
 
-    def _distance(self, query: Vector):  # type: ignore[no-untyped-def]
-        if self._sqlite:
-            q = bindparam("qvec", encode(self.conn, query), type_=LargeBinary)
-            return func.vec_distance_cosine(v.c.embedding, q)
-        from pgvector.sqlalchemy import Vector as PgVector
 
-        q = bindparam("qvec", list(query), type_=PgVector(len(query)))
-        return cast(v.c.embedding, PgVector()).op("<=>", return_type=Float)(q)
+_terms = SearchTerm.__table__
+_ENTRIES = select(_terms.c.docs).where(
+    _terms.c.tenant_id == bindparam("tenant_id"), _terms.c.term == ENTRY
+)
 
-    def _candidates(self, plan: Plan, query: Vector):  # type: ignore[no-untyped-def]
-        """The rows of the tenant's vectors to rank: all, or the best by signature."""
-        if plan.exact or not self._sqlite:
-            return None
-        sig = bindparam("qsig", signature(query), type_=LargeBinary)
-        hamming = func.vec_distance_hamming(func.vec_bit(v.c.signature), func.vec_bit(sig))
-        return (
-            select(v.c.source_pk)
-            .where(v.c.tenant_id == self.tenant_id, v.c.model_id == plan.model_id)
-            .order_by(hamming)
-            .limit(plan.coarse)
-            .cte("coarse")
-            .prefix_with("MATERIALIZED")
+
+def entry_count(conn: Connection, tenant_id: str) -> int:
+    """How many search index entries the tenant has (the row of the empty word counts them):
+    as many as its vectors once all are embedded."""
+    return conn.execute(_ENTRIES, {"tenant_id": tenant_id}).scalar() or 0
+
+
+def _distance(sqlite: bool):  # type: ignore[no-untyped-def]
+    """Cosine distance of a vector to the query (`qvec`)."""
+    if sqlite:
+        return func.vec_distance_cosine(v.c.embedding, bindparam("qvec", type_=LargeBinary))
+    from pgvector.sqlalchemy import Vector as PgVector
+
+    q = bindparam("qvec", type_=PgVector())
+    return cast(v.c.embedding, PgVector()).op("<=>", return_type=Float)(q)
+
+
+def _scored(sqlite: bool, *extra):  # type: ignore[no-untyped-def]
+    """The tenant's vectors of one model joined to their sources: entry, source id and
+    distance (`extra`: more columns)."""
+    return (
+        select(
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            _distance(sqlite).label("distance"),
+            *extra,
         )
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(
+            v.c.tenant_id == bindparam("tenant_id"),
+            v.c.model_id == bindparam("model_id"),
+            sources.c.tenant_id == bindparam("tenant_id"),
+        )
+    )
 
-    def _ranked(self, plan: Plan, query: Vector, *, exact: bool):  # type: ignore[no-untyped-def]
-        distance = self._distance(query).label("distance")
-        coarse = None if exact else self._candidates(plan, query)
-        base = v.join(sources, sources.c.pk == v.c.source_pk)
-        if coarse is not None:
-            base = coarse.join(v, v.c.source_pk == coarse.c.source_pk).join(
-                sources, sources.c.pk == v.c.source_pk
-            )
-        return distance, base
 
-    def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
-        """The top `limit` eligible sources by cosine similarity (score = similarity)."""
-        if plan.exact or not self._sqlite:
-            return self._exact(plan, query, limit, now_us)
-        hits, dropped = self._coarse(plan, query, limit, now_us)
-        if len(hits) < limit and dropped:  # ineligible sources took places among the coarse
-            return self._exact(plan, query, limit, now_us)
-        return hits
+def _near(column):  # type: ignore[no-untyped-def]
+    return column <= bindparam("max_distance", type_=Float)
 
-    def _columns(self, distance):  # type: ignore[no-untyped-def]
-        return (
+
+def _top(scored, grouped: bool):  # type: ignore[no-untyped-def]
+    """The nearest `limit` of the eligible rows `scored` (grouped: each source's nearest
+    passage only), nearest first, ties by source id and passage, with what a hit shows."""
+    order = (scored.c.distance, scored.c.source_id, scored.c.passage)
+    if grouped:
+        ranked = select(
+            scored,
+            func.row_number()
+            .over(partition_by=scored.c.pk, order_by=(scored.c.distance, scored.c.passage))
+            .label("rn"),
+        ).subquery("ranked")
+        picked = select(ranked).where(ranked.c.rn == 1)
+        order = (ranked.c.distance, ranked.c.source_id, ranked.c.passage)
+    else:
+        picked = select(scored)
+    top = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
+    return (
+        select(
             sources.c.pk,
             sources.c.source_id,
             sources.c.revision,
-            (1.0 - distance).label("score"),
+            (1.0 - top.c.distance).label("score"),
             sources.c.generated_form,
             sources.c.save_intent,
+            top.c.passage,
+            sources.c.kind,
+            sources.c.raw,
+            top.c.distance,
         )
+        .select_from(top.join(sources, sources.c.pk == top.c.pk))
+        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+    )
+
+
+@lru_cache(maxsize=8)
+def _exact_statement(sqlite: bool, grouped: bool):  # type: ignore[no-untyped-def]
+    """The exact search: every vector of the tenant and model, the eligibility predicate
+    and the similarity floor in the statement that takes the top k."""
+    distance = _distance(sqlite)
+    scored = (
+        _scored(sqlite)
+        .where(eligibility_sql.eligible(sources.c, bindparam("now_us")), _near(distance))
+        .subquery("scored")
+    )
+    return _top(scored, grouped)
+
+
+@lru_cache(maxsize=4)
+def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
+    """SQLite: the candidates (`seqs`, a JSON array) ranked exactly, the eligibility
+    predicate and the similarity floor in the statement that takes the top k; with how many
+    candidates were found (`found`) and how many of them are not eligible (`dropped`)."""
+    ok = eligibility_sql.eligible(sources.c, bindparam("now_us"))
+    wanted = select(literal_column("value")).select_from(
+        func.json_each(bindparam("seqs")).table_valued("value")
+    )
+    scored = (
+        _scored(True, case((ok, 1), else_=0).label("ok"))
+        .where(v.c.seq.in_(wanted.scalar_subquery()))
+        .cte("scored")
+        .prefix_with("MATERIALIZED")
+    )
+    eligible = select(scored).where(scored.c.ok == 1, _near(scored.c.distance)).subquery("eligible")
+    top = _top(eligible, grouped).subquery("hits")
+    one = select(literal(1).label("one")).subquery("one")
+    return (
+        select(
+            select(func.count()).select_from(scored).scalar_subquery().label("found"),
+            select(func.count())
+            .select_from(scored)
+            .where(scored.c.ok == 0)
+            .scalar_subquery()
+            .label("dropped"),
+            top,
+        )
+        .select_from(one.outerjoin(top, true()))
+        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+    )
+
+
+class VectorSearch:
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        window: Window | None = None,
+        signatures: Signatures | None = None,
+    ) -> None:
+        self.conn, self.tenant_id = conn, tenant_id
+        self._sqlite = conn.dialect.name == "sqlite"
+        self._window = window or Window()
+        self._signatures = signatures or Signatures()
+
+    def _params(self, plan: Plan, query: Vector, **more: object) -> dict[str, object]:
+        return {
+            "tenant_id": self.tenant_id,
+            "model_id": plan.model_id,
+            "qvec": encode(self.conn, query) if self._sqlite else list(query),
+            "max_distance": 1.0 - plan.min_similarity,
+            **more,
+        }
+
+    def _hits(self, rows) -> list[Hit]:  # type: ignore[no-untyped-def]
+        """Hits with their text: a passage's rendered from its conversation's messages
+        (each conversation read once, however many of its passages are hits)."""
+        messages: dict[int, tuple] = {}
+        out = []
+        for r in rows:
+            rng = passages.range_of(r.passage)
+            if rng is None:
+                out.append(
+                    Hit(r.pk, r.source_id, r.revision, r.score, r.generated_form, r.save_intent)
+                )
+                continue
+            if r.pk not in messages:
+                messages[r.pk] = Body.from_raw(SourceKind(r.kind), r.raw).messages
+            text = passages.render(messages[r.pk], rng, self._window)
+            out.append(Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng))
+        return out
+
+    def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
+        """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
+        similarity (score = similarity)."""
+        if plan.exact or not self._sqlite:
+            return self._exact(plan, query, limit, now_us)
+        hits, short = self._coarse(plan, query, limit, now_us)
+        if len(hits) < limit and short:  # ineligible or gone candidates took places
+            return self._exact(plan, query, limit, now_us)
+        return hits
 
     def _exact(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
-        distance, base = self._ranked(plan, query, exact=True)
-        stmt = (
-            select(*self._columns(distance))
-            .select_from(base)
-            .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
-                eligibility_sql.eligible(sources.c, bindparam("now_us", now_us)),
-                distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
-            )
-            .order_by(distance, sources.c.source_id)
-            .limit(limit)
-        )
-        return [Hit(*r) for r in self.conn.execute(stmt)]
+        stmt = _exact_statement(self._sqlite, plan.grouped)
+        rows = self.conn.execute(stmt, self._params(plan, query, now_us=now_us, limit=limit))
+        return self._hits(rows)
 
     def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
-        predicate in the statement; and how many coarse candidates were not eligible (when
-        some were and fewer than `limit` remain, they may have taken eligible ones' places)."""
-        distance, base = self._ranked(plan, query, exact=False)
-        ok = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
-        scored = (
-            select(*self._columns(distance), distance, case((ok, 1), else_=0).label("ok"))
-            .select_from(base)
-            .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
-            )
-            .cte("scored")
-            .prefix_with("MATERIALIZED")
+        predicate in the statement; and how many candidates were not eligible or are gone
+        (when some were and fewer than `limit` remain, they may have taken eligible ones'
+        places)."""
+        seqs, _ = self._signatures.nearest(
+            self.conn, self.tenant_id, plan.model_id, signature(query), plan.coarse
         )
-        dropped = select(func.count()).select_from(scored).where(scored.c.ok == 0)
-        top = (
-            select(scored)
-            .where(
-                scored.c.ok == 1,
-                scored.c.distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
-            )
-            .order_by(scored.c.distance, scored.c.source_id)
-            .limit(limit)
-            .subquery("top")
+        if not seqs:
+            return [], 0
+        params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
+        rows = self.conn.execute(_coarse_statement(plan.grouped), params).all()
+        hits = self._hits([r for r in rows if r.pk is not None])
+        found, dropped = (rows[0].found, rows[0].dropped) if rows else (0, 0)
+        gone = len(seqs) - found
+        if gone:
+            self._forget_gone(plan, seqs)
+        return hits, dropped + gone
+
+    def _forget_gone(self, plan: Plan, seqs: list[int]) -> None:
+        present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
+        self._signatures.forget(
+            self.tenant_id, plan.model_id, [s for s in seqs if s not in present]
         )
-        one = select(literal(1).label("one")).subquery("one")
-        stmt = (
-            select(dropped.scalar_subquery().label("dropped"), top)
-            .select_from(one.outerjoin(top, true()))
-            .order_by(top.c.distance, top.c.source_id)
-        )
-        rows = self.conn.execute(stmt).all()
-        hits = [Hit(*r[1:7]) for r in rows if r.pk is not None]
-        return hits, rows[0].dropped if rows else 0
 
     def matches(self, plan: Plan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
-        """The tenant's nearest vectors whatever their source's state (for explanations):
-        up to `cap`, eligible ones first, nearest first."""
-        distance, base = self._ranked(plan, query, exact=plan.exact)
+        """The tenant's nearest sources (by their nearest passage) whatever their state (for
+        explanations): up to `cap`, eligible ones first, nearest first."""
+        distance = _distance(self._sqlite)
         state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
-        stmt = (
+        near = (
             select(
                 sources.c.source_id,
                 sources.c.revision,
                 sources.c.classification,
                 state,
                 (1.0 - distance).label("score"),
+                func.row_number()
+                .over(partition_by=sources.c.pk, order_by=(distance, v.c.passage))
+                .label("rn"),
             )
-            .select_from(base)
+            .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
             .where(
-                v.c.tenant_id == self.tenant_id,
-                v.c.model_id == plan.model_id,
-                sources.c.tenant_id == self.tenant_id,
-                distance <= bindparam("max_distance", 1.0 - plan.min_similarity),
+                v.c.tenant_id == bindparam("tenant_id"),
+                v.c.model_id == bindparam("model_id"),
+                sources.c.tenant_id == bindparam("tenant_id"),
+                _near(distance),
             )
-            .order_by(state != "eligible", distance, sources.c.source_id)
-            .limit(cap)
+            .subquery("near")
         )
-        return [MatchRow(*r) for r in self.conn.execute(stmt)]
+        stmt = (
+            select(
+                near.c.source_id, near.c.revision, near.c.classification, near.c.state, near.c.score
+            )
+            .where(near.c.rn == 1)
+            .order_by(near.c.state != "eligible", near.c.score.desc(), near.c.source_id)
+            .limit(bindparam("cap"))
+        )
+        params = self._params(plan, query, now_us=now_us, cap=cap)
+        return [MatchRow(*r) for r in self.conn.execute(stmt, params)]
 
-    def similarity(self, model_id: str, query: Vector, pks: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of the given sources' vectors (those that have one)."""
-        if not pks:
+    def similarity(
+        self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
+    ) -> dict[tuple[int, int], float]:
+        """Cosine similarity of the given entries' vectors ((source pk, passage) pairs; those
+        that have one)."""
+        if not entries:
             return {}
-        distance = self._distance(query)
-        stmt = select(v.c.source_pk, (1.0 - distance)).where(
-            v.c.tenant_id == self.tenant_id,
-            v.c.model_id == model_id,
-            v.c.source_pk.in_(list(pks)),
+        distance = _distance(self._sqlite)
+        stmt = select(v.c.source_pk, v.c.passage, (1.0 - distance)).where(
+            v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
+            tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
+            # As expressions, so that SQLite looks the entries up by their key instead
+            # of reading all the tenant's vectors through the (tenant, model) index.
+            func.coalesce(v.c.model_id, "") == model_id,
+            func.coalesce(v.c.tenant_id, "") == self.tenant_id,
         )
-        return {pk: float(s) for pk, s in self.conn.execute(stmt)}
+        qvec = encode(self.conn, query) if self._sqlite else list(query)
+        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt, {"qvec": qvec})}
 
 
 def unavailable_reason(conn: Connection) -> str:

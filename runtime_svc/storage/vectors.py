@@ -1,9 +1,14 @@
 """Vectors as a derived record kind, and the outbox that feeds the background indexer.
 
+A vector is derived from one search index entry: a whole-text memory has one, a
+conversation one per passage (the passage's text as the lexical side indexes it, see
+`runtime_svc.domain.passages`); `passage` holds the entry key's low bits (0: whole text).
+
 A derived record kind answers three questions by source: which records exist
 (`find_by_source`), remove them (`purge`, in the caller's transaction) and report them
-(`readback`). A vector's id is `<source_id>#vector:<model_id>`. Purging a source also drops
-its place in the outbox, so a revoked or erased source is never embedded afterwards.
+(`readback`). A vector's id is `<source_id>#vector:<model_id>`, and for a passage
+`<source_id>#vector:<model_id>:<first>-<last message>`. Purging a source also drops its
+place in the outbox, so a revoked or erased source is never embedded afterwards.
 """
 
 from __future__ import annotations
@@ -13,31 +18,48 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, Connection, delete, func, insert, literal, select
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    union_all,
+)
 
+from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.passages import Window
+from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import compiled
-from runtime_svc.storage.models import MemoryVectorRow, VectorOutboxRow
+from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
 from runtime_svc.storage.sources import sources
 
 memory_vectors = MemoryVectorRow.__table__
 vector_outbox = VectorOutboxRow.__table__
 _ENQUEUE = insert(vector_outbox)
+postings = SearchPosting.__table__
 KIND = "vector"
+KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
 
 
-def vector_id(source_id: str, model_id: str) -> str:
-    return f"{source_id}#{KIND}:{model_id}"
+def vector_id(source_id: str, model_id: str, passage: int = 0) -> str:
+    rng = passages.range_of(passage)
+    where = f":{rng.start}-{rng.end}" if rng is not None else ""
+    return f"{source_id}#{KIND}:{model_id}{where}"
 
 
 def find_by_source(conn: Connection, tenant_id: str, source_id: str) -> list[str]:
-    """The ids of the source's vectors (any model)."""
+    """The ids of the source's vectors (any model, every passage)."""
+    v = memory_vectors.c
     rows = conn.execute(
-        select(memory_vectors.c.model_id)
-        .where(memory_vectors.c.tenant_id == tenant_id, memory_vectors.c.source_id == source_id)
-        .order_by(memory_vectors.c.model_id)
-    ).scalars()
-    return [vector_id(source_id, m) for m in rows]
+        select(v.model_id, v.passage)
+        .where(v.tenant_id == tenant_id, v.source_id == source_id)
+        .order_by(v.model_id, v.passage)
+    ).all()
+    return [vector_id(source_id, m, p) for m, p in rows]
 
 
 def purge(conn: Connection, tenant_id: str, source_id: str) -> int:
@@ -118,16 +140,28 @@ def pending(conn: Connection, tenant_id: str | None = None) -> int:
 
 
 @dataclass(frozen=True)
+class Entry:
+    passage: int  # the index entry key's low bits (0: the whole text)
+    text: str
+
+
+@dataclass(frozen=True)
 class Queued:
     seq: int
     tenant_id: str
     source_pk: int
     source_id: str
-    text: str  # the generated form; empty when it was purged
+    # The source's index entries with the text each was indexed from; none when it has no
+    # text any more (purged) or no index entry.
+    entries: tuple[Entry, ...]
+
+    @property
+    def texts(self) -> list[str]:
+        return [e.text for e in self.entries]
 
 
-def take(conn: Connection, limit: int) -> list[Queued]:
-    """The oldest queued sources with their text, in commit order."""
+def take(conn: Connection, limit: int, window: Window) -> list[Queued]:
+    """The oldest queued sources with the texts of their index entries, in commit order."""
     stmt = (
         select(
             vector_outbox.c.seq,
@@ -135,18 +169,89 @@ def take(conn: Connection, limit: int) -> list[Queued]:
             vector_outbox.c.source_pk,
             vector_outbox.c.source_id,
             func.coalesce(sources.c.generated_form, ""),
+            sources.c.kind,
+            sources.c.raw,
         )
         .select_from(vector_outbox.outerjoin(sources, sources.c.pk == vector_outbox.c.source_pk))
         .order_by(vector_outbox.c.seq)
         .limit(limit)
     )
-    return [Queued(*r) for r in conn.execute(stmt)]
+    rows = conn.execute(stmt).all()
+    texts = entries(conn, [(r[2], r[4], r[5], r[6]) for r in rows], window)
+    return [
+        Queued(seq, tenant_id, pk, source_id, texts.get(pk, ()))
+        for seq, tenant_id, pk, source_id, *_ in rows
+    ]
 
 
-def store(conn: Connection, item: Queued, model_id: str, vector: Vector, now_us: int) -> bool:
-    """Stores the vector if the source is still queued and still has its text (a purge in
-    between wins), replacing the source's vectors of other models; dequeues it either way.
-    Returns whether a vector was stored."""
+def entries(
+    conn: Connection,
+    rows: Sequence[tuple[int, str, str, str | None]],
+    window: Window,
+    keys: dict[int, list[int]] | None = None,
+) -> dict[int, tuple[Entry, ...]]:
+    """For (source pk, generated form, kind, raw) rows: the source's search index entries,
+    each with the text it was indexed from (the generated form for a whole-text entry, the
+    passage rendered from the messages for a passage). A source without text has none.
+    `keys`: the sources' entry keys when the caller read them already (`all_entry_keys`)."""
+    if keys is None:
+        keys = _entry_keys(conn, [pk for pk, generated, _, _ in rows if generated])
+    out: dict[int, tuple[Entry, ...]] = {}
+    for pk, generated, kind, raw in rows:
+        found: list[Entry] = []
+        messages = None
+        for key in keys.get(pk, []) if generated else []:
+            rng = passages.range_of(key)
+            if rng is None:
+                found.append(Entry(0, generated))
+                continue
+            if messages is None:
+                messages = Body.from_raw(SourceKind(kind), raw or "").messages
+            found.append(Entry(key & (passages.SPAN - 1), passages.render(messages, rng, window)))
+        out[pk] = tuple(found)
+    return out
+
+
+def all_entry_keys(conn: Connection) -> dict[int, list[int]]:
+    """Every source's search index entry keys, in one pass (for bulk loads)."""
+    out: dict[int, list[int]] = {}
+    for key in conn.execute(select(postings.c.pk).where(postings.c.term == "")).scalars():
+        out.setdefault(passages.source_pk(key), []).append(key)
+    for found in out.values():
+        found.sort()
+    return out
+
+
+def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
+    """The search index entry keys of each source (whole text, or one per passage): one key
+    range seek per source. The entry rows (the empty word) are picked out by an expression,
+    not an equality: with statistics, SQLite would otherwise skip-scan the word index over
+    every tenant for each source."""
+    out: dict[int, list[int]] = {}
+    wanted = sorted(set(pks))
+    for start in range(0, len(wanted), KEY_LOOKUPS):
+        seeks = [
+            select(postings.c.pk).where(
+                postings.c.pk.between(
+                    pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1
+                ),
+                func.length(postings.c.term) == 0,
+            )
+            for pk in wanted[start : start + KEY_LOOKUPS]
+        ]
+        stmt = seeks[0] if len(seeks) == 1 else union_all(*seeks)
+        for key in sorted(conn.execute(stmt).scalars()):
+            out.setdefault(passages.source_pk(key), []).append(key)
+    return out
+
+
+def store(
+    conn: Connection, item: Queued, model_id: str, embedded: Sequence[Vector], now_us: int
+) -> bool:
+    """Stores the vectors of the source's entries (`embedded`: one per `item.entries`) if the
+    source is still queued and still has its text (a purge in between wins), replacing the
+    source's vectors of other models; dequeues it either way. Returns whether vectors were
+    stored."""
     still_queued = conn.execute(
         delete(vector_outbox).where(vector_outbox.c.seq == item.seq)
     ).rowcount
@@ -159,17 +264,22 @@ def store(conn: Connection, item: Queued, model_id: str, vector: Vector, now_us:
         return False
     conn.execute(delete(memory_vectors).where(memory_vectors.c.source_pk == item.source_pk))
     conn.execute(
-        insert(memory_vectors).values(
-            source_pk=item.source_pk,
-            model_id=model_id,
-            tenant_id=item.tenant_id,
-            source_id=item.source_id,
-            source_revision=row.revision,
-            dimension=len(vector),
-            embedding=encode(conn, vector),
-            signature=signature(vector),
-            created_at_us=now_us,
-        )
+        insert(memory_vectors),
+        [
+            {
+                "source_pk": item.source_pk,
+                "passage": entry.passage,
+                "model_id": model_id,
+                "tenant_id": item.tenant_id,
+                "source_id": item.source_id,
+                "source_revision": row.revision,
+                "dimension": len(vector),
+                "embedding": encode(conn, vector),
+                "signature": signature(vector),
+                "created_at_us": now_us,
+            }
+            for entry, vector in zip(item.entries, embedded, strict=True)
+        ],
     )
     return True
 

@@ -1,0 +1,131 @@
+"""The coarse pass of the semantic side over large SQLite tenants: every vector's 1-bit
+signature (`memory_vectors.signature`), held in memory per tenant and model and compared to
+the query's by Hamming distance with numpy.
+
+It only proposes candidates (`memory_vectors.seq`): the statement that takes the top k
+ranks them exactly, with the tenant check and the eligibility predicate, and falls back to
+the exact search whenever the proposal leaves fewer than k eligible results while some
+candidates were ineligible or gone (`storage.vector_search`). What is held is brought up to
+date from the database at every use, inside the caller's transaction: vectors stored since
+(by any process) are read by their growing `seq`; vectors deleted since are dropped once a
+proposal meets them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, bindparam, func, select
+
+if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
+    import numpy as np
+
+from runtime_svc.storage.models import MemoryVectorRow
+
+v = MemoryVectorRow.__table__
+MAX_HELD = 4_000_000  # vectors held in all (about 60 bytes each); least recently used go
+
+_NEWER = (
+    select(v.c.seq, v.c.signature)
+    .where(
+        v.c.tenant_id == bindparam("tenant_id"),
+        v.c.model_id == bindparam("model_id"),
+        v.c.seq > bindparam("after"),
+    )
+    .order_by(v.c.seq)
+)
+_LAST = select(func.max(v.c.seq)).where(
+    v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
+)
+
+
+@dataclass
+class _Held:
+    seqs: np.ndarray | None = None
+    # The signatures as uint64 words, one row per word (a column per vector): each word of
+    # every vector is compared in one contiguous pass.
+    words: np.ndarray | None = None
+    after: int = 0  # the largest seq read
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __len__(self) -> int:
+        return 0 if self.seqs is None else len(self.seqs)
+
+
+def _words(signatures: list[bytes]) -> np.ndarray:
+    import numpy as np
+
+    width = (max(len(s) for s in signatures) + 7) // 8 * 8
+    packed = b"".join(s.ljust(width, b"\0") for s in signatures)
+    rows = np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
+    return np.ascontiguousarray(rows.T)
+
+
+class Signatures:
+    def __init__(self, max_held: int = MAX_HELD) -> None:
+        self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
+        self._lock = threading.Lock()
+        self._max = max_held
+
+    def _entry(self, tenant_id: str, model_id: str) -> _Held:
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+            if held is None:
+                held = self._held[(tenant_id, model_id)] = _Held()
+            self._held.move_to_end((tenant_id, model_id))
+            total = sum(len(h) for h in self._held.values())
+            while total > self._max and len(self._held) > 1:
+                _, gone = self._held.popitem(last=False)
+                total -= len(gone)
+            return held
+
+    def nearest(
+        self, conn: Connection, tenant_id: str, model_id: str, query: bytes, n: int
+    ) -> tuple[list[int], int]:
+        """The seqs of the `n` vectors of the tenant and model whose signatures are nearest
+        to `query`'s, as of the caller's transaction, and the largest seq it sees (a seq
+        above it is not in the caller's snapshot)."""
+        import numpy as np
+
+        held = self._entry(tenant_id, model_id)
+        params = {"tenant_id": tenant_id, "model_id": model_id}
+        last = conn.execute(_LAST, params).scalar() or 0
+        with held.lock:
+            if last > held.after:
+                rows = conn.execute(_NEWER, params | {"after": held.after}).all()
+                if rows:
+                    seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+                    words = _words([r[1] for r in rows])
+                    held.seqs = seqs if held.seqs is None else np.concatenate([held.seqs, seqs])
+                    held.words = (
+                        words if held.words is None else np.concatenate([held.words, words], 1)
+                    )
+                    held.after = int(seqs[-1])
+            seqs, words = held.seqs, held.words
+        if words is None or seqs is None or not len(seqs):
+            return [], last
+        q = _words([query])[:, 0]
+        distance = np.zeros(len(seqs), np.uint16)
+        for word, bits in zip(words, q, strict=True):
+            distance += np.bitwise_count(word ^ bits)
+        top = np.argpartition(distance, n)[:n] if len(seqs) > n else np.arange(len(seqs))
+        return [int(s) for s in seqs[top] if s <= last], last
+
+    def forget(self, tenant_id: str, model_id: str, seqs: list[int]) -> None:
+        """Drops vectors found deleted."""
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        if held is None or not seqs:
+            return
+        import numpy as np
+
+        with held.lock:
+            if held.seqs is None:
+                return
+            keep = ~np.isin(held.seqs, np.asarray(seqs, np.int64))
+            held.seqs = held.seqs[keep]
+            if held.words is not None:
+                held.words = held.words[:, keep]
