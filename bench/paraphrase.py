@@ -1,9 +1,11 @@
 """A paraphrase set for hybrid retrieval: memories and the questions that ask for them in
 other words (no content word in common), among distractors. Written for this benchmark.
 
-Pairs alternate between a tuning half (even positions) and a held-back half (odd
-positions): fusion weights are chosen on the tuning half and LoCoMo-dev, and the reported
-figure is the held-back half's.
+Pairs alternate between a tuning half (even positions) and a first held-back half (odd
+positions): the fusion formula and weights were chosen on the tuning half and LoCoMo-dev.
+The held-back half was then looked at while the similarity floor was examined, so all 64
+pairs are tuning data now (the floor was chosen on them); the reported figure is that of
+`bench.paraphrase_heldback`, written blind afterwards.
 """
 
 from __future__ import annotations

@@ -242,8 +242,9 @@ class Retrieval(_Strict):
     lexical_weight: float = Field(default=0.4, ge=0)
     semantic_weight: float = Field(default=0.6, ge=0)
     # The semantic side returns only sources at least this similar to the query (cosine):
-    # below it, a memory is about something else, and would only fill prompts.
-    min_similarity: float = Field(default=0.25, ge=-1, le=1)
+    # below it, a memory is about something else, and would only fill prompts. Chosen by
+    # `python -m bench.tune_fusion --floor` on the first paraphrase set and LoCoMo-dev.
+    min_similarity: float = Field(default=0.2, ge=-1, le=1)
     # How many candidates each side contributes to the fusion.
     candidates: int = Field(default=50, ge=1, le=1000)
     # Sources embedded per batch by the background indexer.
