@@ -10,19 +10,21 @@ rows only.
 
 Top k reads each word's eligible postings best impact first, and only as deep as needed:
 words with few postings whole at once, then the word whose bound weighs most per posting
-(`lexical.next_read`). Each round is one statement: the memories reached get a lower and an
-upper bound from what was read; those whose upper bound reaches the k-th best lower bound
-are scored exactly over all query words and joined to their source rows with the tenant
-check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score then
-certifies the result (`lexical.certify`) or the reading goes deeper. Only a word in more than
-`budget` of the tenant's eligible memories can stop the search short of certainty, and then
-what it may miss is bounded (`Certificate.bound`).
+(`lexical.next_read`). The postings read (plain driver rows: thousands of them cost little)
+give every memory reached an upper bound; in the order of that bound, memories are scored
+exactly (their impacts for words whose postings did not tell are looked up by entry and
+word) until the next bound is below the k-th score, and the sources of what can enter the
+top k (ties included: they go to the source id) are checked against the tenant and the
+whole eligibility predicate; a source refused there lowers the k-th score and the scoring
+goes on, so the top k is taken among eligible sources and never under-filled. The k-th
+score then certifies the result (`lexical.certify`) or the reading goes deeper. Only a word
+in more than `budget` of the tenant's eligible memories can stop the search short of
+certainty, and then what it may miss is bounded (`Certificate.bound`).
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -92,15 +94,13 @@ def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
 
 
 def _one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
-    """`column` is one of the values of the list parameter `name` (see `_array`): one
-    parameter whatever the list's length, so the statement is prepared once."""
+    """`column` is one of the values of the list parameter `name`: on PostgreSQL one array
+    parameter; on SQLite a list of parameters, as many as values (`_driver_rows` expands
+    it), which SQLite's planner looks up in the primary key value by value (one JSON
+    parameter would make it scan every row of each key)."""
     if dialect == "postgresql":
         return column == any_(bindparam(name, type_=postgresql.ARRAY(column.type)))
-    return column.in_(select(literal_column("value")).select_from(func.json_each(bindparam(name))))
-
-
-def _array(dialect: str, values: Sequence[object]) -> object:
-    return list(values) if dialect == "postgresql" else json.dumps(list(values))
+    return column.in_(bindparam(name, expanding=True))
 
 
 def _list_statement(dialect: str):  # type: ignore[no-untyped-def]
@@ -119,12 +119,14 @@ def _list_statement(dialect: str):  # type: ignore[no-untyped-def]
 
 
 def _impacts_statement(dialect: str):  # type: ignore[no-untyped-def]
-    """The impacts some entries have for some words (exact scores of entries reached through
+    """The impacts some entries have for a word (exact scores of entries reached through
     other words' postings)."""
-    return select(postings.c.pk, postings.c.term, postings.c.impact).where(
+    return select(postings.c.pk, postings.c.impact).where(
         _one_of(postings.c.pk, "keys", dialect),
-        _one_of(postings.c.term, "terms", dialect),
-        postings.c.tenant_id == bindparam("tenant_id"),
+        postings.c.term == bindparam("term"),
+        # An expression, not the column: the lookups go through the primary key (entry,
+        # word), never down the word's whole list in the impact index.
+        postings.c.tenant_id.concat("") == bindparam("tenant_id"),
     )
 
 
@@ -163,12 +165,24 @@ def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict
 def _driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: ignore[no-untyped-def]
     """Rows of a read statement as the driver's plain tuples, on the connection's open
     transaction (begun by an earlier statement): they cost a fraction of result rows when
-    thousands of postings are read, and the statement is compiled once."""
+    thousands of postings are read, and the statement is compiled once. List parameters
+    (`_one_of`) are expanded here for positional drivers."""
     sql, order, fixed = _read_sql(make, conn.dialect)
     values = {**fixed, **params}
     cursor = conn.connection.cursor()
     try:
-        cursor.execute(sql, tuple(values[k] for k in order) if order is not None else values)
+        if order is None:
+            cursor.execute(sql, values)
+        else:
+            args: list[object] = []
+            for k in order:
+                v = values[k]
+                if isinstance(v, list):
+                    sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
+                    args.extend(v)
+                else:
+                    args.append(v)
+            cursor.execute(sql, args)
         return cursor.fetchall()
     finally:
         cursor.close()
@@ -540,7 +554,6 @@ class SearchIndex:
                 got[i] = impact
                 bound[key] += impact * w - c
         order = sorted(bound, key=bound.__getitem__, reverse=True)
-        dialect = self.conn.dialect.name
         scores: dict[int, float] = {}
         refused: set[int] = set()  # sources not eligible now (time-dependent rules)
         rows: dict[int, tuple] = {}
@@ -573,7 +586,7 @@ class SearchIndex:
                 self.conn,
                 _eligible_statement,
                 {
-                    "pks": _array(dialect, unchecked),
+                    "pks": unchecked,
                     "tenant_id": self.tenant_id,
                     "now_us": now_us,
                 },
@@ -601,24 +614,19 @@ class SearchIndex:
         """The exact scores of some entries: each word's impact (looked up where the
         postings read do not tell) times its idf, added in the words' order, as every
         statement adds them (equal scores stay equal; ties go to the source id)."""
-        done = [t.stem in reads and reads[t.stem].exhausted for t in stats]
-        missing = [
-            k for k in keys if any(v is None and not done[i] for i, v in enumerate(known[k]))
-        ]
-        if missing:
-            wanted = [t.stem for i, t in enumerate(stats) if not done[i]]
-            index = {t.stem: i for i, t in enumerate(stats)}
-            dialect = self.conn.dialect.name
-            for key, term, impact in _driver_rows(
+        for i, t in enumerate(stats):
+            r = reads.get(t.stem)
+            if r is not None and r.exhausted:
+                continue  # an entry not among its postings does not hold the word
+            missing = [k for k in keys if known[k][i] is None]
+            if not missing:
+                continue
+            for key, impact in _driver_rows(
                 self.conn,
                 _impacts_statement,
-                {
-                    "keys": _array(dialect, missing),
-                    "terms": _array(dialect, wanted),
-                    "tenant_id": self.tenant_id,
-                },
+                {"keys": missing, "term": t.stem, "tenant_id": self.tenant_id},
             ):
-                known[key][index[term]] = impact
+                known[key][i] = impact
         weights = [t.idf for t in stats]
         out = {}
         for key in keys:
