@@ -557,18 +557,23 @@ class SearchIndex:
         scores: dict[int, float] = {}
         refused: set[int] = set()  # sources not eligible now (time-dependent rules)
         rows: dict[int, tuple] = {}
+        dropped: dict[int, float] = {}  # entry: a tighter bound, below the floor it met
         pos, size = 0, max(2 * limit, 64)
         while True:
             # Score exactly, best bound first, every entry whose bound reaches the k-th score.
             floor = _kth(scores, refused, limit, grouped)
-            chunk = []
+            chunk = [k for k, b in dropped.items() if floor is None or b + _SLACK >= floor]
+            for k in chunk:
+                del dropped[k]
             while pos < len(order) and len(chunk) < size:
                 if floor is not None and bound[order[pos]] + _SLACK < floor:
                     break  # and the rest (a source refused later may lower the floor)
                 chunk.append(order[pos])
                 pos += 1
             if chunk:
-                scores |= self._exact(stats, reads, known, chunk)
+                scored, below = self._exact(stats, reads, contrib, known, chunk, floor)
+                scores |= scored
+                dropped |= below
                 size = min(size * 4, 4096)
                 continue
             # Check the sources of what can be in the top k (ties included: they go to the
@@ -608,34 +613,60 @@ class SearchIndex:
         self,
         stats: Sequence[TermStats],
         reads: dict[str, ListRead],
+        contrib: list[float],
         known: dict[int, list[float | None]],
         keys: list[int],
-    ) -> dict[int, float]:
-        """The exact scores of some entries: each word's impact (looked up where the
-        postings read do not tell) times its idf, added in the words' order, as every
-        statement adds them (equal scores stay equal; ties go to the source id)."""
-        for i, t in enumerate(stats):
-            r = reads.get(t.stem)
-            if r is not None and r.exhausted:
-                continue  # an entry not among its postings does not hold the word
-            missing = [k for k in keys if known[k][i] is None]
-            if not missing:
-                continue
-            for key, impact in _driver_rows(
-                self.conn,
-                _impacts_statement,
-                {"keys": missing, "term": t.stem, "tenant_id": self.tenant_id},
-            ):
-                known[key][i] = impact
+        floor: float | None,
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """The exact scores of some entries, and a tighter bound for those that cannot reach
+        `floor`. An entry's impact for a word its postings read do not tell is looked up, the
+        word that can add most first; after each word, entries whose bound (impacts known,
+        plus the contribution of each word still unknown) falls below `floor` are set aside
+        with it. A score is each word's impact times its idf, added in the words' order, as
+        every statement adds them (equal scores stay equal; ties go to the source id)."""
+        n = len(stats)
         weights = [t.idf for t in stats]
+        open_ = [
+            i
+            for i, t in enumerate(stats)
+            if not (t.stem in reads and reads[t.stem].exhausted)  # else: absent means 0
+        ]
+        open_.sort(key=lambda i: -contrib[i])
+        alive = keys
+        below: dict[int, float] = {}
+        for step, i in enumerate(open_):
+            missing = [k for k in alive if known[k][i] is None]
+            if missing:
+                for key, impact in _driver_rows(
+                    self.conn,
+                    _impacts_statement,
+                    {"keys": missing, "term": stats[i].stem, "tenant_id": self.tenant_id},
+                ):
+                    known[key][i] = impact
+                for k in missing:
+                    if known[k][i] is None:
+                        known[k][i] = 0.0  # looked up: the entry does not hold the word
+            if floor is None or step == len(open_) - 1:
+                continue
+            later = open_[step + 1 :]
+            kept = []
+            for k in alive:
+                got = known[k]
+                b = sum(got[j] * weights[j] for j in range(n) if got[j])
+                b += sum(contrib[j] for j in later if got[j] is None)
+                if b + _SLACK < floor:
+                    below[k] = b
+                else:
+                    kept.append(k)
+            alive = kept
         out = {}
-        for key in keys:
+        for key in alive:
             total = 0.0
             for i, v in enumerate(known[key]):
                 part = (v or 0.0) * weights[i]
                 total = part if i == 0 else total + part
             out[key] = total
-        return out
+        return out, below
 
     def _hit(self, score: float, key: int, row: tuple) -> Hit:
         pk, source_id, revision, generated_form, save_intent, kind, raw = row
