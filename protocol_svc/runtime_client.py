@@ -103,17 +103,26 @@ class RuntimeClient:
             except grpc.aio.AioRpcError as e:
                 raise translate(e) from None
 
-        if not idempotent:
+        try:
             return await attempt()
+        except RuntimeUnavailable as e:
+            if not idempotent:
+                raise
+            failed = e
+        # Retried only once the first attempt has failed (no retry state for calls that
+        # succeed): that failure counts as the first attempt.
         async for retry in AsyncRetrying(
             retry=retry_if_exception(lambda e: isinstance(e, RuntimeUnavailable)),
-            stop=stop_after_delay(max(budget - 0.05, 0)),
+            stop=stop_after_delay(max(deadline - time.monotonic() - 0.05, 0)),
             wait=BACKOFF,
             reraise=True,
         ):
-            if retry.retry_state.attempt_number > 1:
+            first = retry.retry_state.attempt_number == 1
+            if not first:
                 metrics.RUNTIME_RETRIES.labels(method).inc()
             with retry:
+                if first:
+                    raise failed
                 return await attempt()
         raise AssertionError("unreachable")
 

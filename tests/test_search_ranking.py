@@ -241,3 +241,69 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
     finally:
         db.dispose()
         drop_database(url)
+
+
+def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp_path):
+    """Sources whose assent has expired keep postings marked eligible (the index ignores
+    time); when they hold the best scores, search passes over them inside its ranking and
+    still returns the k best eligible sources, in the exhaustive order, grouped by source
+    or not."""
+    url = database_url(tmp_path / "expired.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        uow = UnitOfWork(db)
+        rng = random.Random(9)
+        provenance = Provenance("test", "service", "import", "")
+        now = int(time.time() * 1e6)
+        lines = [_corpus_line(rng) for _ in range(400)]
+        # The shortest memories of the commonest words score best: their assent expired.
+        expired = [f"{WORDS[0]} {WORDS[1]} " * 4 for _ in range(30)]
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=line),
+                provenance,
+                SaveIntent(),
+                {},
+                1,
+                1,
+                assent_state="valid" if i < len(expired) else "",
+                assent_expires_at_us=now - 1 if i < len(expired) else 0,
+            )
+            for i, line in enumerate(expired + lines)
+        ]
+        with uow.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+            )
+        gone = {s.source_id for s in batch[: len(expired)]}
+        for query in (WORDS[0], f"{WORDS[0]} {WORDS[1]}", f"{WORDS[1]} {WORDS[5]} {WORDS[0]}"):
+            terms = text.query_terms(query)
+            with uow.read("t") as tx:
+                every, _ = tx.index.matches(terms, now, 1000)
+                for limit in (1, 10, 25):
+                    exact = sorted(
+                        (m for m in every if m.state == "eligible"),
+                        key=lambda m: (-m.score, m.source_id),
+                    )[:limit]
+                    assert len(exact) == limit
+                    for grouped in (True, False):
+                        hits = tx.index.search(terms, limit, now, grouped=grouped)
+                        assert [h.source_id for h in hits] == [m.source_id for m in exact]
+                        assert not {h.source_id for h in hits} & gone
+                        for h, m in zip(hits, exact, strict=True):
+                            assert h.score == pytest.approx(m.score, rel=1e-9)
+        # and before they expired, they were among the best
+        with uow.read("t") as tx:
+            top = tx.index.search(text.query_terms(f"{WORDS[0]} {WORDS[1]}"), 10, now - 2)
+        assert len({h.source_id for h in top} & gone) >= 5
+    finally:
+        db.dispose()
+        drop_database(url)

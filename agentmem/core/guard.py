@@ -84,6 +84,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
         self._idle.set()
         self._draining = False
         self._streams: set[_Stream] = set()
+        self._guarded: dict[str, tuple[Any, Any]] = {}
 
     async def drain(self, timeout: float) -> None:
         """Refuses new calls with UNAVAILABLE and waits (up to `timeout`) for unary calls in
@@ -106,17 +107,24 @@ class CallGuard(grpc.aio.ServerInterceptor):
             return handler
         if handler.request_streaming:
             return handler  # no client-streaming RPCs in agentmem; nothing to admit
+        # The guarded handler of a method is made once (the servicer's handler is too).
+        cached = self._guarded.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
         if handler.response_streaming:
-            return grpc.unary_stream_rpc_method_handler(
+            guarded = grpc.unary_stream_rpc_method_handler(
                 self._stream(method, handler.unary_stream),
                 request_deserializer=_reader(handler.request_deserializer, self._limit),
                 response_serializer=handler.response_serializer,
             )
-        return grpc.unary_unary_rpc_method_handler(
-            self._unary(method, handler.unary_unary),
-            request_deserializer=_reader(handler.request_deserializer, self._limit),
-            response_serializer=handler.response_serializer,
-        )
+        else:
+            guarded = grpc.unary_unary_rpc_method_handler(
+                self._unary(method, handler.unary_unary),
+                request_deserializer=_reader(handler.request_deserializer, self._limit),
+                response_serializer=handler.response_serializer,
+            )
+        self._guarded[method] = (handler, guarded)
+        return guarded
 
     def _unary(self, method: str, behavior: Callable[..., Awaitable[Any]]):  # type: ignore[no-untyped-def]
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -129,7 +137,8 @@ class CallGuard(grpc.aio.ServerInterceptor):
                 fields = await self._admit(method, context)
                 if isinstance(request, Unreadable):
                     raise request.error
-                log.debug("call started", extra={"method": method, **fields})
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("call started", extra={"method": method, **fields})
                 response = await behavior(request, context)
                 _log_call(method, "OK", started, fields)
                 return response

@@ -20,11 +20,15 @@ class JsonFormatter(logging.Formatter):
     def __init__(self, service: str) -> None:
         super().__init__()
         self.service = service
+        self._stamp: tuple[int, str] = (-1, "")
 
     def format(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        stamp = self._stamp
+        if stamp[0] != second:  # one strftime per second, not per line
+            stamp = self._stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
         out = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": f"{stamp[1]}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "service": self.service,
             "logger": record.name,

@@ -10,17 +10,21 @@ rows only.
 
 Top k reads each word's eligible postings best impact first, and only as deep as needed:
 words with few postings whole at once, then the word whose bound weighs most per posting
-(`lexical.next_read`). Each round is one statement: the memories reached get a lower and an
-upper bound from what was read; those whose upper bound reaches the k-th best lower bound
-are scored exactly over all query words and joined to their source rows with the tenant
-check and the whole eligibility predicate, before ORDER BY and LIMIT. The k-th score then
-certifies the result (`lexical.certify`) or the reading goes deeper. Only a word in more than
-`budget` of the tenant's eligible memories can stop the search short of certainty, and then
-what it may miss is bounded (`Certificate.bound`).
+(`lexical.next_read`). The postings read (plain driver rows: thousands of them cost little)
+give every memory reached an upper bound; in the order of that bound, memories are scored
+exactly (their impacts for words whose postings did not tell are looked up by entry and
+word) until the next bound is below the k-th score, and the sources of what can enter the
+top k (ties included: they go to the source id) are checked against the tenant and the
+whole eligibility predicate; a source refused there lowers the k-th score and the scoring
+goes on, so the top k is taken among eligible sources and never under-filled. The k-th
+score then certifies the result (`lexical.certify`) or the reading goes deeper. Only a word
+in more than `budget` of the tenant's eligible memories can stop the search short of
+certainty, and then what it may miss is bounded (`Certificate.bound`).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,15 +34,14 @@ from sqlalchemy import (
     Connection,
     Dialect,
     Float,
+    any_,
     bindparam,
     case,
-    cast,
     delete,
     func,
     literal_column,
     select,
     text,
-    union_all,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -97,24 +100,99 @@ def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
     return total
 
 
-def _list(i: int, *columns):  # type: ignore[no-untyped-def]
-    """Word `e<i>`'s eligible postings of the tenant, best impact first, `d<i>` deep."""
+def _one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
+    """`column` is one of the values of the list parameter `name`: on PostgreSQL one array
+    parameter; on SQLite a list of parameters, as many as values (`_driver_rows` expands
+    it), which SQLite's planner looks up in the primary key value by value (one JSON
+    parameter would make it scan every row of each key)."""
+    if dialect == "postgresql":
+        return column == any_(bindparam(name, type_=postgresql.ARRAY(column.type)))
+    return column.in_(bindparam(name, expanding=True))
+
+
+def _list_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """A word's eligible postings of the tenant (entry key, impact), best impact first,
+    `depth` deep."""
     return (
-        select(*columns)
+        select(postings.c.pk, postings.c.impact)
         .where(
             postings.c.tenant_id == bindparam("tenant_id"),
-            postings.c.term == bindparam(f"e{i}"),
-            postings.c.eligible == 1,
+            postings.c.term == bindparam("term"),
+            postings.c.eligible == bindparam("eligible", 1),
         )
         .order_by(postings.c.impact.desc())
-        .limit(bindparam(f"d{i}"))
-        .subquery()
+        .limit(bindparam("depth"))
     )
 
 
-_FIRST = _list(0, postings.c.impact)
-# How many postings a word's reading got, and the smallest impact among them.
-_READ = select(func.count().label("n"), func.min(_FIRST.c.impact))
+def _impacts_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """The impacts some entries have for a word (exact scores of entries reached through
+    other words' postings)."""
+    return select(postings.c.pk, postings.c.impact).where(
+        _one_of(postings.c.pk, "keys", dialect),
+        postings.c.term == bindparam("term"),
+        # An expression, not the column: the lookups go through the primary key (entry,
+        # word), never down the word's whole list in the impact index.
+        postings.c.tenant_id.concat("") == bindparam("tenant_id"),
+    )
+
+
+def _eligible_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """Which of some sources are the tenant's and eligible now (the whole predicate), with
+    what a hit returns."""
+    return select(
+        sources.c.pk,
+        sources.c.source_id,
+        sources.c.revision,
+        sources.c.generated_form,
+        sources.c.save_intent,
+        sources.c.kind,
+        sources.c.raw,
+    ).where(
+        _one_of(sources.c.pk, "pks", dialect),
+        sources.c.tenant_id == bindparam("tenant_id"),
+        eligibility_sql.eligible(sources.c, bindparam("now_us")),
+    )
+
+
+# Scores are sums of products; a bound computed in another order may differ from the exact
+# score in its last bits, so comparisons against bounds leave this much room.
+_SLACK = 1e-9
+
+
+@lru_cache(maxsize=16)
+def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict]:  # type: ignore[no-untyped-def]
+    """A read statement compiled once for the dialect, its parameter order (for positional
+    drivers) and its fixed parameters."""
+    compiled = make(dialect.name).compile(dialect=dialect)
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    return str(compiled), order, dict(compiled.params)
+
+
+def _driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: ignore[no-untyped-def]
+    """Rows of a read statement as the driver's plain tuples, on the connection's open
+    transaction (begun by an earlier statement): they cost a fraction of result rows when
+    thousands of postings are read, and the statement is compiled once. List parameters
+    (`_one_of`) are expanded here for positional drivers."""
+    sql, order, fixed = _read_sql(make, conn.dialect)
+    values = {**fixed, **params}
+    cursor = conn.connection.cursor()
+    try:
+        if order is None:
+            cursor.execute(sql, values)
+        else:
+            args: list[object] = []
+            for k in order:
+                v = values[k]
+                if isinstance(v, list):
+                    sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
+                    args.extend(v)
+                else:
+                    args.append(v)
+            cursor.execute(sql, args)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
 
 
 def _insert_postings(dialect: str):  # type: ignore[no-untyped-def]
@@ -161,104 +239,6 @@ def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ig
     conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows] if order else rows)
 
 
-@lru_cache(maxsize=256)
-def _ranked_statement(n_read: int, n_terms: int, grouped: bool = True):  # type: ignore[no-untyped-def]
-    """One round of the top k, in one statement (words, idfs, depths and bounds are
-    parameters, so each shape compiles once):
-
-    - `seen`: the memories reached through the postings read (word `e<i>`, `d<i>` deep), with
-      the lower bound of their score (the impacts seen, times idf `ew<i>`) and the upper
-      bound (plus, for each word not seen, its contribution: `c<i>` for a word read, its
-      bound for a word not read; `unseen` is their sum);
-    - `floor`: the k-th best lower bound; memories whose upper bound is below it cannot
-      enter the top k, the others (all of them when `open`) are the contenders;
-    - the contenders scored exactly over every query word (`t<j>`, idf `w<j>`), joined to
-      their source rows with the tenant check and the eligibility predicate, best first,
-      ties by source id, k.
-
-    Entries are passages; `grouped` keeps each source's best one only (ties by key), and
-    then the floor is the k-th best source's lower bound."""
-    parts = []
-    for i in range(n_read):
-        read = _list(i, postings.c.pk, postings.c.impact)
-        parts.append(
-            select(
-                read.c.pk,
-                (read.c.impact * bindparam(f"ew{i}", type_=Float)).label("part"),
-                cast(bindparam(f"c{i}", type_=Float), Float).label("c"),
-            )
-        )
-    lists = (parts[0] if n_read == 1 else union_all(*parts)).subquery("lists")
-    seen = (
-        select(
-            lists.c.pk,
-            func.sum(lists.c.part).label("lb"),
-            (func.sum(lists.c.part) + bindparam("unseen", type_=Float) - func.sum(lists.c.c)).label(
-                "ub"
-            ),
-        )
-        .group_by(lists.c.pk)
-        .cte("seen")
-        .prefix_with("MATERIALIZED")
-    )
-    if grouped:
-        per_source = (
-            select(func.max(seen.c.lb).label("lb")).group_by(_source_of(seen.c.pk)).subquery()
-        )
-        floor = (
-            select(per_source.c.lb)
-            .order_by(per_source.c.lb.desc())
-            .limit(1)
-            .offset(bindparam("kth"))
-            .scalar_subquery()
-        )
-    else:
-        floor = (
-            select(seen.c.lb)
-            .order_by(seen.c.lb.desc())
-            .limit(1)
-            .offset(bindparam("kth"))
-            .scalar_subquery()
-        )
-    cut = case((bindparam("open") == 1, -1.0), else_=func.coalesce(floor, -1.0))
-    contenders = select(seen.c.pk).where(seen.c.ub >= cut).cte("contenders")
-    score = _score(contenders.c.pk, n_terms)
-    scored = (
-        select(
-            sources.c.pk,
-            sources.c.source_id,
-            sources.c.revision,
-            score.label("score"),
-            sources.c.generated_form,
-            sources.c.save_intent,
-            cut.label("floor"),
-            contenders.c.pk.label("entry"),
-            sources.c.raw,
-            sources.c.kind,
-        )
-        .select_from(contenders.join(sources, sources.c.pk == _source_of(contenders.c.pk)))
-        .where(
-            sources.c.tenant_id == bindparam("tenant_id"),
-            eligibility_sql.eligible(sources.c, bindparam("now_us")),
-        )
-    )
-    if not grouped:
-        return scored.order_by(
-            literal_column("score").desc(), sources.c.source_id, literal_column("entry")
-        ).limit(bindparam("limit"))
-    ranked = scored.add_columns(
-        func.row_number()
-        .over(partition_by=sources.c.pk, order_by=(score.desc(), contenders.c.pk))
-        .label("rn")
-    ).subquery("ranked")
-    return (
-        select(*[c for c in ranked.c if c.name != "rn"])
-        .where(ranked.c.rn == 1)
-        .order_by(ranked.c.score.desc(), ranked.c.source_id)
-        .limit(bindparam("limit"))
-    )
-
-
 @dataclass(frozen=True)
 class Hit:
     pk: int
@@ -268,6 +248,23 @@ class Hit:
     text: str  # the generated form, or the passage's text
     save_intent: str
     passage: Range | None = None  # the conversation's messages this hit is (None: whole)
+
+
+def _kth(scores: dict[int, float], refused: set[int], limit: int, grouped: bool) -> float | None:
+    """The k-th best score among the entries scored (per source when `grouped`), leaving
+    out the sources refused; None when fewer."""
+    if grouped:
+        per: dict[int, float] = {}
+        for k, v in scores.items():
+            s = k >> SHIFT
+            if s not in refused and v > per.get(s, -1.0):
+                per[s] = v
+        values = list(per.values())
+    else:
+        values = [v for k, v in scores.items() if k >> SHIFT not in refused]
+    if len(values) < limit:
+        return None
+    return heapq.nlargest(limit, values)[-1]
 
 
 @dataclass(frozen=True)
@@ -552,95 +549,214 @@ class SearchIndex:
 
         Words' eligible postings are read best impact first, the word whose bound weighs
         most per posting first (`lexical.next_read`), and deeper only while the result is
-        not certified (`lexical.certify`)."""
+        not certified (`lexical.certify`). Each ranking scores exactly every memory reached
+        whose bound can still reach the k-th score, so what it leaves out is bounded by the
+        postings not read alone."""
         stats = self.term_stats(terms)
         if not stats:
             return [], Certificate(True, 0.0)
         by_stem = {t.stem: t for t in stats}
-        # Words with few postings are read to their end at once (one statement for all).
-        reads = {t.stem: ListRead(FIRST_DEPTH, True, 0.0) for t in stats if t.docs <= FIRST_DEPTH}
+        lists: dict[str, list[tuple[int, float]]] = {}
+        # Words with few postings are read to their end at once.
+        reads = {t.stem: self._read(t, FIRST_DEPTH, lists) for t in stats if t.docs <= FIRST_DEPTH}
         hits: list[Hit] = []
         kth: float | None = None
-        floor: float | None = None
         cert = Certificate(False, 0.0)
         allowed: int | None = budget
-        open_ = False
-        first = True
+        ranked = False
         while True:
-            stepped = False
-            while not (first and reads):
-                step = lexical.next_read(
-                    stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=allowed
-                )
-                if step is None:
-                    break
-                reads[step[0]] = self._read(by_stem[step[0]], step[1])
-                stepped = True
-                if kth is None or kth > lexical.unreached_bound(stats, reads):
-                    break
-            if not first and not stepped:
-                if all(t.stem in reads and reads[t.stem].exhausted for t in stats):
-                    if open_:
-                        return hits, cert
-                    open_ = True  # everything read: score every memory reached
-                elif kth is None and allowed is not None:
-                    allowed = None  # never fewer than `limit` while eligible matches are unread
-                    continue
-                else:
+            if ranked or not reads:
+                stepped = False
+                while True:
+                    step = lexical.next_read(
+                        stats, reads, first=FIRST_DEPTH, growth=GROWTH, budget=allowed
+                    )
+                    if step is None:
+                        break
+                    reads[step[0]] = self._read(by_stem[step[0]], step[1], lists)
+                    stepped = True
+                    if kth is None or kth > lexical.unreached_bound(stats, reads):
+                        break
+                if not stepped:
+                    if kth is None and allowed is not None:
+                        allowed = None  # never fewer than `limit` while eligible matches are unread
+                        continue
                     return hits, cert
-            first = False
-            hits, floor = self._ranked(stats, reads, limit, now_us, open_, grouped)
+            ranked = True
+            hits = self._ranked(stats, reads, lists, limit, now_us, grouped)
             kth = hits[-1].score if len(hits) == limit else None
-            cert = lexical.certify(stats, reads, kth, None if open_ else floor)
+            cert = lexical.certify(stats, reads, kth, None)
             if cert.exact:
                 return hits, cert
 
-    def _read(self, term: TermStats, depth: int) -> ListRead:
-        """Where the word's eligible postings stop when read `depth` deep."""
-        if depth >= term.docs:
-            return ListRead(depth, True, 0.0)
-        n, last = self.conn.execute(
-            _READ, {"tenant_id": self.tenant_id, "e0": term.stem, "d0": depth}
-        ).one()
-        return ListRead(depth, n < depth, last or 0.0)
+    def _read(
+        self, term: TermStats, depth: int, lists: dict[str, list[tuple[int, float]]]
+    ) -> ListRead:
+        """The word's first `depth` eligible postings (entry key, impact), best first, into
+        `lists`; and where they stop."""
+        rows = _driver_rows(
+            self.conn,
+            _list_statement,
+            {"tenant_id": self.tenant_id, "term": term.stem, "depth": depth},
+        )
+        lists[term.stem] = rows
+        return ListRead(depth, len(rows) < depth, rows[-1][1] if rows else 0.0)
 
     def _ranked(
         self,
         stats: Sequence[TermStats],
         reads: dict[str, ListRead],
+        lists: dict[str, list[tuple[int, float]]],
         limit: int,
         now_us: int,
-        open_: bool,
         grouped: bool,
-    ) -> tuple[list[Hit], float | None]:
-        params: dict[str, object] = {
-            "tenant_id": self.tenant_id,
-            "now_us": now_us,
-            "limit": limit,
-            "kth": limit - 1,
-            "open": int(open_),
-        }
-        unseen = 0.0
-        read = [t for t in stats if t.stem in reads]
-        for i, t in enumerate(read):
-            r = reads[t.stem]
-            params[f"e{i}"], params[f"d{i}"], params[f"ew{i}"] = t.stem, r.depth, t.idf
-            params[f"c{i}"] = lexical.contribution(t, r)
-        for j, t in enumerate(stats):
-            params[f"t{j}"], params[f"w{j}"] = t.stem, t.idf
-            unseen += lexical.contribution(t, reads.get(t.stem))
-        params["unseen"] = unseen
-        rows = self.conn.execute(_ranked_statement(len(read), len(stats), grouped), params).all()
-        floor = rows[0].floor if rows else None
-        return [self._hit(r) for r in rows], (None if floor is None or floor < 0 else floor)
+    ) -> list[Hit]:
+        """The best `limit` eligible entries among those reached through the postings read
+        (with `grouped`, the best sources, each by its best entry, ties by entry key), best
+        first, ties by source id: each entry reached gets an upper bound (its impacts seen,
+        plus each other word's `lexical.contribution`); entries are scored exactly, and
+        checked against their source rows (the tenant and the whole eligibility predicate),
+        in order of that bound, until the next bound is below the k-th score."""
+        n = len(stats)
+        contrib = [lexical.contribution(t, reads.get(t.stem)) for t in stats]
+        unseen = sum(contrib)
+        known: dict[int, list[float | None]] = {}
+        bound: dict[int, float] = {}
+        for i, t in enumerate(stats):
+            rows = lists.get(t.stem) if t.stem in reads else None
+            if not rows:
+                continue
+            w, c = t.idf, contrib[i]
+            for key, impact in rows:
+                got = known.get(key)
+                if got is None:
+                    got = known[key] = [None] * n
+                    bound[key] = unseen
+                got[i] = impact
+                bound[key] += impact * w - c
+        order = sorted(bound, key=bound.__getitem__, reverse=True)
+        scores: dict[int, float] = {}
+        refused: set[int] = set()  # sources not eligible now (time-dependent rules)
+        rows: dict[int, tuple] = {}
+        dropped: dict[int, float] = {}  # entry: a tighter bound, below the floor it met
+        pos, size = 0, max(2 * limit, 64)
+        while True:
+            # Score exactly, best bound first, every entry whose bound reaches the k-th score.
+            floor = _kth(scores, refused, limit, grouped)
+            chunk = [k for k, b in dropped.items() if floor is None or b + _SLACK >= floor]
+            for k in chunk:
+                del dropped[k]
+            while pos < len(order) and len(chunk) < size:
+                if floor is not None and bound[order[pos]] + _SLACK < floor:
+                    break  # and the rest (a source refused later may lower the floor)
+                chunk.append(order[pos])
+                pos += 1
+            if chunk:
+                scored, below = self._exact(stats, reads, contrib, known, chunk, floor)
+                scores |= scored
+                dropped |= below
+                size = min(size * 4, 4096)
+                continue
+            # Check the sources of what can be in the top k (ties included: they go to the
+            # source id) against the tenant and the whole predicate; one refused may let
+            # more in.
+            contenders = [
+                k
+                for k, v in scores.items()
+                if (floor is None or v >= floor) and k >> SHIFT not in refused
+            ]
+            unchecked = sorted({k >> SHIFT for k in contenders} - rows.keys())
+            if not unchecked:
+                break
+            for r in _driver_rows(
+                self.conn,
+                _eligible_statement,
+                {
+                    "pks": unchecked,
+                    "tenant_id": self.tenant_id,
+                    "now_us": now_us,
+                },
+            ):
+                rows[r[0]] = r
+            refused |= set(unchecked) - rows.keys()
+        best: dict[int, tuple[float, str, int]] = {}
+        for key in contenders:
+            row = rows[key >> SHIFT]
+            found = (scores[key], row[1], key)
+            slot = row[0] if grouped else key
+            held = best.get(slot)
+            if held is None or (-found[0], key) < (-held[0], held[2]):
+                best[slot] = found
+        top = sorted(best.values(), key=lambda h: (-h[0], h[1], h[2]))[:limit]
+        return [self._hit(score, key, rows[key >> SHIFT]) for score, _, key in top]
 
-    def _hit(self, r) -> Hit:  # type: ignore[no-untyped-def]
-        rng = passages.range_of(r.entry)
+    def _exact(
+        self,
+        stats: Sequence[TermStats],
+        reads: dict[str, ListRead],
+        contrib: list[float],
+        known: dict[int, list[float | None]],
+        keys: list[int],
+        floor: float | None,
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """The exact scores of some entries, and a tighter bound for those that cannot reach
+        `floor`. An entry's impact for a word its postings read do not tell is looked up, the
+        word that can add most first; after each word, entries whose bound (impacts known,
+        plus the contribution of each word still unknown) falls below `floor` are set aside
+        with it. A score is each word's impact times its idf, added in the words' order, as
+        every statement adds them (equal scores stay equal; ties go to the source id)."""
+        n = len(stats)
+        weights = [t.idf for t in stats]
+        open_ = [
+            i
+            for i, t in enumerate(stats)
+            if not (t.stem in reads and reads[t.stem].exhausted)  # else: absent means 0
+        ]
+        open_.sort(key=lambda i: -contrib[i])
+        alive = keys
+        below: dict[int, float] = {}
+        for step, i in enumerate(open_):
+            missing = [k for k in alive if known[k][i] is None]
+            if missing:
+                for key, impact in _driver_rows(
+                    self.conn,
+                    _impacts_statement,
+                    {"keys": missing, "term": stats[i].stem, "tenant_id": self.tenant_id},
+                ):
+                    known[key][i] = impact
+                for k in missing:
+                    if known[k][i] is None:
+                        known[k][i] = 0.0  # looked up: the entry does not hold the word
+            if floor is None or step == len(open_) - 1:
+                continue
+            later = open_[step + 1 :]
+            kept = []
+            for k in alive:
+                got = known[k]
+                b = sum(got[j] * weights[j] for j in range(n) if got[j])
+                b += sum(contrib[j] for j in later if got[j] is None)
+                if b + _SLACK < floor:
+                    below[k] = b
+                else:
+                    kept.append(k)
+            alive = kept
+        out = {}
+        for key in alive:
+            total = 0.0
+            for i, v in enumerate(known[key]):
+                part = (v or 0.0) * weights[i]
+                total = part if i == 0 else total + part
+            out[key] = total
+        return out, below
+
+    def _hit(self, score: float, key: int, row: tuple) -> Hit:
+        pk, source_id, revision, generated_form, save_intent, kind, raw = row
+        rng = passages.range_of(key)
         if rng is None:
-            return Hit(*r[:6])
-        messages = Body.from_raw(SourceKind(r.kind), r.raw).messages
+            return Hit(pk, source_id, revision, score, generated_form, save_intent)
+        messages = Body.from_raw(SourceKind(kind), raw).messages
         text = passages.render(messages, rng, self.window)
-        return Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng)
+        return Hit(pk, source_id, revision, score, text, save_intent, rng)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to
