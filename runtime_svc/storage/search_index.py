@@ -176,23 +176,24 @@ def _driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: 
     (`_one_of`) are expanded here for positional drivers."""
     sql, order, fixed = _read_sql(make, conn.dialect)
     values = {**fixed, **params}
-    cursor = conn.connection.cursor()
+    if order is None:
+        result = conn.exec_driver_sql(sql, values)
+    else:
+        args: list[object] = []
+        for k in order:
+            v = values[k]
+            if isinstance(v, list):
+                sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
+                args.extend(v)
+            else:
+                args.append(v)
+        result = conn.exec_driver_sql(sql, tuple(args))
+    # Executed through the connection, so a driver error is SQLAlchemy's (a lost connection
+    # is invalidated and reported as unavailable); the rows are the driver's own tuples.
     try:
-        if order is None:
-            cursor.execute(sql, values)
-        else:
-            args: list[object] = []
-            for k in order:
-                v = values[k]
-                if isinstance(v, list):
-                    sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
-                    args.extend(v)
-                else:
-                    args.append(v)
-            cursor.execute(sql, args)
-        return cursor.fetchall()
+        return result.cursor.fetchall()  # type: ignore[union-attr]
     finally:
-        cursor.close()
+        result.close()
 
 
 def _insert_postings(dialect: str):  # type: ignore[no-untyped-def]
