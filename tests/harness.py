@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,20 @@ def health(address: str, service: str = "") -> int:
         )
 
 
+def wait_until(predicate: Callable[[], Any], timeout: float = 30, what: str = "") -> Any:
+    """Polls `predicate` until it returns something truthy (a condition, with a deadline);
+    that value. For state only visible from outside (a file, a log, a count the service
+    reports), where no event can be awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.02)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -242,14 +257,13 @@ class Process:
         self.port = self._wait_port()
 
     def _wait_port(self, timeout: float = 60) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.port_file.exists():
-                return int(self.port_file.read_text())
+        def written() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"process exited: {self.log.read_text()[-2000:]}")
-            time.sleep(0.02)  # polling a file the child writes once; not a synchronisation sleep
-        raise TimeoutError("service did not start")
+            return self.port_file.exists()
+
+        wait_until(written, timeout, "the service's port file")
+        return int(self.port_file.read_text())
 
     @property
     def address(self) -> str:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import make_url
 
 from agentmem.v1 import capabilities_pb2
+from tests.harness import wait_until
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 MODEL_ID = "local:all-MiniLM-L6-v2"
@@ -39,11 +39,7 @@ def retrieval_status(client) -> capabilities_pb2.RetrievalStatus:  # type: ignor
 
 def wait_embedded(client, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Until the tenant has no source waiting for its vector (polling with a deadline)."""
-    deadline = time.monotonic() + timeout
-    while retrieval_status(client).embeddings_pending:
-        if time.monotonic() > deadline:
-            raise TimeoutError("sources were not embedded in time")
-        time.sleep(0.05)
+    wait_until(lambda: not retrieval_status(client).embeddings_pending, timeout, "sources embedded")
 
 
 def pgvector_server_url() -> tuple[str, Path]:

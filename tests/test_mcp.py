@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from contextlib import asynccontextmanager
@@ -22,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 import agentmem
-from tests.harness import ADMIN_A, READER_A, ROOT, free_port
+from tests.harness import ADMIN_A, READER_A, ROOT, free_port, wait_until
 from tests.test_facts import SQUIER
 
 READ_ONLY = {
@@ -305,14 +304,16 @@ def http_mcp(stack):
         env=env,
     )
     url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 30
-    while True:  # wait until it accepts connections
+
+    def accepting() -> bool:
+        assert proc.poll() is None
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
         except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+            return False
+        return True
+
+    wait_until(accepting, 30, "the MCP server accepting connections")
     yield url
     proc.terminate()
     proc.wait(timeout=30)

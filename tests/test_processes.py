@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -20,7 +19,17 @@ from agentmem.core import internal_call
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import thread_mode_pb2
-from tests.harness import ADMIN_A, INTERNAL_TOKEN, KEYS, ROOT, Process, free_port, health, reason
+from tests.harness import (
+    ADMIN_A,
+    INTERNAL_TOKEN,
+    KEYS,
+    ROOT,
+    Process,
+    free_port,
+    health,
+    reason,
+    wait_until,
+)
 from tests.test_thread_mode import DISABLED, ENABLED, read, set_mode
 
 
@@ -120,11 +129,12 @@ def test_runtime_crash_gives_unavailable_then_recovers_without_loss(processes):
 
 def wait_for_log(process: Process, needle: str, count: int = 1) -> None:
     """Waits until the process has logged `needle` `count` times (it writes as it goes)."""
-    deadline = time.monotonic() + 30
-    while process.log.read_text().count(needle) < count:
-        assert time.monotonic() < deadline, f"{needle!r} not logged {count} times"
+
+    def logged() -> bool:
         assert process.proc.poll() is None, process.log.read_text()[-2000:]
-        time.sleep(0.01)
+        return process.log.read_text().count(needle) >= count
+
+    wait_until(logged, 30, f"{needle!r} logged {count} times")
 
 
 def direct_read(victim: str, address: str) -> None:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.harness import ROOT
+from tests.harness import ROOT, wait_until
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("AGENTMEM_WHEEL_TEST") != "1", reason="slow: run with make wheel-test"
@@ -80,10 +79,12 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 120
-        while not port_file.exists():  # written once the gateway serves
-            assert up.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
+
+        def serving() -> bool:  # the port file is written once the gateway serves
+            assert up.poll() is None
+            return port_file.exists()
+
+        wait_until(serving, 120, "the gateway's port file")
         token = (data / "dev-token").read_text().strip()
         doctor = _run(
             str(bin_dir / "agentmem"),

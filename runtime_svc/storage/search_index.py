@@ -216,28 +216,14 @@ def _count_statement(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
-@lru_cache(maxsize=8)
-def _driver_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None]:  # type: ignore[no-untyped-def]
-    """A write statement compiled once for the dialect, and its parameter order if the
-    driver takes positional parameters."""
-    compiled = make(dialect.name).compile(dialect=dialect, column_keys=None)
-    return str(compiled), (tuple(compiled.positiontup) if compiled.positional else None)
+def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ignore[no-untyped-def]
+    """Many rows of one index write, through the statements compiled once (`compiled`)."""
+    compiled.execute_many(conn, _core(make, conn.dialect.name), rows)
 
 
 @lru_cache(maxsize=8)
 def _core(make, dialect: str):  # type: ignore[no-untyped-def]
     return make(dialect)
-
-
-def _execute_many(conn: Connection, make, rows: list[dict]) -> None:  # type: ignore[no-untyped-def]
-    """Many rows of one write. On SQLite straight to the driver (the index is written on
-    every insert; this skips SQLAlchemy's per-call statement handling); on PostgreSQL through
-    SQLAlchemy, which sends them as one multi-row statement."""
-    if conn.dialect.name != "sqlite":
-        conn.execute(_core(make, conn.dialect.name), rows)
-        return
-    sql, order = _driver_sql(make, conn.dialect)
-    conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows] if order else rows)
 
 
 @dataclass(frozen=True)

@@ -4,26 +4,21 @@ database), on SQLite or on the PostgreSQL server named by AGENTMEM_TEST_DATABASE
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.harness import INTERNAL_TOKEN, KEYS, Process, database_url, drop_database
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 30, what: str = "") -> Any:
-    """Polls `predicate` until it returns something truthy (a condition, with a deadline)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what or predicate}"
-        time.sleep(0.02)
+from tests.harness import (  # noqa: F401  (wait_until: the fault tests import it from here)
+    INTERNAL_TOKEN,
+    KEYS,
+    Process,
+    database_url,
+    drop_database,
+    wait_until,
+)
 
 
 def log_count(process: Process, needle: str) -> int:
