@@ -43,6 +43,7 @@ from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate, vector_search, vectors
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
+from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime")
@@ -80,6 +81,7 @@ async def start(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
+        mirrors=Mirrors(settings.search.held_min_entries, settings.search.held_max_postings),
     )
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     if semantic is not None:

@@ -1,0 +1,278 @@
+"""The postings of large tenants held in memory, so that their top k is scored with numpy.
+
+A tenant with many index entries (`search.held_min_entries`) has its postings held per word,
+loaded the first time a query uses the word: for each entry holding the word, its slot and
+its impact. Every entry has one slot per version (what it holds and whether it is eligible,
+ignoring time); `usable` says which slots are the current version of an eligible entry. A
+search scores every usable entry holding a query word exactly, word by word in the words'
+order (so the sums are those every other path computes), and the caller checks the best
+entries' sources against the tenant and the whole eligibility predicate in SQL
+(`storage.search_index`).
+
+What is held is brought up to date inside the caller's transaction at every use: the entries
+written, or whose eligibility changed, since (by any process) are found by their stamp (the
+tenant's count of index changes, `tenant_state.index_stamp`, as the change left it; kept in
+`search_postings.stamp`) and get a new slot (the old one is no longer usable). An entry
+deleted (revocation, erasure) leaves no stamp: its slot is dropped when a check finds its
+source gone, or not eligible for a reason that time does not change (`drop`). Tenants held
+are least recently used first out beyond `max_postings`. Nothing held is text: entry keys,
+numbers, and the words of queries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, bindparam, literal_column, select
+
+from runtime_svc.domain.lexical import TermStats
+from runtime_svc.storage.models import SearchPosting, TenantState
+
+if TYPE_CHECKING:
+    import numpy as np
+
+postings = SearchPosting.__table__
+_state = TenantState.__table__
+# The row marking an entry (the empty word), as a literal: the stamp's partial index is used
+# only when the statement says `term = ''` itself.
+ENTRY = literal_column("''")
+REBUILD_SHARE = 0.25  # more changed (or dead) slots than this share: load the tenant afresh
+MERGE_AT = 4096  # appended postings of a word merged into its arrays beyond this many
+
+_LAST_STAMP = select(_state.c.index_stamp).where(_state.c.tenant_id == bindparam("tenant_id"))
+_ENTRIES = select(postings.c.pk, postings.c.eligible).where(
+    postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == ENTRY
+)
+_CHANGED = select(postings.c.pk, postings.c.eligible).where(
+    postings.c.tenant_id == bindparam("tenant_id"),
+    postings.c.term == ENTRY,
+    postings.c.stamp > bindparam("after"),
+)
+_WORD = select(postings.c.pk, postings.c.impact).where(
+    postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == bindparam("term")
+)
+_POSTINGS_OF = select(postings.c.pk, postings.c.term, postings.c.impact).where(
+    postings.c.pk.in_(bindparam("keys", expanding=True)),
+    # Through the primary key (entry, word), not the tenant's index.
+    postings.c.tenant_id.concat("") == bindparam("tenant_id"),
+)
+
+
+@dataclass
+class _Word:
+    slots: np.ndarray
+    impacts: np.ndarray
+    more: list[tuple[int, float]] = field(default_factory=list)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        if self.more:
+            slots, impacts = zip(*self.more, strict=True)
+            self.slots = np.concatenate([self.slots, np.asarray(slots, np.int64)])
+            self.impacts = np.concatenate([self.impacts, np.asarray(impacts, np.float64)])
+            self.more = []
+        return self.slots, self.impacts
+
+
+class Held:
+    """One tenant's postings in memory (use under its lock, see `Mirrors.hold`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.after = -1  # the tenant's index stamp caught up to (-1: nothing loaded)
+        self.words: dict[str, _Word] = {}
+        self._keys: np.ndarray | None = None  # entry key of each slot
+        self._usable: np.ndarray | None = None
+        self._n = 0  # slots in use
+        self._base: np.ndarray | None = None  # keys of the first slots, sorted (slot = index)
+        self._moved: dict[int, int] = {}  # key -> slot, for keys whose slot is not the base one
+        self._moved_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._dead = 0
+        self.seen = 0  # the tenant's index stamp in the current caller's transaction
+
+    @property
+    def postings(self) -> int:
+        return sum(len(w.slots) + len(w.more) for w in self.words.values()) + self._n
+
+    # -- keeping up with the database ------------------------------------------------------
+
+    def catch_up(self, conn: Connection, tenant_id: str) -> None:
+        """Brings what is held up to the caller's transaction: the entries stamped since."""
+        params = {"tenant_id": tenant_id}
+        self.seen = conn.execute(_LAST_STAMP, params).scalar() or 0
+        if self.after < 0 or self._dead > REBUILD_SHARE * max(self._n, 1):
+            self._load(conn, tenant_id)
+            return
+        if self.seen <= self.after:
+            return
+        changed = conn.execute(_CHANGED, params | {"after": self.after}).all()
+        if len(changed) > REBUILD_SHARE * max(self._n, 1) + 64:
+            self._load(conn, tenant_id)
+            return
+        slot_of: dict[int, int] = {}
+        for key, eligible in changed:
+            old = self._slot(key)
+            if old is not None and self._usable is not None:
+                self._usable[old] = False
+                self._dead += 1
+            slot_of[key] = self._new_slot(key, bool(eligible))
+        if self.words and slot_of:
+            rows = conn.execute(_POSTINGS_OF, params | {"keys": list(slot_of)}).all()
+            for key, term, impact in rows:
+                word = self.words.get(term)
+                if word is not None:
+                    word.more.append((slot_of[key], impact))
+                    if len(word.more) > MERGE_AT:
+                        word.arrays()
+        self._moved_arrays = None
+        self.after = self.seen
+
+    def _load(self, conn: Connection, tenant_id: str) -> None:
+        import numpy as np
+
+        rows = conn.execute(_ENTRIES, {"tenant_id": tenant_id}).all()
+        keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        eligible = np.fromiter((r[1] for r in rows), np.bool_, len(rows))
+        order = np.argsort(keys, kind="stable")
+        self._base = keys[order]
+        self._keys = self._base.copy()
+        self._usable = eligible[order]
+        self._n = len(rows)
+        self._moved, self._moved_arrays, self._dead = {}, None, 0
+        self.words = {}
+        self.after = self.seen
+
+    def _slot(self, key: int) -> int | None:
+        moved = self._moved.get(key)
+        if moved is not None:
+            return moved
+        base = self._base
+        if base is None or not len(base):
+            return None
+        import numpy as np
+
+        i = int(np.searchsorted(base, key))
+        return i if i < len(base) and int(base[i]) == key else None
+
+    def _new_slot(self, key: int, usable: bool) -> int:
+        import numpy as np
+
+        assert self._keys is not None and self._usable is not None
+        if self._n == len(self._keys):
+            grow = max(1024, self._n)
+            self._keys = np.concatenate([self._keys, np.zeros(grow, np.int64)])
+            self._usable = np.concatenate([self._usable, np.zeros(grow, np.bool_)])
+        slot = self._n
+        self._keys[slot] = key
+        self._usable[slot] = usable
+        self._n += 1
+        self._moved[key] = slot
+        return slot
+
+    def _slots_of(self, keys: np.ndarray) -> np.ndarray:
+        """The current slot of each key (-1: a key not held, written after the catch-up)."""
+        import numpy as np
+
+        slots = np.full(len(keys), -1, np.int64)
+        base = self._base
+        if base is not None and len(base):
+            i = np.minimum(np.searchsorted(base, keys), len(base) - 1)
+            hit = base[i] == keys
+            slots[hit] = i[hit]
+        if self._moved:
+            if self._moved_arrays is None:
+                mk = np.fromiter(self._moved.keys(), np.int64, len(self._moved))
+                ms = np.fromiter(self._moved.values(), np.int64, len(self._moved))
+                order = np.argsort(mk)
+                self._moved_arrays = (mk[order], ms[order])
+            mk, ms = self._moved_arrays
+            j = np.minimum(np.searchsorted(mk, keys), len(mk) - 1)
+            hit = mk[j] == keys
+            slots[hit] = ms[j[hit]]
+        return slots
+
+    def _word(self, conn: Connection, tenant_id: str, term: str) -> _Word:
+        word = self.words.get(term)
+        if word is None:
+            import numpy as np
+
+            rows = conn.execute(_WORD, {"tenant_id": tenant_id, "term": term}).all()
+            keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+            impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
+            slots = self._slots_of(keys)
+            known = slots >= 0  # an entry written since the catch-up comes with the next one
+            word = self.words[term] = _Word(slots[known], impacts[known])
+        return word
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def scores(self, conn: Connection, tenant_id: str, stats: Sequence[TermStats]) -> np.ndarray:
+        """Every slot's exact score for the query words (0 for an unusable slot or one
+        holding none of them)."""
+        import numpy as np
+
+        total = np.zeros(self._n, np.float64)
+        for t in stats:
+            slots, impacts = self._word(conn, tenant_id, t.stem).arrays()
+            total[slots] += impacts * t.idf
+        assert self._usable is not None
+        total[~self._usable[: self._n]] = 0.0
+        return total
+
+    def keys(self, slots: np.ndarray) -> np.ndarray:
+        assert self._keys is not None
+        return self._keys[slots]
+
+    def drop(self, slots: Sequence[int]) -> None:
+        """Slots whose source the caller found gone, or not eligible for a reason time does
+        not change: their entry was deleted since it was read (a later change would have
+        stamped it), so they are never proposed again. Only when the caller's transaction
+        sees all that is held (an older snapshot may not see an entry held already)."""
+        assert self._usable is not None
+        if self.seen < self.after:
+            return
+        for s in slots:
+            if self._usable[s]:
+                self._usable[s] = False
+                self._dead += 1
+
+
+class Mirrors:
+    """The tenants held by this process."""
+
+    def __init__(self, min_entries: int, max_postings: int) -> None:
+        self.min_entries = min_entries
+        self._max = max_postings
+        self._held: OrderedDict[str, Held] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _entry(self, tenant_id: str) -> Held:
+        with self._lock:
+            held = self._held.get(tenant_id)
+            if held is None:
+                held = self._held[tenant_id] = Held()
+            self._held.move_to_end(tenant_id)
+            total = sum(h.postings for h in self._held.values())
+            while total > self._max and len(self._held) > 1:
+                _, gone = self._held.popitem(last=False)
+                total -= gone.postings
+            return held
+
+    @contextmanager
+    def hold(self, conn: Connection, tenant_id: str) -> Iterator[Held]:
+        """The tenant's postings, up to date as of the caller's transaction, under their
+        lock."""
+        held = self._entry(tenant_id)
+        with held.lock:
+            held.catch_up(conn, tenant_id)
+            yield held
+
+    def forget(self, tenant_id: str) -> None:
+        with self._lock:
+            self._held.pop(tenant_id, None)
