@@ -643,7 +643,7 @@ class SearchIndex:
             waiting: set[int] = set()  # refused now, by time alone
             best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
             stale: list[int] = []
-            want = max(4 * limit, 64)
+            want = max(2 * limit, 16)
             while pending.any():
                 open_ = np.flatnonzero(pending)
                 if len(open_) > want:
