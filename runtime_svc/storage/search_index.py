@@ -52,7 +52,7 @@ from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import compiled, eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql, search_mirror
 from runtime_svc.storage.models import SearchPosting, SearchTerm
 from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.sources import sources
@@ -630,33 +630,19 @@ class SearchIndex:
         entry holding a query word scored exactly; the best, ties included, have their sources
         checked against the tenant and the whole predicate, and while fewer than `limit`
         (sources, when `grouped`) pass, the next best are taken. Exact."""
-        import numpy as np
-
         assert self._mirrors is not None
+        want = max(2 * limit, 16)
         with self._mirrors.hold(self.conn, self.tenant_id) as held:
-            scores = held.scores(self.conn, self.tenant_id, stats)
-            positive = np.flatnonzero(scores > 0.0)
-            values = scores[positive]
-            pending = np.ones(len(positive), np.bool_)  # not examined yet
+            scores, floor = held.scores(self.conn, self.tenant_id, stats, want)
             rows: dict[int, tuple] = {}
             checked: set[int] = set()
             waiting: set[int] = set()  # refused now, by time alone
             best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
             stale: list[int] = []
-            want = max(2 * limit, 16)
-            while pending.any():
-                open_ = np.flatnonzero(pending)
-                if len(open_) > want:
-                    part = open_[np.argpartition(-values[open_], want)[:want]]
-                    chosen = open_[values[open_] >= values[part].min()]  # ties included
-                else:
-                    chosen = open_
-                chosen = chosen[np.argsort(-values[chosen], kind="stable")]
-                pending[chosen] = False
-                slots = positive[chosen]
+            for slots, values in search_mirror.best_first(scores, floor, want):
                 keys = held.keys(slots)
                 unchecked = sorted({int(k) >> SHIFT for k in keys} - checked)
-                for r in _driver_rows(
+                for r in unchecked and _driver_rows(
                     self.conn,
                     _states_statement,
                     {"pks": unchecked, "tenant_id": self.tenant_id, "now_us": now_us},
@@ -666,7 +652,7 @@ class SearchIndex:
                     elif r[-1] in _TIMED:
                         waiting.add(r[0])
                 checked |= set(unchecked)
-                for slot, key, score in zip(slots, keys, values[chosen], strict=True):
+                for slot, key, score in zip(slots, keys, values, strict=True):
                     key, score = int(key), float(score)
                     if key >> SHIFT not in rows:
                         if key >> SHIFT not in waiting:
@@ -678,7 +664,6 @@ class SearchIndex:
                         best[at] = (score, key)
                 if len(best) >= limit:
                     break
-                want *= 4
             held.drop(stale)
         ranked = sorted(
             ((score, rows[key >> SHIFT][1], key) for score, key in best.values()),

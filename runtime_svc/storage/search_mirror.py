@@ -220,18 +220,33 @@ class Held:
 
     # -- scoring -----------------------------------------------------------------------------
 
-    def scores(self, conn: Connection, tenant_id: str, stats: Sequence[TermStats]) -> np.ndarray:
+    def scores(
+        self, conn: Connection, tenant_id: str, stats: Sequence[TermStats], want: int
+    ) -> tuple[np.ndarray, float]:
         """Every slot's exact score for the query words (0 for an unusable slot or one
-        holding none of them)."""
+        holding none of them); and a score that at least `want` slots reach (0.0 when
+        fewer score): the `want`-th best among the slots of the shortest word list that
+        has that many usable ones (the rarest words' lists are short), so that the best
+        are found by one comparison rather than a selection over every slot."""
         import numpy as np
 
+        assert self._usable is not None
+        usable = self._usable[: self._n]
         total = np.zeros(self._n, np.float64)
+        lists = []
         for t in stats:
             slots, impacts = self._word(conn, tenant_id, t.stem).arrays()
             total[slots] += impacts * t.idf
-        assert self._usable is not None
-        total[~self._usable[: self._n]] = 0.0
-        return total
+            lists.append(slots)
+        total *= usable
+        floor = 0.0
+        for slots in sorted(lists, key=len):
+            if len(slots) >= want:
+                sample = total[slots]
+                if np.count_nonzero(sample) >= want:
+                    floor = float(np.partition(sample, len(sample) - want)[len(sample) - want])
+                    break
+        return total, floor
 
     def keys(self, slots: np.ndarray) -> np.ndarray:
         assert self._keys is not None
@@ -249,6 +264,38 @@ class Held:
             if self._usable[s]:
                 self._usable[s] = False
                 self._dead += 1
+
+
+def best_first(
+    scores: np.ndarray, floor: float, want: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The slots scoring above 0, best first, in rounds of about `want` (growing): each
+    round takes every slot scoring at least its lowest (ties included), so what is left
+    scores less than all it took. Slots reaching `floor` come first (found by one
+    comparison); the rest only if asked for."""
+    import numpy as np
+
+    pools = [lambda: np.flatnonzero(scores >= floor)] if floor > 0.0 else []
+    pools.append(
+        lambda: (
+            np.flatnonzero((scores > 0.0) & (scores < floor))
+            if floor > 0.0
+            else np.flatnonzero(scores > 0.0)
+        )
+    )
+    for make in pools:
+        pool = make()
+        while len(pool):
+            if len(pool) > want:
+                low = scores[pool[np.argpartition(-scores[pool], want)[:want]]].min()
+                took = scores[pool] >= low
+                slots, pool = pool[took], pool[~took]
+                want *= 4
+            else:
+                slots, pool = pool, pool[:0]
+            values = scores[slots]
+            order = np.argsort(-values, kind="stable")
+            yield slots[order], values[order]
 
 
 class Mirrors:
