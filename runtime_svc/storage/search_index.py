@@ -360,8 +360,9 @@ class SearchIndex:
         stamp: Callable[[], int] | None = None,
         mirrors: Mirrors | None = None,
     ) -> None:
-        """`stamp`: the event sequence a write of this transaction takes (what entries it
-        writes are stamped with); `mirrors`: large tenants' postings held in memory."""
+        """`stamp`: gives each change of an entry the tenant's next index stamp (kept on the
+        entry, see `storage.search_mirror`); `mirrors`: large tenants' postings held in
+        memory."""
         self.conn = conn
         self.tenant_id = tenant_id
         self.window = window or Window()
