@@ -359,3 +359,58 @@ def test_postings_held_in_memory_follow_writes_made_through_another_runtime(make
             assert [h.source_id for h in hits] == [e.source_id for e in best]
             assert new.source_id in {h.source_id for h in hits}
             assert not {h.source_id for h in hits} & (cold | gone)
+
+
+def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(tmp_path):
+    """Postings held in memory, pruned by the rarest word's best scores (MaxScore): over a
+    corpus of rare and common words in memories of every length, every query's top k
+    equals the exhaustive ranking, scores to the last bit."""
+    url = database_url(tmp_path / "pruned.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        held = UnitOfWork(db, mirrors=Mirrors(0, 10**7))
+        rng = random.Random(3)
+        vocabulary = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
+        weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocabulary))]
+        provenance = Provenance("test", "service", "import", "")
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=" ".join(rng.choices(vocabulary, weights, k=rng.randint(1, 30)))),
+                provenance,
+                SaveIntent(),
+                {},
+                1,
+                1,
+            )
+            for _ in range(800)
+        ]
+        with held.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+            )
+        now = int(time.time() * 1e6)
+        for _ in range(150):
+            query = " ".join(rng.sample(vocabulary, rng.randint(2, 4)))
+            terms = text.query_terms(query)
+            limit = rng.choice([1, 3, 10, 30])
+            with held.read("t") as tx:
+                every, _ = tx.index.matches(terms, now, 1000)
+                exact = sorted(
+                    (m for m in every if m.state == "eligible"),
+                    key=lambda m: (-m.score, m.source_id),
+                )[:limit]
+                hits = tx.index.search(terms, limit, now)
+            assert [(h.source_id, h.score) for h in hits] == [
+                (m.source_id, m.score) for m in exact
+            ], query
+    finally:
+        db.dispose()
+        drop_database(url)

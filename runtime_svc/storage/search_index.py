@@ -634,38 +634,74 @@ class SearchIndex:
         assert self._mirrors is not None
         want = max(2 * limit, 16)
         with self._mirrors.hold(self.conn, self.tenant_id) as held:
+            pruned = held.pruned(self.conn, self.tenant_id, stats, limit)
+            if pruned is not None:
+                taken = self._take(held, [lambda: pruned], want, limit, now_us, grouped)
+                if taken is not None:
+                    return taken
             scores, floor = held.scores(self.conn, self.tenant_id, stats, want)
-            rows: dict[int, tuple] = {}
-            checked: set[int] = set()
-            waiting: set[int] = set()  # refused now, by time alone
-            best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
-            stale: list[int] = []
-            for slots, values in search_mirror.best_first(scores, floor, want):
-                keys = held.keys(slots)
-                unchecked = sorted({int(k) >> SHIFT for k in keys} - checked)
-                for r in unchecked and _driver_rows(
-                    self.conn,
-                    _states_statement,
-                    {"pks": unchecked, "tenant_id": self.tenant_id, "now_us": now_us},
-                ):
-                    if r[-1] == "eligible":
-                        rows[r[0]] = r[:-1]
-                    elif r[-1] in _TIMED:
-                        waiting.add(r[0])
-                checked |= set(unchecked)
-                for slot, key, score in zip(slots, keys, values, strict=True):
-                    key, score = int(key), float(score)
-                    if key >> SHIFT not in rows:
-                        if key >> SHIFT not in waiting:
-                            stale.append(int(slot))
-                        continue
-                    at = key >> SHIFT if grouped else key
-                    held_ = best.get(at)
-                    if held_ is None or (-score, key) < (-held_[0], held_[1]):
-                        best[at] = (score, key)
-                if len(best) >= limit:
-                    break
-            held.drop(stale)
+            taken = self._take(
+                held,
+                search_mirror.every_slot(scores, floor),
+                want,
+                limit,
+                now_us,
+                grouped,
+                exhaustive=True,
+            )
+            assert taken is not None
+            return taken
+
+    def _take(
+        self,
+        held: search_mirror.Held,
+        pools: Sequence[search_mirror.Pool],
+        want: int,
+        limit: int,
+        now_us: int,
+        grouped: bool,
+        exhaustive: bool = False,
+    ) -> list[Hit] | None:
+        """The best `limit` eligible among held slots offered best first: their sources are
+        checked against the tenant and the whole predicate, round by round, until `limit`
+        (sources, when `grouped`) pass. Unless the pools are `exhaustive`, None as soon as a
+        source is refused (they were chosen assuming the best are eligible)."""
+        rows: dict[int, tuple] = {}
+        checked: set[int] = set()
+        waiting: set[int] = set()  # refused now, by time alone
+        best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
+        stale: list[int] = []
+        for slots, values in search_mirror.best_first(pools, want):
+            keys = held.keys(slots)
+            unchecked = sorted({int(k) >> SHIFT for k in keys} - checked)
+            for r in unchecked and _driver_rows(
+                self.conn,
+                _states_statement,
+                {"pks": unchecked, "tenant_id": self.tenant_id, "now_us": now_us},
+            ):
+                if r[-1] == "eligible":
+                    rows[r[0]] = r[:-1]
+                elif r[-1] in _TIMED:
+                    waiting.add(r[0])
+            checked |= set(unchecked)
+            for slot, key, score in zip(slots, keys, values, strict=True):
+                key, score = int(key), float(score)
+                if key >> SHIFT not in rows:
+                    if key >> SHIFT not in waiting:
+                        stale.append(int(slot))
+                    continue
+                at = key >> SHIFT if grouped else key
+                held_ = best.get(at)
+                if held_ is None or (-score, key) < (-held_[0], held_[1]):
+                    best[at] = (score, key)
+            if not exhaustive and (stale or waiting):
+                held.drop(stale)
+                return None
+            if len(best) >= limit:
+                break
+        held.drop(stale)
+        if not exhaustive and len(best) < limit:
+            return None
         ranked = sorted(
             ((score, rows[key >> SHIFT][1], key) for score, key in best.values()),
             key=lambda h: (-h[0], h[1], h[2]),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, bindparam, literal_column, select
 
 from runtime_svc.domain.lexical import TermStats
+from runtime_svc.domain.passages import SHIFT
 from runtime_svc.storage.models import SearchPosting, TenantState
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ _state = TenantState.__table__
 ENTRY = literal_column("''")
 REBUILD_SHARE = 0.25  # more changed (or dead) slots than this share: load the tenant afresh
 MERGE_AT = 4096  # appended postings of a word merged into its arrays beyond this many
+SAMPLE_MAX = 50_000  # the longest shortest list worth pruning with (see `Held.pruned`)
+# Scores added in another order may differ in their last bits: comparisons leave this room.
+SLACK = 1e-9
 
 _LAST_STAMP = select(_state.c.index_stamp).where(_state.c.tenant_id == bindparam("tenant_id"))
 _ENTRIES = select(postings.c.pk, postings.c.eligible).where(
@@ -65,6 +69,9 @@ _POSTINGS_OF = select(postings.c.pk, postings.c.term, postings.c.impact).where(
 
 @dataclass
 class _Word:
+    """A word's postings: slots in increasing order (new slots are always the largest, so
+    appending keeps the order), with their impacts."""
+
     slots: np.ndarray
     impacts: np.ndarray
     more: list[tuple[int, float]] = field(default_factory=list)
@@ -73,11 +80,22 @@ class _Word:
         import numpy as np
 
         if self.more:
+            self.more.sort()
             slots, impacts = zip(*self.more, strict=True)
             self.slots = np.concatenate([self.slots, np.asarray(slots, np.int64)])
             self.impacts = np.concatenate([self.impacts, np.asarray(impacts, np.float64)])
             self.more = []
         return self.slots, self.impacts
+
+    def impacts_of(self, slots: np.ndarray) -> np.ndarray:
+        """The impact of each of some slots (sorted), 0.0 where the word is not held."""
+        import numpy as np
+
+        mine, impacts = self.arrays()
+        if not len(mine):
+            return np.zeros(len(slots), np.float64)
+        i = np.minimum(np.searchsorted(mine, slots), len(mine) - 1)
+        return np.where(mine[i] == slots, impacts[i], 0.0)
 
 
 class Held:
@@ -214,7 +232,8 @@ class Held:
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
             slots = self._slots_of(keys)
             known = slots >= 0  # an entry written since the catch-up comes with the next one
-            word = self.words[term] = _Word(slots[known], impacts[known])
+            order = np.argsort(slots[known], kind="stable")
+            word = self.words[term] = _Word(slots[known][order], impacts[known][order])
             self._count()
         return word
 
@@ -248,6 +267,57 @@ class Held:
                     break
         return total, floor
 
+    def pruned(
+        self, conn: Connection, tenant_id: str, stats: Sequence[TermStats], limit: int
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """MaxScore over the held lists: the usable slots that can score among the best
+        `limit` sources, with their exact scores (None when the words cannot be told apart
+        so: score every slot instead).
+
+        The slots of the shortest list (`SAMPLE_MAX` at most) are scored exactly; the
+        `limit`-th best source among them gives a score the result reaches if those sources
+        are eligible (the caller checks that none it met was refused, else it scores every
+        slot). Words whose upper bounds add up to less than that, the least weighty first,
+        cannot lift a memory holding none of the others into the result: only the slots of
+        the other words' lists are candidates, and only those whose score from those words
+        plus the least weighty ones' bounds reaches it."""
+        import numpy as np
+
+        assert self._usable is not None and self._keys is not None
+        words = [self._word(conn, tenant_id, t.stem) for t in stats]
+        lists = [w.arrays()[0] for w in words]
+        shortest = min(lists, key=len)
+        if len(shortest) > SAMPLE_MAX or len(stats) < 2:
+            return None
+        sample = shortest[self._usable[shortest]]
+        floor = _kth_source(self._keys[sample], self.exact(words, stats, sample), limit)
+        if floor <= 0.0:
+            return None
+        # `stats` go smallest upper bound first: the longest prefix whose bounds add up to
+        # less than the floor is what cannot make a memory on its own.
+        bound, cut = 0.0, 0
+        while cut < len(stats) and bound + stats[cut].upper_bound < floor - SLACK:
+            bound += stats[cut].upper_bound
+            cut += 1
+        if cut == 0:
+            return None
+        partial = np.zeros(self._n, np.float64)
+        for t, slots in zip(stats[cut:], lists[cut:], strict=True):
+            partial[slots] += self.words[t.stem].impacts * t.idf
+        reached = np.unique(np.concatenate(lists[cut:]))
+        keep = (partial[reached] + bound >= floor - SLACK) & self._usable[reached]
+        candidates = reached[keep]
+        return candidates, self.exact(words, stats, candidates)
+
+    def exact(self, words: list[_Word], stats: Sequence[TermStats], slots: np.ndarray):  # type: ignore[no-untyped-def]
+        """The exact scores of some slots (sorted): each word's impact times its idf, added
+        in the words' order (as every path adds them)."""
+        total = None
+        for w, t in zip(words, stats, strict=True):
+            part = w.impacts_of(slots) * t.idf
+            total = part if total is None else total + part
+        return total
+
     def keys(self, slots: np.ndarray) -> np.ndarray:
         assert self._keys is not None
         return self._keys[slots]
@@ -266,36 +336,62 @@ class Held:
                 self._dead += 1
 
 
-def best_first(
-    scores: np.ndarray, floor: float, want: int
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The slots scoring above 0, best first, in rounds of about `want` (growing): each
-    round takes every slot scoring at least its lowest (ties included), so what is left
-    scores less than all it took. Slots reaching `floor` come first (found by one
-    comparison); the rest only if asked for."""
+def _kth_source(keys: np.ndarray, scores: np.ndarray, k: int) -> float:
+    """The `k`-th best score among distinct sources (each by its best entry); 0.0 when
+    fewer sources score."""
     import numpy as np
 
-    pools = [lambda: np.flatnonzero(scores >= floor)] if floor > 0.0 else []
-    pools.append(
-        lambda: (
-            np.flatnonzero((scores > 0.0) & (scores < floor))
-            if floor > 0.0
-            else np.flatnonzero(scores > 0.0)
-        )
-    )
+    n = min(64 * k, len(scores))
+    top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]
+    seen: set[int] = set()
+    for i in top:
+        if scores[i] <= 0.0:
+            break
+        seen.add(int(keys[i]) >> SHIFT)
+        if len(seen) == k:
+            return float(scores[i])
+    return 0.0
+
+
+Pool = Callable[[], "tuple[np.ndarray, np.ndarray]"]
+
+
+def best_first(pools: Sequence[Pool], want: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Slots with their scores, best first, in rounds of about `want` (growing): each round
+    takes every slot of its pool scoring at least its lowest (ties included), so what is
+    left scores less than all it took. `pools` (slots, scores) are made when reached, each
+    scoring less than every earlier one."""
+    import numpy as np
+
     for make in pools:
-        pool = make()
-        while len(pool):
-            if len(pool) > want:
-                low = scores[pool[np.argpartition(-scores[pool], want)[:want]]].min()
-                took = scores[pool] >= low
-                slots, pool = pool[took], pool[~took]
+        slots, values = make()
+        while len(slots):
+            if len(slots) > want:
+                low = values[np.argpartition(-values, want)[:want]].min()
+                took = values >= low
+                now, now_values = slots[took], values[took]
+                slots, values = slots[~took], values[~took]
                 want *= 4
             else:
-                slots, pool = pool, pool[:0]
-            values = scores[slots]
-            order = np.argsort(-values, kind="stable")
-            yield slots[order], values[order]
+                now, now_values = slots, values
+                slots, values = slots[:0], values[:0]
+            order = np.argsort(-now_values, kind="stable")
+            yield now[order], now_values[order]
+
+
+def every_slot(scores: np.ndarray, floor: float) -> list[Pool]:
+    """The pools of `best_first` over a score per slot: those reaching `floor` (found by one
+    comparison), then the rest above 0."""
+    import numpy as np
+
+    def at(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        slots = np.flatnonzero(mask)
+        return slots, scores[slots]
+
+    if floor <= 0.0:
+        return [lambda: at(scores > 0.0)]
+    return [lambda: at(scores >= floor), lambda: at((scores > 0.0) & (scores < floor))]
 
 
 class Mirrors:
