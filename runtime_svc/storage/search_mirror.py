@@ -32,6 +32,7 @@ from sqlalchemy import Connection, bindparam, literal_column, select
 
 from runtime_svc.domain.lexical import TermStats
 from runtime_svc.domain.passages import SHIFT
+from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SearchPosting, TenantState
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ _state = TenantState.__table__
 ENTRY = literal_column("''")
 REBUILD_SHARE = 0.25  # more changed (or dead) slots than this share: load the tenant afresh
 MERGE_AT = 4096  # appended postings of a word merged into its arrays beyond this many
+PRELOAD_MAX = 50_000  # a tenant with at most this many entries has every word loaded at once
 SAMPLE_MAX = 50_000  # the longest shortest list worth pruning with (see `Held.pruned`)
 # Scores added in another order may differ in their last bits: comparisons leave this room.
 SLACK = 1e-9
@@ -56,6 +58,11 @@ _CHANGED = select(postings.c.pk, postings.c.eligible).where(
     postings.c.tenant_id == bindparam("tenant_id"),
     postings.c.term == ENTRY,
     postings.c.stamp > bindparam("after"),
+)
+_ALL_WORDS = (
+    select(postings.c.term, postings.c.pk, postings.c.impact)
+    .where(postings.c.tenant_id == bindparam("tenant_id"), postings.c.term != ENTRY)
+    .order_by(postings.c.term)
 )
 _WORD = select(postings.c.pk, postings.c.impact).where(
     postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == bindparam("term")
@@ -129,13 +136,13 @@ class Held:
     def catch_up(self, conn: Connection, tenant_id: str) -> None:
         """Brings what is held up to the caller's transaction: the entries stamped since."""
         params = {"tenant_id": tenant_id}
-        self.seen = conn.execute(_LAST_STAMP, params).scalar() or 0
+        self.seen = next(iter(compiled.rows(conn, _LAST_STAMP, params)), (0,))[0]
         if self.after < 0 or self._dead > REBUILD_SHARE * max(self._n, 1):
             self._load(conn, tenant_id)
             return
         if self.seen <= self.after:
             return
-        changed = conn.execute(_CHANGED, params | {"after": self.after}).all()
+        changed = compiled.rows(conn, _CHANGED, params | {"after": self.after})
         if len(changed) > REBUILD_SHARE * max(self._n, 1) + 64:
             self._load(conn, tenant_id)
             return
@@ -160,7 +167,7 @@ class Held:
     def _load(self, conn: Connection, tenant_id: str) -> None:
         import numpy as np
 
-        rows = conn.execute(_ENTRIES, {"tenant_id": tenant_id}).all()
+        rows = compiled.rows(conn, _ENTRIES, {"tenant_id": tenant_id})
         keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         eligible = np.fromiter((r[1] for r in rows), np.bool_, len(rows))
         order = np.argsort(keys, kind="stable")
@@ -171,7 +178,33 @@ class Held:
         self._moved, self._moved_arrays, self._dead = {}, None, 0
         self.words = {}
         self.after = self.seen
+        if self._n <= PRELOAD_MAX:
+            self._load_words(conn, tenant_id)
         self._count()
+
+    def _load_words(self, conn: Connection, tenant_id: str) -> None:
+        """Every word's list at once (a tenant of moderate size): no search then pays for a
+        word's first use."""
+        import numpy as np
+
+        rows = compiled.rows(conn, _ALL_WORDS, {"tenant_id": tenant_id})
+        start = 0
+        for end in range(1, len(rows) + 1):
+            if end < len(rows) and rows[end][0] == rows[start][0]:
+                continue
+            part = rows[start:end]
+            keys = np.fromiter((r[1] for r in part), np.int64, len(part))
+            impacts = np.fromiter((r[2] for r in part), np.float64, len(part))
+            self.words[part[0][0]] = self._word_of(keys, impacts)
+            start = end
+
+    def _word_of(self, keys: np.ndarray, impacts: np.ndarray) -> _Word:
+        import numpy as np
+
+        slots = self._slots_of(keys)
+        known = slots >= 0  # an entry written since the catch-up comes with the next one
+        order = np.argsort(slots[known], kind="stable")
+        return _Word(slots[known][order], impacts[known][order])
 
     def _slot(self, key: int) -> int | None:
         moved = self._moved.get(key)
@@ -227,13 +260,10 @@ class Held:
         if word is None:
             import numpy as np
 
-            rows = conn.execute(_WORD, {"tenant_id": tenant_id, "term": term}).all()
+            rows = compiled.rows(conn, _WORD, {"tenant_id": tenant_id, "term": term})
             keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
-            slots = self._slots_of(keys)
-            known = slots >= 0  # an entry written since the catch-up comes with the next one
-            order = np.argsort(slots[known], kind="stable")
-            word = self.words[term] = _Word(slots[known][order], impacts[known][order])
+            word = self.words[term] = self._word_of(keys, impacts)
             self._count()
         return word
 
