@@ -414,3 +414,31 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(tmp
     finally:
         db.dispose()
         drop_database(url)
+
+
+def test_a_runtime_holding_postings_before_it_serves_ranks_as_the_index_says(make_stack):
+    """A runtime started on a database with a large tenant holds its postings before it
+    serves; its searches equal the exhaustive ranking, and writes made afterwards through
+    another runtime are ranked at once."""
+    a = make_stack(search__held_min_entries=50)
+    writer = a.client()
+    rng = random.Random(8)
+    revision = {}
+    for _ in range(80):
+        s = insert(writer, _corpus_line(rng))
+        revision[s.source_id] = s.revision
+    cold = sorted(revision)[:10]
+    for sid in cold:
+        classify(writer, sid, revision[sid], COLD)
+    b = make_stack(storage__url=a.settings.storage.url, search__held_min_entries=50)
+    reader = b.client()
+    for step in range(6):
+        new = insert(writer, f"{WORDS[1]} {WORDS[2]} {WORDS[1]} zqwarm{step}")
+        for query in (f"{WORDS[1]} {WORDS[2]}", WORDS[0], f"{WORDS[2]} {WORDS[5]} zqwarm{step}"):
+            hits = search(reader, query, 10).hits
+            best = [e for e in explain(reader, query, 10).entries if e.included]
+            assert [(h.source_id, h.score) for h in hits] == [
+                (e.source_id, e.score) for e in best
+            ]
+            assert not {h.source_id for h in hits} & set(cold)
+        assert new.source_id in {h.source_id for h in search(reader, f"zqwarm{step}", 3).hits}

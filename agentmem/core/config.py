@@ -212,6 +212,9 @@ class Search(_Strict):
     # `held_max_postings` (least recently searched tenants go first).
     held_min_entries: int = Field(default=5_000, ge=0)
     held_max_postings: int = Field(default=20_000_000, ge=0)
+    # Before serving, the runtime loads the largest such tenants' postings (every word,
+    # within held_max_postings), so that no search pays for a word's first use.
+    warm_on_start: bool = True
 
 
 class Passages(_Strict):

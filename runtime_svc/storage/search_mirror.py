@@ -26,20 +26,21 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, literal_column, select
 
 from runtime_svc.domain.lexical import TermStats
 from runtime_svc.domain.passages import SHIFT
 from runtime_svc.storage import compiled
-from runtime_svc.storage.models import SearchPosting, TenantState
+from runtime_svc.storage.models import SearchPosting, SearchTerm, TenantState
 
 if TYPE_CHECKING:
     import numpy as np
 
 postings = SearchPosting.__table__
 _state = TenantState.__table__
+_terms = SearchTerm.__table__
 # The row marking an entry (the empty word), as a literal: the stamp's partial index is used
 # only when the statement says `term = ''` itself.
 ENTRY = literal_column("''")
@@ -63,6 +64,11 @@ _ALL_WORDS = (
     select(postings.c.term, postings.c.pk, postings.c.impact)
     .where(postings.c.tenant_id == bindparam("tenant_id"), postings.c.term != ENTRY)
     .order_by(postings.c.term)
+)
+_WORDS_BY_DOCS = (
+    select(_terms.c.term)
+    .where(_terms.c.tenant_id == bindparam("tenant_id"), _terms.c.term != ENTRY)
+    .order_by(_terms.c.docs.desc())
 )
 _WORD = select(postings.c.pk, postings.c.impact).where(
     postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == bindparam("term")
@@ -453,6 +459,25 @@ class Mirrors:
         with held.lock:
             held.catch_up(conn, tenant_id)
             yield held
+
+    def warm(self, connect: Callable[[], Any], tenants: Sequence[tuple[str, int]]) -> int:
+        """Holds the largest tenants' postings, every word of each (the commonest first),
+        within `max_postings`: a runtime does this before it serves, so that no search
+        pays for loading a word. `tenants`: (tenant, index entries). Returns the postings
+        held."""
+        held_in_all = 0
+        for tenant_id, entries in sorted(tenants, key=lambda t: -t[1]):
+            if entries < self.min_entries or held_in_all + entries > self._max:
+                continue
+            held = self._entry(tenant_id)
+            with connect() as conn, conn.begin(), held.lock:
+                held.catch_up(conn, tenant_id)
+                for term in compiled.rows(conn, _WORDS_BY_DOCS, {"tenant_id": tenant_id}):
+                    if held.postings + held_in_all > self._max:
+                        break
+                    held._word(conn, tenant_id, term[0])
+                held_in_all += held.postings
+        return held_in_all
 
     def forget(self, tenant_id: str) -> None:
         with self._lock:
