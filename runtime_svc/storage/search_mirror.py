@@ -130,7 +130,7 @@ class Held:
 
     @property
     def postings(self) -> int:
-        """How many postings (and slots) are held: what memory they take, at about 12 bytes
+        """How many postings (and slots) are held: what memory they take, at about 16 bytes
         each (counted when the tenant or a word is loaded; appended ones are few)."""
         return self._size
 
