@@ -437,8 +437,6 @@ def test_a_runtime_holding_postings_before_it_serves_ranks_as_the_index_says(mak
         for query in (f"{WORDS[1]} {WORDS[2]}", WORDS[0], f"{WORDS[2]} {WORDS[5]} zqwarm{step}"):
             hits = search(reader, query, 10).hits
             best = [e for e in explain(reader, query, 10).entries if e.included]
-            assert [(h.source_id, h.score) for h in hits] == [
-                (e.source_id, e.score) for e in best
-            ]
+            assert [(h.source_id, h.score) for h in hits] == [(e.source_id, e.score) for e in best]
             assert not {h.source_id for h in hits} & set(cold)
         assert new.source_id in {h.source_id for h in search(reader, f"zqwarm{step}", 3).hits}
