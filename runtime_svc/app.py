@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -40,9 +41,10 @@ from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
-from runtime_svc.storage import migrate, vector_search, vectors
+from runtime_svc.storage import migrate, repositories, vector_search, vectors
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
+from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime")
@@ -76,10 +78,14 @@ async def start(
         )
     indexer: EmbeddingIndexer | None = None
     passages = settings.retrieval.passages
+    mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
+    if settings.search.warm_on_start:
+        await loop.run_in_executor(None, _warm, db, mirrors)
     uow = UnitOfWork(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
+        mirrors=mirrors,
     )
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     if semantic is not None:
@@ -246,6 +252,19 @@ def _extractor(settings: Settings) -> Extractor:
             timeout=f.timeout,
         )
     return RuleExtractor()
+
+
+def _warm(db: Database, mirrors: Mirrors) -> None:
+    """Large tenants' postings held before the runtime serves (see `search_mirror.warm`)."""
+    started = time.perf_counter()
+    with db.reader.connect() as conn:
+        tenants = repositories.TenantStateRepository(conn, "").indexed_by_tenant()
+    held = mirrors.warm(db.reader.connect, tenants)
+    if held:
+        log.info(
+            "search postings held before serving",
+            extra={"postings": held, "seconds": round(time.perf_counter() - started, 1)},
+        )
 
 
 def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, str]:

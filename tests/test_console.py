@@ -105,6 +105,28 @@ def wait_live(page: Any) -> None:
     page.wait_for_selector("#live-status[data-live=on]")
 
 
+def test_a_fact_from_a_conversation_names_the_messages_it_was_stated_in(
+    stack: Stack, open_page: Any
+) -> None:
+    said = [
+        ("user", "Hello there"),
+        ("assistant", "Hi, what can I do for you?"),
+        ("user", "I have a cello named Brunhilde"),
+        ("assistant", "What a name for a cello."),
+    ]
+    stack.client(ADMIN_A).InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=[sources_pb2.Message(role=r, content=c) for r, c in said],
+            metadata=sources_pb2.InsertMetadata(save_intent="user_confirmed"),
+        )
+    )
+    page = open_page()
+    page.goto("/facts?q=cello")
+    card = page.locator("li.card", has_text="Brunhilde")
+    # The third message, with the one before it (the passage's context).
+    assert card.locator(".passage").inner_text() == "messages 2 to 3"
+
+
 def test_get_capabilities_names_the_caller_and_its_scopes(stack: Stack) -> None:
     caps = stack.client(READER_A).GetCapabilities(capabilities_pb2.GetCapabilitiesRequest())
     assert caps.caller.principal_id == "reader"

@@ -521,9 +521,13 @@ class LifecycleMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.timeout(900)
-def test_no_sequence_of_operations_brings_an_ended_source_back(make_stack):
+@pytest.mark.parametrize(
+    "search", ["index tables", "postings held in memory"], ids=["tables", "held"]
+)
+def test_no_sequence_of_operations_brings_an_ended_source_back(make_stack, search):
     all_keys = [k for i in range(TENANTS) for k in keys(i).values()]
-    stack = make_stack(auth__api_keys=[k.config() for k in all_keys])
+    held = {"search__held_min_entries": 0} if search == "postings held in memory" else {}
+    stack = make_stack(auth__api_keys=[k.config() for k in all_keys], **held)
     LifecycleMachine.stack = stack
     LifecycleMachine.tenants = itertools.count()
     run_state_machine_as_test(

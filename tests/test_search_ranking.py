@@ -23,6 +23,7 @@ from runtime_svc.domain.sources import (
 )
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
+from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import ADMIN_B, database_url, drop_database
 from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search
@@ -79,11 +80,14 @@ def _corpus_line(rng: random.Random) -> str:
     return " ".join([*words, rng.choice(["today", "with Ann", "again", ""])])
 
 
-def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(stack):
+@pytest.mark.parametrize("held", [False, True], ids=["tables", "held"])
+def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(make_stack, held):
     """A random history of inserts, cold and active flips, revocations and erasures over
     lists longer than the first reading depth: after each step, every search returns exactly
     the best eligible sources of the exhaustive ranking (ExplainRetrieval), in order, and
-    nothing cold, revoked or erased; prompts cite nothing of those either."""
+    nothing cold, revoked or erased; prompts cite nothing of those either. The same with the
+    tenant's postings held in memory."""
+    stack = make_stack(**({"search__held_min_entries": 0} if held else {}))
     client = stack.client()
     rng = random.Random(12)
     revision: dict[str, int] = {}
@@ -243,16 +247,18 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
         drop_database(url)
 
 
-def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp_path):
+@pytest.mark.parametrize("held", [False, True], ids=["tables", "held"])
+def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp_path, held):
     """Sources whose assent has expired keep postings marked eligible (the index ignores
     time); when they hold the best scores, search passes over them inside its ranking and
     still returns the k best eligible sources, in the exhaustive order, grouped by source
-    or not."""
+    or not; and, searched as of before they expired, they are back (postings held in memory
+    do not forget what only time refused)."""
     url = database_url(tmp_path / "expired.db")
     db = open_database(Storage(url=url))
     try:
         migrate.upgrade(db.writer)
-        uow = UnitOfWork(db)
+        uow = UnitOfWork(db, mirrors=Mirrors(0, 10**7) if held else None)
         rng = random.Random(9)
         provenance = Provenance("test", "service", "import", "")
         now = int(time.time() * 1e6)
@@ -307,3 +313,130 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
     finally:
         db.dispose()
         drop_database(url)
+
+
+def test_postings_held_in_memory_follow_writes_made_through_another_runtime(make_stack):
+    """Two runtimes on one database, both holding the tenant's postings in memory: whatever
+    one of them does (inserts, cold and active flips, revocations, erasures), a search
+    through the other right after returns exactly what the exhaustive ranking says, with
+    nothing cold, revoked or erased."""
+    a = make_stack(search__held_min_entries=0)
+    b = make_stack(storage__url=a.settings.storage.url, search__held_min_entries=0)
+    writer, reader = a.client(), b.client()
+    rng = random.Random(5)
+    revision = {}
+    for _ in range(120):
+        s = insert(writer, _corpus_line(rng))
+        revision[s.source_id] = s.revision
+    query = f"{WORDS[0]} {WORDS[1]}"
+    assert search(reader, query, 10).hits  # both hold the tenant from here on
+    assert search(writer, query, 10).hits
+    cold: set[str] = set()
+    gone: set[str] = set()
+    for step in range(12):
+        top = [h.source_id for h in search(reader, query, 10).hits]
+        victim = top[step % len(top)]
+        if step % 3 == 0:
+            revision[victim] = classify(writer, victim, revision[victim], COLD).revision
+            cold.add(victim)
+        elif step % 3 == 1:
+            writer.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=victim))
+            gone.add(victim)
+        else:
+            writer.EraseSource(
+                foreign_pb2.EraseSourceRequest(source_id=victim, expected_revision=revision[victim])
+            )
+            gone.add(victim)
+        if step % 4 == 3:  # one comes back
+            back = sorted(cold)[0]
+            revision[back] = classify(writer, back, revision[back], ACTIVE).revision
+            cold.discard(back)
+        new = insert(writer, f"{WORDS[0]} {WORDS[1]} {WORDS[0]}")
+        revision[new.source_id] = new.revision
+        for client in (reader, writer):
+            hits = search(client, query, 10).hits
+            best = [e for e in explain(client, query, 10).entries if e.included]
+            assert [h.source_id for h in hits] == [e.source_id for e in best]
+            assert new.source_id in {h.source_id for h in hits}
+            assert not {h.source_id for h in hits} & (cold | gone)
+
+
+def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(tmp_path):
+    """Postings held in memory, pruned by the rarest word's best scores (MaxScore): over a
+    corpus of rare and common words in memories of every length, every query's top k
+    equals the exhaustive ranking, scores to the last bit."""
+    url = database_url(tmp_path / "pruned.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        held = UnitOfWork(db, mirrors=Mirrors(0, 10**7))
+        rng = random.Random(3)
+        vocabulary = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
+        weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocabulary))]
+        provenance = Provenance("test", "service", "import", "")
+        batch = [
+            Source(
+                new_id("src"),
+                1,
+                SourceKind.MEMORY,
+                Classification.ACTIVE,
+                Status.ACTIVE,
+                "",
+                Body(content=" ".join(rng.choices(vocabulary, weights, k=rng.randint(1, 30)))),
+                provenance,
+                SaveIntent(),
+                {},
+                1,
+                1,
+            )
+            for _ in range(800)
+        ]
+        with held.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+            )
+        now = int(time.time() * 1e6)
+        for _ in range(150):
+            query = " ".join(rng.sample(vocabulary, rng.randint(2, 4)))
+            terms = text.query_terms(query)
+            limit = rng.choice([1, 3, 10, 30])
+            with held.read("t") as tx:
+                every, _ = tx.index.matches(terms, now, 1000)
+                exact = sorted(
+                    (m for m in every if m.state == "eligible"),
+                    key=lambda m: (-m.score, m.source_id),
+                )[:limit]
+                hits = tx.index.search(terms, limit, now)
+            assert [(h.source_id, h.score) for h in hits] == [
+                (m.source_id, m.score) for m in exact
+            ], query
+    finally:
+        db.dispose()
+        drop_database(url)
+
+
+def test_a_runtime_holding_postings_before_it_serves_ranks_as_the_index_says(make_stack):
+    """A runtime started on a database with a large tenant holds its postings before it
+    serves; its searches equal the exhaustive ranking, and writes made afterwards through
+    another runtime are ranked at once."""
+    a = make_stack(search__held_min_entries=50)
+    writer = a.client()
+    rng = random.Random(8)
+    revision = {}
+    for _ in range(80):
+        s = insert(writer, _corpus_line(rng))
+        revision[s.source_id] = s.revision
+    cold = sorted(revision)[:10]
+    for sid in cold:
+        classify(writer, sid, revision[sid], COLD)
+    b = make_stack(storage__url=a.settings.storage.url, search__held_min_entries=50)
+    reader = b.client()
+    for step in range(6):
+        new = insert(writer, f"{WORDS[1]} {WORDS[2]} {WORDS[1]} zqwarm{step}")
+        for query in (f"{WORDS[1]} {WORDS[2]}", WORDS[0], f"{WORDS[2]} {WORDS[5]} zqwarm{step}"):
+            hits = search(reader, query, 10).hits
+            best = [e for e in explain(reader, query, 10).entries if e.included]
+            assert [(h.source_id, h.score) for h in hits] == [(e.source_id, e.score) for e in best]
+            assert not {h.source_id for h in hits} & set(cold)
+        assert new.source_id in {h.source_id for h in search(reader, f"zqwarm{step}", 3).hits}

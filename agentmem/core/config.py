@@ -206,6 +206,15 @@ class Search(_Strict):
     # the tenant's eligible memories than this can leave top k bounded instead of exact
     # (see README, "Search").
     posting_budget: int = Field(default=20_000, ge=100)
+    # A tenant with at least this many index entries (memories, or a conversation's passages)
+    # is searched through its postings held in memory, scored exactly with numpy (see README,
+    # "Search"); 0: every tenant. Held postings cost about 16 bytes each, in all at most
+    # `held_max_postings` (least recently searched tenants go first).
+    held_min_entries: int = Field(default=5_000, ge=0)
+    held_max_postings: int = Field(default=20_000_000, ge=0)
+    # Before serving, the runtime loads the largest such tenants' postings (every word,
+    # within held_max_postings), so that no search pays for a word's first use.
+    warm_on_start: bool = True
 
 
 class Passages(_Strict):

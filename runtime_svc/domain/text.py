@@ -36,6 +36,8 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 
 
 def normalise(text: str) -> str:
+    if text.isascii():  # nothing to decompose, no diacritics
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 

@@ -46,6 +46,8 @@ class TenantState(Base):
     receipt_head_hash: Mapped[str] = mapped_column(String(64), default="")
     # How many of the tenant's sources have an entry in the search index.
     indexed_docs: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # The last stamp given to a change of the tenant's search index entries.
+    index_stamp: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class ThreadModeRow(Base):
@@ -253,12 +255,22 @@ class SearchPosting(Base):
     tenant_id: Mapped[str] = mapped_column(String(128))
     eligible: Mapped[int] = mapped_column(Integer)
     impact: Mapped[float] = mapped_column(Float)
+    # On the row marking an entry (the empty word): the tenant's index stamp taken by the
+    # change that last wrote the entry or its eligibility (see storage.search_mirror).
+    stamp: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
     __table_args__ = (
         # Scoring looks a memory's impacts up by (pk, term): on PostgreSQL the key carries
         # the impact, so the lookup reads the index only (SQLite's table is its key).
         PrimaryKeyConstraint("pk", "term", postgresql_include=["impact"]),
         Index("ix_search_postings_impact", "tenant_id", "term", "eligible", "impact"),
+        Index(
+            "ix_search_postings_stamp",
+            "tenant_id",
+            "stamp",
+            sqlite_where=text("term = ''"),
+            postgresql_where=text("term = ''"),
+        ),
         {"sqlite_with_rowid": False},
     )
 

@@ -35,6 +35,12 @@ class TenantCounters:
     receipt_sequence: int = 0
     receipt_head_hash: str = ""
     indexed_docs: int = 0
+    # The last stamp given to a change of the search index (see storage.search_mirror).
+    index_stamp: int = 0
+
+    def next_index_stamp(self) -> int:
+        self.index_stamp += 1
+        return self.index_stamp
 
 
 _STATE_COLUMNS = (
@@ -43,6 +49,7 @@ _STATE_COLUMNS = (
     _state.c.receipt_sequence,
     _state.c.receipt_head_hash,
     _state.c.indexed_docs,
+    _state.c.index_stamp,
 )
 # Hot-path statements are built once, with bound parameters, so SQLAlchemy compiles them once.
 _SELECT_STATE = select(*_STATE_COLUMNS).where(_state.c.tenant_id == bindparam("tenant"))

@@ -25,7 +25,7 @@ certainty, and then what it may miss is bounded (`Certificate.bound`).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,12 +47,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.domain import lexical, passages
+from runtime_svc.domain.eligibility import RULES, Expired
 from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import compiled, eligibility_sql
+from runtime_svc.storage import compiled, eligibility_sql, search_mirror
 from runtime_svc.storage.models import SearchPosting, SearchTerm
+from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.sources import sources
 
 postings = SearchPosting.__table__
@@ -154,6 +156,24 @@ def _eligible_statement(dialect: str):  # type: ignore[no-untyped-def]
         eligibility_sql.eligible(sources.c, bindparam("now_us")),
     )
 
+
+def _states_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """Some of the tenant's sources with what a hit returns, and their state now (the whole
+    predicate: 'eligible' or the first reason they are not)."""
+    return select(
+        sources.c.pk,
+        sources.c.source_id,
+        sources.c.revision,
+        sources.c.generated_form,
+        sources.c.save_intent,
+        sources.c.kind,
+        sources.c.raw,
+        eligibility_sql.state(sources.c, bindparam("now_us")),
+    ).where(_one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id"))
+
+
+# The states that only the passage of time brings (the index's eligibility ignores time).
+_TIMED = frozenset(r.state.value for r in RULES if isinstance(r.condition, Expired))
 
 # Scores are sums of products; a bound computed in another order may differ from the exact
 # score in its last bits, so comparisons against bounds leave this much room.
@@ -275,7 +295,11 @@ _OWN_ENTRIES = (
 _HAS = select(postings.c.pk).where(*_OWN_ENTRIES, postings.c.term == ENTRY).limit(1)
 _TERMS_OF = select(postings.c.term).where(*_OWN_ENTRIES)
 _DELETE_ENTRIES = delete(postings).where(*_OWN_ENTRIES)
-_SET_ELIGIBLE = update(postings).where(*_OWN_ENTRIES).values(eligible=bindparam("flag"))
+_SET_ELIGIBLE = (
+    update(postings)
+    .where(*_OWN_ENTRIES)
+    .values(eligible=bindparam("flag"), stamp=bindparam("stamp"))
+)
 _SET_INDEXED_REVISION = (
     update(sources)
     .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
@@ -288,8 +312,9 @@ _SET_INDEXED_REVISION = (
 _PG_PUT = text(
     """
     WITH added AS (
-        INSERT INTO search_postings (pk, term, tenant_id, eligible, impact)
-        SELECT p.pk, p.term, :tenant_id, p.eligible, p.impact
+        INSERT INTO search_postings (pk, term, tenant_id, eligible, impact, stamp)
+        SELECT p.pk, p.term, :tenant_id, p.eligible, p.impact,
+            CASE WHEN p.term = '' THEN CAST(:stamp AS BIGINT) END
         FROM unnest(
             CAST(:pk AS BIGINT[]), CAST(:term AS TEXT[]),
             CAST(:eligible AS INTEGER[]), CAST(:impact AS DOUBLE PRECISION[])
@@ -326,10 +351,23 @@ def _set_indexed_revision(conn: Connection, tenant_id: str, pks: list[int], revi
 
 
 class SearchIndex:
-    def __init__(self, conn: Connection, tenant_id: str, window: Window | None = None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        window: Window | None = None,
+        *,
+        stamp: Callable[[], int] | None = None,
+        mirrors: Mirrors | None = None,
+    ) -> None:
+        """`stamp`: gives each change of an entry the tenant's next index stamp (kept on the
+        entry, see `storage.search_mirror`); `mirrors`: large tenants' postings held in
+        memory."""
         self.conn = conn
         self.tenant_id = tenant_id
         self.window = window or Window()
+        self._stamp = stamp or (lambda: None)  # type: ignore[return-value,arg-type]
+        self._mirrors = mirrors
 
     # -- writes: the entry of one source -------------------------------------------------
 
@@ -371,6 +409,7 @@ class SearchIndex:
         if not revision_recorded:
             _set_indexed_revision(self.conn, self.tenant_id, [pk for pk, _, _ in rows], revision)
         values, docs, best = [], {}, {}
+        stamp = self._stamp()
         for _, entries, eligible in rows:
             for key, body in entries:
                 entry = lexical.analyse(body)
@@ -383,6 +422,7 @@ class SearchIndex:
                             "tenant_id": self.tenant_id,
                             "eligible": int(eligible),
                             "impact": weight,
+                            "stamp": stamp if term == ENTRY else None,
                         }
                     )
                     docs[term] = docs.get(term, 0) + 1
@@ -396,6 +436,7 @@ class SearchIndex:
                     "term": [v["term"] for v in values],
                     "eligible": [v["eligible"] for v in values],
                     "impact": [v["impact"] for v in values],
+                    "stamp": stamp,
                     "tenant_id": self.tenant_id,
                     "count_term": [t for t, _, _ in counts],
                     "count_docs": [n for _, n, _ in counts],
@@ -452,7 +493,8 @@ class SearchIndex:
 
     def set_eligible(self, pk: int, eligible: bool, revision: int | None = None) -> None:
         self.conn.execute(
-            _SET_ELIGIBLE, {**_own_entries(self.tenant_id, pk), "flag": int(eligible)}
+            _SET_ELIGIBLE,
+            {**_own_entries(self.tenant_id, pk), "flag": int(eligible), "stamp": self._stamp()},
         )
         if revision is not None:
             _set_indexed_revision(self.conn, self.tenant_id, [pk], revision)
@@ -488,13 +530,17 @@ class SearchIndex:
 
     def term_stats(self, terms: Sequence[Term]) -> list[TermStats]:
         """The query words the tenant's index holds, with their idf and bound, by bound."""
+        return self._stats(terms)[1]
+
+    def _stats(self, terms: Sequence[Term]) -> tuple[int, list[TermStats]]:
+        """The tenant's entry count, and `term_stats`."""
         stems = sorted({t.stem for t in terms})
         rows = self.conn.execute(
             _STATS, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
         ).all()
         by_term = {r.term: r for r in rows}
         entries = by_term[ENTRY].docs if ENTRY in by_term else 0
-        return lexical.by_upper_bound(
+        return entries, lexical.by_upper_bound(
             [
                 TermStats(
                     s,
@@ -539,9 +585,11 @@ class SearchIndex:
         not certified (`lexical.certify`). Each ranking scores exactly every memory reached
         whose bound can still reach the k-th score, so what it leaves out is bounded by the
         postings not read alone."""
-        stats = self.term_stats(terms)
+        entries, stats = self._stats(terms)
         if not stats:
             return [], Certificate(True, 0.0)
+        if self._mirrors is not None and entries >= self._mirrors.min_entries:
+            return self._held_search(stats, limit, now_us, grouped), Certificate(True, 0.0)
         by_stem = {t.stem: t for t in stats}
         lists: dict[str, list[tuple[int, float]]] = {}
         # Words with few postings are read to their end at once.
@@ -575,6 +623,90 @@ class SearchIndex:
             cert = lexical.certify(stats, reads, kth, None)
             if cert.exact:
                 return hits, cert
+
+    def _held_search(
+        self, stats: Sequence[TermStats], limit: int, now_us: int, grouped: bool
+    ) -> list[Hit]:
+        """Top k over the tenant's postings held in memory (`storage.search_mirror`): every
+        entry holding a query word scored exactly; the best, ties included, have their sources
+        checked against the tenant and the whole predicate, and while fewer than `limit`
+        (sources, when `grouped`) pass, the next best are taken. Exact."""
+        assert self._mirrors is not None
+        want = max(2 * limit, 16)
+        with self._mirrors.hold(self.conn, self.tenant_id) as held:
+            pruned = held.pruned(self.conn, self.tenant_id, stats, limit)
+            if pruned is not None:
+                taken = self._take(held, [lambda: pruned], want, limit, now_us, grouped)
+                if taken is not None:
+                    return taken
+            scores, floor = held.scores(self.conn, self.tenant_id, stats, want)
+            taken = self._take(
+                held,
+                search_mirror.every_slot(scores, floor),
+                want,
+                limit,
+                now_us,
+                grouped,
+                exhaustive=True,
+            )
+            assert taken is not None
+            return taken
+
+    def _take(
+        self,
+        held: search_mirror.Held,
+        pools: Sequence[search_mirror.Pool],
+        want: int,
+        limit: int,
+        now_us: int,
+        grouped: bool,
+        exhaustive: bool = False,
+    ) -> list[Hit] | None:
+        """The best `limit` eligible among held slots offered best first: their sources are
+        checked against the tenant and the whole predicate, round by round, until `limit`
+        (sources, when `grouped`) pass. Unless the pools are `exhaustive`, None as soon as a
+        source is refused (they were chosen assuming the best are eligible)."""
+        rows: dict[int, tuple] = {}
+        checked: set[int] = set()
+        waiting: set[int] = set()  # refused now, by time alone
+        best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
+        stale: list[int] = []
+        for slots, values in search_mirror.best_first(pools, want):
+            keys = held.keys(slots)
+            unchecked = sorted({int(k) >> SHIFT for k in keys} - checked)
+            for r in unchecked and _driver_rows(
+                self.conn,
+                _states_statement,
+                {"pks": unchecked, "tenant_id": self.tenant_id, "now_us": now_us},
+            ):
+                if r[-1] == "eligible":
+                    rows[r[0]] = r[:-1]
+                elif r[-1] in _TIMED:
+                    waiting.add(r[0])
+            checked |= set(unchecked)
+            for slot, key, score in zip(slots, keys, values, strict=True):
+                key, score = int(key), float(score)
+                if key >> SHIFT not in rows:
+                    if key >> SHIFT not in waiting:
+                        stale.append(int(slot))
+                    continue
+                at = key >> SHIFT if grouped else key
+                held_ = best.get(at)
+                if held_ is None or (-score, key) < (-held_[0], held_[1]):
+                    best[at] = (score, key)
+            if not exhaustive and (stale or waiting):
+                held.drop(stale)
+                return None
+            if len(best) >= limit:
+                break
+        held.drop(stale)
+        if not exhaustive and len(best) < limit:
+            return None
+        ranked = sorted(
+            ((score, rows[key >> SHIFT][1], key) for score, key in best.values()),
+            key=lambda h: (-h[0], h[1], h[2]),
+        )[:limit]
+        return [self._hit(score, key, rows[key >> SHIFT]) for score, _, key in ranked]
 
     def _read(
         self, term: TermStats, depth: int, lists: dict[str, list[tuple[int, float]]]

@@ -29,6 +29,7 @@ from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.search_index import SearchIndex
+from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 from runtime_svc.storage.vectors import VectorOutbox
@@ -41,6 +42,7 @@ class Transaction:
         tenant_id: str,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
+        mirrors: Mirrors | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
@@ -49,7 +51,13 @@ class Transaction:
         self.events = repositories.EventLog(conn, tenant_id)
         self.receipts = repositories.ReceiptChain(conn, tenant_id)
         self.sources = SourceRepository(conn, tenant_id)
-        self.index = SearchIndex(conn, tenant_id, self.window)
+        self.index = SearchIndex(
+            conn,
+            tenant_id,
+            self.window,
+            stamp=lambda: self.counters.next_index_stamp(),
+            mirrors=mirrors,
+        )
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id)
         self.facts = FactRepository(conn, tenant_id)
@@ -84,12 +92,15 @@ class UnitOfWork:
         *,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
+        mirrors: Mirrors | None = None,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
-        conversation passage."""
+        conversation passage. `mirrors`: large tenants' postings held in memory (None:
+        every search reads the index tables)."""
         self._db = db
         self.window = window or Window()
+        self._mirrors = mirrors
         self._vectors_queued = vectors_queued
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
@@ -114,7 +125,7 @@ class UnitOfWork:
                 yield tx
             return
         with self._write_turn, self._connect() as conn:
-            tx = Transaction(conn, tenant_id, self._vectors_queued, self.window)
+            tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, self._mirrors)
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
@@ -134,7 +145,7 @@ class UnitOfWork:
         # One savepoint at a time, always of the same name, sent as it is: SQLAlchemy's own
         # (`begin_nested`) names each one anew, so each of its statements is compiled anew.
         conn = batch.conn
-        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window)
+        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, self._mirrors)
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
@@ -197,7 +208,7 @@ class UnitOfWork:
         try:
             with self._db.reader.connect() as conn:
                 try:
-                    yield Transaction(conn, tenant_id, window=self.window)
+                    yield Transaction(conn, tenant_id, window=self.window, mirrors=self._mirrors)
                 finally:
                     _rollback(conn)
         except _STORAGE as e:
