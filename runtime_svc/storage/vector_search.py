@@ -167,8 +167,22 @@ def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
         func.json_each(bindparam("seqs")).table_valued("value")
     )
     scored = (
-        _scored(True, case((ok, 1), else_=0).label("ok"))
-        .where(v.c.seq.in_(wanted.scalar_subquery()))
+        select(
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            _distance(True).label("distance"),
+            case((ok, 1), else_=0).label("ok"),
+        )
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(
+            v.c.seq.in_(wanted.scalar_subquery()),
+            # As expressions, so that SQLite reads the candidates by their seq and their
+            # sources by pk, instead of walking every source of the tenant (its index).
+            func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
+            func.coalesce(v.c.model_id, "") == bindparam("model_id"),
+            func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
+        )
         .cte("scored")
         .prefix_with("MATERIALIZED")
     )
