@@ -111,16 +111,20 @@ class Semantic:
         `grouped` off the top passages, fused (`lexical`: the lexical side's hits, grouped
         the same way; `terms`: the query's words that it searched; `query`: its vector, or
         the embedding under way)."""
-        # What needs no vector first, while the query is still being embedded.
+        # What needs no vector first, while the query is still being embedded: the lexical
+        # candidates' coverage and vectors, the plan, the coarse pass's signatures.
         coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
+        search = self._search(tx)
+        plan = self._plan(tx, grouped)
+        search.prepare(plan)
+        stored = search.vectors(self.model_id, [(h.pk, _passage(h)) for h in lexical])
         if isinstance(query, Future):
             query = query.result()
-        search = self._search(tx)
-        semantic = search.search(self._plan(tx, grouped), query, self._s.candidates, now_us)
+        semantic = search.search(plan, query, self._s.candidates, now_us)
         by_key = {_key(h): h for h in semantic} | {_key(h): h for h in lexical}
         sem = {_key(h): h.score for h in semantic}
         unscored = [h for h in lexical if _key(h) not in sem]
-        sims = search.similarity(self.model_id, query, [(h.pk, _passage(h)) for h in unscored])
+        sims = stored.similarity(query, [(h.pk, _passage(h)) for h in unscored])
         scored = fusion.fuse(
             {_key(h): h.score for h in lexical},
             sem,

@@ -216,6 +216,15 @@ class VectorSearch:
         self._sqlite = conn.dialect.name == "sqlite"
         self._window = window or Window()
         self._signatures = signatures or Signatures()
+        self._last: dict[str, int] = {}  # by model: the largest seq `prepare` saw
+
+    def prepare(self, plan: Plan) -> None:
+        """What `search` can do before it has the query: the coarse pass's signatures
+        brought up to the caller's transaction (done while the query is being embedded)."""
+        if self._sqlite and not plan.exact:
+            self._last[plan.model_id] = self._signatures.refresh(
+                self.conn, self.tenant_id, plan.model_id
+            )
 
     def _params(self, plan: Plan, query: Vector, **more: object) -> dict[str, object]:
         return {
@@ -265,7 +274,12 @@ class VectorSearch:
         (when some were and fewer than `limit` remain, they may have taken eligible ones'
         places)."""
         seqs, _ = self._signatures.nearest(
-            self.conn, self.tenant_id, plan.model_id, signature(query), plan.coarse
+            self.conn,
+            self.tenant_id,
+            plan.model_id,
+            signature(query),
+            plan.coarse,
+            self._last.get(plan.model_id),
         )
         if not seqs:
             return [], 0
@@ -320,15 +334,12 @@ class VectorSearch:
         params = self._params(plan, query, now_us=now_us, cap=cap)
         return [MatchRow(*r) for r in self.conn.execute(stmt, params)]
 
-    def similarity(
-        self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
-    ) -> dict[tuple[int, int], float]:
-        """Cosine similarity of the given entries' vectors ((source pk, passage) pairs; those
-        that have one)."""
+    def vectors(self, model_id: str, entries: Sequence[tuple[int, int]]) -> Stored:
+        """The stored vectors of the given entries ((source pk, passage) pairs; those that
+        have one), for `Stored.similarity` once the query is known."""
         if not entries:
-            return {}
-        distance = _distance(self._sqlite)
-        stmt = select(v.c.source_pk, v.c.passage, (1.0 - distance)).where(
+            return Stored({})
+        stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
             v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
             tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
             # As expressions, so that SQLite looks the entries up by their key instead
@@ -336,8 +347,42 @@ class VectorSearch:
             func.coalesce(v.c.model_id, "") == model_id,
             func.coalesce(v.c.tenant_id, "") == self.tenant_id,
         )
-        qvec = encode(self.conn, query) if self._sqlite else list(query)
-        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt, {"qvec": qvec})}
+        return Stored({(pk, p): e for pk, p, e in self.conn.execute(stmt)})
+
+    def similarity(
+        self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
+    ) -> dict[tuple[int, int], float]:
+        """Cosine similarity of the given entries' vectors ((source pk, passage) pairs; those
+        that have one)."""
+        return self.vectors(model_id, entries).similarity(query)
+
+
+class Stored:
+    """Entries' vectors as stored (float32 bytes on SQLite, a list on PostgreSQL)."""
+
+    def __init__(self, by_entry: dict[tuple[int, int], object]) -> None:
+        self._by_entry = by_entry
+
+    def similarity(
+        self, query: Vector, entries: Sequence[tuple[int, int]] | None = None
+    ) -> dict[tuple[int, int], float]:
+        """Cosine similarity to `query` of the given entries (default: all) that have a
+        vector, in float32 as the database computes it."""
+        import numpy as np
+
+        keys = [k for k in (self._by_entry if entries is None else entries) if k in self._by_entry]
+        if not keys:
+            return {}
+        rows = [self._by_entry[k] for k in keys]
+        matrix = (
+            np.frombuffer(b"".join(rows), np.float32).reshape(len(rows), -1)  # type: ignore[arg-type]
+            if isinstance(rows[0], bytes | bytearray | memoryview)
+            else np.asarray(rows, np.float32)
+        )
+        q = np.asarray(query, np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
+        cosine = (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
+        return {k: float(c) for k, c in zip(keys, cosine, strict=True)}
 
 
 def unavailable_reason(conn: Connection) -> str:
