@@ -25,6 +25,7 @@ from sqlalchemy import (
     Connection,
     Float,
     LargeBinary,
+    and_,
     bindparam,
     case,
     cast,
@@ -204,6 +205,27 @@ def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
     )
 
 
+@lru_cache(maxsize=1)
+def _stored_statement():  # type: ignore[no-untyped-def]
+    """SQLite: the vectors of the entries given as a JSON array of [source pk, passage]
+    pairs, each looked up by its key (the tenant check as an expression, so that SQLite does
+    not walk the tenant's vectors instead)."""
+    wanted = func.json_each(bindparam("entries")).table_valued("value").alias("wanted")
+    return (
+        select(v.c.source_pk, v.c.passage, v.c.embedding)
+        .select_from(wanted)
+        .join(
+            v,
+            and_(
+                v.c.source_pk == func.json_extract(wanted.c.value, "$[0]"),
+                v.c.passage == func.json_extract(wanted.c.value, "$[1]"),
+                v.c.model_id == bindparam("model_id"),
+            ),
+        )
+        .where(func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"))
+    )
+
+
 class VectorSearch:
     def __init__(
         self,
@@ -339,11 +361,18 @@ class VectorSearch:
         have one), for `Stored.similarity` once the query is known."""
         if not entries:
             return Stored({})
+        if self._sqlite:
+            params = {
+                "entries": json.dumps(list(entries)),
+                "model_id": model_id,
+                "tenant_id": self.tenant_id,
+            }
+            return Stored(
+                {(pk, p): e for pk, p, e in self.conn.execute(_stored_statement(), params)}
+            )
         stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
             v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
             tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
-            # As expressions, so that SQLite looks the entries up by their key instead
-            # of reading all the tenant's vectors through the (tenant, model) index.
             func.coalesce(v.c.model_id, "") == model_id,
             func.coalesce(v.c.tenant_id, "") == self.tenant_id,
         )
