@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from runtime_svc.domain import fusion, passages
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.embeddings import Embedder, Vector
+from runtime_svc.domain.embeddings import Embedder, Vector, signature
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.storage.search_index import Hit, MatchRow
@@ -77,8 +77,18 @@ class Semantic:
     def candidates(self) -> int:
         return self._s.candidates
 
-    def embed(self, query: str) -> Future[Vector]:
-        return self._pool.submit(lambda: self._embedder.embed([query])[0])
+    def embed(self, query: str, tenant_id: str) -> Future[Vector]:
+        """Starts embedding the query; once embedded, the coarse pass over the tenant's
+        held signatures is computed ahead too (while the lexical side is still ranking)."""
+
+        def run() -> Vector:
+            vector = self._embedder.embed([query])[0]
+            self._signatures.propose(
+                tenant_id, self.model_id, signature(vector), self._s.candidates * COARSE_FACTOR
+            )
+            return vector
+
+        return self._pool.submit(run)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -14,9 +14,10 @@ proposal meets them.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, func, select
 
@@ -27,6 +28,7 @@ from runtime_svc.storage.models import MemoryVectorRow
 
 v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # vectors held in all (about 60 bytes each); least recently used go
+PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
 
 _NEWER = (
     select(v.c.seq, v.c.signature)
@@ -64,6 +66,17 @@ def _words(signatures: list[bytes]) -> np.ndarray:
     return np.ascontiguousarray(rows.T)
 
 
+def _distances(words: np.ndarray, query: bytes) -> np.ndarray:
+    """Hamming distance of every held signature to the query's."""
+    import numpy as np
+
+    q = _words([query])[:, 0]
+    distance = np.zeros(words.shape[1], np.uint16)
+    for word, bits in zip(words, q, strict=True):
+        distance += np.bitwise_count(word ^ bits)
+    return distance
+
+
 def _nearest(distance: np.ndarray, n: int) -> np.ndarray:
     """The positions of `n` smallest distances (ties at the last place taken in order):
     distances are small integers, so counting them finds the cut-off in one pass, about five
@@ -80,6 +93,11 @@ class Signatures:
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._lock = threading.Lock()
         self._max = max_held
+        # (tenant, model, query signature, n) -> (the held seqs it was computed on, the
+        # nearest seqs among them)
+        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[Any, np.ndarray]] = (
+            OrderedDict()
+        )
 
     def _entry(self, tenant_id: str, model_id: str) -> _Held:
         with self._lock:
@@ -131,7 +149,6 @@ class Signatures:
         to `query`'s, as of the caller's transaction, and the largest seq it sees (a seq
         above it is not in the caller's snapshot; `last`: that seq, when `refresh` told it
         in the same transaction)."""
-        import numpy as np
 
         held = self._entry(tenant_id, model_id)
         if last is None:
@@ -142,12 +159,32 @@ class Signatures:
             seqs, words = held.seqs, held.words
         if words is None or seqs is None or not len(seqs):
             return [], last
-        q = _words([query])[:, 0]
-        distance = np.zeros(len(seqs), np.uint16)
-        for word, bits in zip(words, q, strict=True):
-            distance += np.bitwise_count(word ^ bits)
-        top = _nearest(distance, n) if len(seqs) > n else np.arange(len(seqs))
-        return [int(s) for s in seqs[top] if s <= last], last
+        with self._lock:
+            proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
+        if proposed is not None and proposed[0]() is seqs:  # nothing held changed since
+            chosen = proposed[1]
+        else:
+            chosen = seqs[_nearest(_distances(words, query), n)] if len(seqs) > n else seqs
+        return [int(s) for s in chosen if s <= last], last
+
+    def propose(self, tenant_id: str, model_id: str, query: bytes, n: int) -> None:
+        """Computes ahead, off the caller's transaction (while the query's words are being
+        searched), what `nearest` will find among what is held now; `nearest` takes it when
+        nothing held has changed since. Nothing is done for a tenant not held."""
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        if held is None:
+            return
+        with held.lock:
+            seqs, words = held.seqs, held.words
+        if words is None or seqs is None or len(seqs) <= n:
+            return
+        chosen = seqs[_nearest(_distances(words, query), n)]
+        with self._lock:
+            # Held arrays are replaced, never changed in place: the same object, the same data.
+            self._proposals[(tenant_id, model_id, query, n)] = (weakref.ref(seqs), chosen)
+            while len(self._proposals) > PROPOSALS:
+                self._proposals.popitem(last=False)
 
     def forget(self, tenant_id: str, model_id: str, seqs: list[int]) -> None:
         """Drops vectors found deleted."""
