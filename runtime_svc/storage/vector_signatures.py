@@ -8,7 +8,8 @@ the exact search whenever the proposal leaves fewer than k eligible results whil
 candidates were ineligible or gone (`storage.vector_search`). What is held is brought up to
 date from the database at every use, inside the caller's transaction: vectors stored since
 (by any process) are read by their growing `seq`; vectors deleted since are dropped once a
-proposal meets them.
+proposal meets them. The comparison itself can be made ahead, on the thread that embedded
+the query (`propose`): the search takes that result when nothing held has changed since.
 """
 
 from __future__ import annotations
