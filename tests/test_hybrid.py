@@ -219,7 +219,8 @@ client = stack.client()
 insert(client, "I have a yellow Squier Tele")
 assert search_ids(client, "Squier")
 stack.stop()
-loaded = [m for m in ("torch", "sentence_transformers", "transformers", "sqlite_vec", "sqlean",
+loaded = [m for m in ("torch", "sentence_transformers", "transformers", "onnxruntime", "onnx",
+                      "sqlite_vec", "sqlean",
                       "pgvector", "numpy") if m in sys.modules]
 print("LOADED", loaded)
 """

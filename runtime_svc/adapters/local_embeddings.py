@@ -1,7 +1,9 @@
 """A sentence-transformers model on this machine (`retrieval.embeddings: local`; the
 `embeddings` extra). The model is a name (fetched once into the Hugging Face cache) or a
 local directory; with HF_HUB_OFFLINE=1 nothing is fetched. Loaded once per process and
-model: loading takes seconds, and runtimes in one process share it."""
+model: loading takes seconds, and runtimes in one process share it. A single text (a
+search's query) is embedded through ONNX Runtime when the same weights exported there give
+the same vectors (`adapters.onnx_query`): about twice as fast; batches use torch."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ import functools
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime_svc.domain.embeddings import Vector
+
+if TYPE_CHECKING:
+    from runtime_svc.adapters.onnx_query import QueryEncoder
 
 
 class LocalEmbedder:
     def __init__(self, model: str, model_id: str) -> None:
         self.model_id = model_id
-        self._model = _load(model)
+        self._model, self._query = _load(model)
         self._dimension = int(_dimension_of(self._model))
         # torch runs one forward pass at a time well; callers from several threads (and
         # runtimes sharing the model in one process) queue.
@@ -29,6 +34,9 @@ class LocalEmbedder:
         return self._dimension
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
+        if len(texts) == 1 and self._query is not None:
+            # Runs on the caller's thread, beside any batch under way on torch.
+            return [self._query(texts[0]).tolist()]
         with self._lock, _one_thread(len(texts) == 1):
             vectors = self._model.encode(
                 list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
@@ -68,16 +76,18 @@ def _default_threads() -> int:
 
 
 @functools.cache
-def _load(model: str) -> Any:
+def _load(model: str) -> tuple[Any, QueryEncoder | None]:
     # OpenMP threads that spin while waiting for work take the CPU from the database
     # threads beside them (and from other processes): on 2 cores a query's embedding went
     # from 10 ms to 600 ms. Passive waiting must be chosen before torch loads OpenMP.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from sentence_transformers import SentenceTransformer  # the `embeddings` extra
 
+    from runtime_svc.adapters import onnx_query
+
     loaded = SentenceTransformer(model, device="cpu")
     _default_threads()
-    return loaded
+    return loaded, onnx_query.load(loaded)
 
 
 def _dimension_of(model: Any) -> int:

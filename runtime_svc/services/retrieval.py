@@ -81,9 +81,9 @@ class Retrieval:
         self._semantic = semantic
         self._lexical_only_reason = lexical_only_reason
 
-    def _embed(self, query: str) -> Future[Vector] | None:
+    def _embed(self, query: str, tenant_id: str) -> Future[Vector] | None:
         """Starts embedding the query (it runs while the lexical side ranks)."""
-        return self._semantic.embed(query) if self._semantic is not None else None
+        return self._semantic.embed(query, tenant_id) if self._semantic is not None else None
 
     def _eligible(
         self,
@@ -124,7 +124,7 @@ class Retrieval:
         """The top sources (each with its best passage), or with `group_by_source` off the
         top passages, several of one conversation possibly."""
         _check(query, thread_id, limit)
-        embedding = self._embed(query)
+        embedding = self._embed(query, caller.tenant_id)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
@@ -140,7 +140,7 @@ class Retrieval:
         the selection is made again inside the recording transaction."""
         _check(query, thread_id, 1)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
-        embedding = self._embed(query)
+        embedding = self._embed(query, caller.tenant_id)
         with self._uow.read(caller.tenant_id) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
@@ -178,14 +178,14 @@ class Retrieval:
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
-        embedding = self._embed(query)
+        embedding = self._embed(query, caller.tenant_id)
         with self._uow.read(caller.tenant_id) as tx:
             return self._eligible(tx, query, limit, embedding)[1]
 
     def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
         _check(query, thread_id, limit)
         now = self._clock()
-        embedding = self._embed(query)
+        embedding = self._embed(query, caller.tenant_id)
         terms = text.query_terms(query)
         with self._uow.read(caller.tenant_id) as tx:
             disabled = self._thread_disabled(tx, thread_id)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from runtime_svc.domain import fusion, passages
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.embeddings import Embedder, Vector
+from runtime_svc.domain.embeddings import Embedder, Vector, signature
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.storage.search_index import Hit, MatchRow
@@ -77,8 +77,18 @@ class Semantic:
     def candidates(self) -> int:
         return self._s.candidates
 
-    def embed(self, query: str) -> Future[Vector]:
-        return self._pool.submit(lambda: self._embedder.embed([query])[0])
+    def embed(self, query: str, tenant_id: str) -> Future[Vector]:
+        """Starts embedding the query; once embedded, the coarse pass over the tenant's
+        held signatures is computed ahead too (while the lexical side is still ranking)."""
+
+        def run() -> Vector:
+            vector = self._embedder.embed([query])[0]
+            self._signatures.propose(
+                tenant_id, self.model_id, signature(vector), self._s.candidates * COARSE_FACTOR
+            )
+            return vector
+
+        return self._pool.submit(run)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -111,16 +121,20 @@ class Semantic:
         `grouped` off the top passages, fused (`lexical`: the lexical side's hits, grouped
         the same way; `terms`: the query's words that it searched; `query`: its vector, or
         the embedding under way)."""
-        # What needs no vector first, while the query is still being embedded.
+        # What needs no vector first, while the query is still being embedded: the lexical
+        # candidates' coverage and vectors, the plan, the coarse pass's signatures.
         coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
+        search = self._search(tx)
+        plan = self._plan(tx, grouped)
+        search.prepare(plan)
+        stored = search.vectors(self.model_id, [(h.pk, _passage(h)) for h in lexical])
         if isinstance(query, Future):
             query = query.result()
-        search = self._search(tx)
-        semantic = search.search(self._plan(tx, grouped), query, self._s.candidates, now_us)
+        semantic = search.search(plan, query, self._s.candidates, now_us)
         by_key = {_key(h): h for h in semantic} | {_key(h): h for h in lexical}
         sem = {_key(h): h.score for h in semantic}
         unscored = [h for h in lexical if _key(h) not in sem]
-        sims = search.similarity(self.model_id, query, [(h.pk, _passage(h)) for h in unscored])
+        sims = stored.similarity(query, [(h.pk, _passage(h)) for h in unscored])
         scored = fusion.fuse(
             {_key(h): h.score for h in lexical},
             sem,

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Connection,
     Float,
     LargeBinary,
+    and_,
     bindparam,
     case,
     cast,
@@ -167,8 +168,22 @@ def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
         func.json_each(bindparam("seqs")).table_valued("value")
     )
     scored = (
-        _scored(True, case((ok, 1), else_=0).label("ok"))
-        .where(v.c.seq.in_(wanted.scalar_subquery()))
+        select(
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            _distance(True).label("distance"),
+            case((ok, 1), else_=0).label("ok"),
+        )
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(
+            v.c.seq.in_(wanted.scalar_subquery()),
+            # As expressions, so that SQLite reads the candidates by their seq and their
+            # sources by pk, instead of walking every source of the tenant (its index).
+            func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
+            func.coalesce(v.c.model_id, "") == bindparam("model_id"),
+            func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
+        )
         .cte("scored")
         .prefix_with("MATERIALIZED")
     )
@@ -190,6 +205,27 @@ def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
     )
 
 
+@lru_cache(maxsize=1)
+def _stored_statement():  # type: ignore[no-untyped-def]
+    """SQLite: the vectors of the entries given as a JSON array of [source pk, passage]
+    pairs, each looked up by its key (the tenant check as an expression, so that SQLite does
+    not walk the tenant's vectors instead)."""
+    wanted = func.json_each(bindparam("entries")).table_valued("value").alias("wanted")
+    return (
+        select(v.c.source_pk, v.c.passage, v.c.embedding)
+        .select_from(wanted)
+        .join(
+            v,
+            and_(
+                v.c.source_pk == func.json_extract(wanted.c.value, "$[0]"),
+                v.c.passage == func.json_extract(wanted.c.value, "$[1]"),
+                v.c.model_id == bindparam("model_id"),
+            ),
+        )
+        .where(func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"))
+    )
+
+
 class VectorSearch:
     def __init__(
         self,
@@ -202,6 +238,15 @@ class VectorSearch:
         self._sqlite = conn.dialect.name == "sqlite"
         self._window = window or Window()
         self._signatures = signatures or Signatures()
+        self._last: dict[str, int] = {}  # by model: the largest seq `prepare` saw
+
+    def prepare(self, plan: Plan) -> None:
+        """What `search` can do before it has the query: the coarse pass's signatures
+        brought up to the caller's transaction (done while the query is being embedded)."""
+        if self._sqlite and not plan.exact:
+            self._last[plan.model_id] = self._signatures.refresh(
+                self.conn, self.tenant_id, plan.model_id
+            )
 
     def _params(self, plan: Plan, query: Vector, **more: object) -> dict[str, object]:
         return {
@@ -251,7 +296,12 @@ class VectorSearch:
         (when some were and fewer than `limit` remain, they may have taken eligible ones'
         places)."""
         seqs, _ = self._signatures.nearest(
-            self.conn, self.tenant_id, plan.model_id, signature(query), plan.coarse
+            self.conn,
+            self.tenant_id,
+            plan.model_id,
+            signature(query),
+            plan.coarse,
+            self._last.get(plan.model_id),
         )
         if not seqs:
             return [], 0
@@ -306,24 +356,62 @@ class VectorSearch:
         params = self._params(plan, query, now_us=now_us, cap=cap)
         return [MatchRow(*r) for r in self.conn.execute(stmt, params)]
 
+    def vectors(self, model_id: str, entries: Sequence[tuple[int, int]]) -> Stored:
+        """The stored vectors of the given entries ((source pk, passage) pairs; those that
+        have one), for `Stored.similarity` once the query is known."""
+        if not entries:
+            return Stored({})
+        if self._sqlite:
+            params = {
+                "entries": json.dumps(list(entries)),
+                "model_id": model_id,
+                "tenant_id": self.tenant_id,
+            }
+            return Stored(
+                {(pk, p): e for pk, p, e in self.conn.execute(_stored_statement(), params)}
+            )
+        stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
+            v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
+            tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
+            func.coalesce(v.c.model_id, "") == model_id,
+            func.coalesce(v.c.tenant_id, "") == self.tenant_id,
+        )
+        return Stored({(pk, p): e for pk, p, e in self.conn.execute(stmt)})
+
     def similarity(
         self, model_id: str, query: Vector, entries: Sequence[tuple[int, int]]
     ) -> dict[tuple[int, int], float]:
         """Cosine similarity of the given entries' vectors ((source pk, passage) pairs; those
         that have one)."""
-        if not entries:
+        return self.vectors(model_id, entries).similarity(query)
+
+
+class Stored:
+    """Entries' vectors as stored (float32 bytes on SQLite, a list on PostgreSQL)."""
+
+    def __init__(self, by_entry: dict[tuple[int, int], object]) -> None:
+        self._by_entry = by_entry
+
+    def similarity(
+        self, query: Vector, entries: Sequence[tuple[int, int]] | None = None
+    ) -> dict[tuple[int, int], float]:
+        """Cosine similarity to `query` of the given entries (default: all) that have a
+        vector, in float32 as the database computes it."""
+        import numpy as np
+
+        keys = [k for k in (self._by_entry if entries is None else entries) if k in self._by_entry]
+        if not keys:
             return {}
-        distance = _distance(self._sqlite)
-        stmt = select(v.c.source_pk, v.c.passage, (1.0 - distance)).where(
-            v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
-            tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
-            # As expressions, so that SQLite looks the entries up by their key instead
-            # of reading all the tenant's vectors through the (tenant, model) index.
-            func.coalesce(v.c.model_id, "") == model_id,
-            func.coalesce(v.c.tenant_id, "") == self.tenant_id,
+        rows = [self._by_entry[k] for k in keys]
+        matrix = (
+            np.frombuffer(b"".join(rows), np.float32).reshape(len(rows), -1)  # type: ignore[arg-type]
+            if isinstance(rows[0], bytes | bytearray | memoryview)
+            else np.asarray(rows, np.float32)
         )
-        qvec = encode(self.conn, query) if self._sqlite else list(query)
-        return {(pk, p): float(s) for pk, p, s in self.conn.execute(stmt, {"qvec": qvec})}
+        q = np.asarray(query, np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
+        cosine = (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
+        return {k: float(c) for k, c in zip(keys, cosine, strict=True)}
 
 
 def unavailable_reason(conn: Connection) -> str:

@@ -1,0 +1,38 @@
+"""A search's query is embedded through ONNX Runtime with the local model's own weights: the
+same vectors as the model gives (what the indexer stored), or not used at all."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.hybrid_support import MODEL_ID, local_model  # noqa: F401  (a fixture)
+
+TEXTS = [
+    "Do you remember my saxophone from the attic?",
+    "tea",
+    "Priya prefers tea to coffee, and she said so twice at the café in Lisbon.",
+    "word " * 400,  # beyond the model's window: truncated the same way
+]
+
+
+def test_one_text_gets_the_same_vector_as_in_a_batch(local_model):  # noqa: F811
+    pytest.importorskip("onnxruntime")
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    embedder = LocalEmbedder(local_model, MODEL_ID)
+    assert embedder._query is not None  # the ONNX encoder is in use
+    batch = np.array(embedder.embed(TEXTS))  # several texts: on torch, padded
+    one = np.array([embedder.embed([t])[0] for t in TEXTS])
+    assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
+    assert (one * batch).sum(axis=1).min() > 0.9999
+
+
+def test_an_encoder_that_differs_from_the_model_is_not_used(local_model, monkeypatch):  # noqa: F811
+    pytest.importorskip("onnxruntime")
+    from runtime_svc.adapters import onnx_query
+    from runtime_svc.adapters.local_embeddings import _load
+
+    model, _ = _load(local_model)
+    monkeypatch.setattr(onnx_query, "MIN_COSINE", 1.5)  # no encoder can be that close
+    assert onnx_query.load(model) is None
