@@ -41,6 +41,7 @@ class Transaction:
         tenant_id: str,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
+        policies_known: dict[str, tuple[str, int] | None] | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
@@ -51,7 +52,7 @@ class Transaction:
         self.sources = SourceRepository(conn, tenant_id)
         self.index = SearchIndex(conn, tenant_id, self.window)
         self.prompt_records = PromptRecords(conn, tenant_id)
-        self.policies = TenantPolicies(conn, tenant_id)
+        self.policies = TenantPolicies(conn, tenant_id, policies_known)
         self.facts = FactRepository(conn, tenant_id)
         self.owner_keys = OwnerKeys(conn, tenant_id)
         self.revoked_assents = RevokedAssents(conn, tenant_id)
@@ -74,6 +75,8 @@ class _Batch:
 
     conn: Connection
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
+    # Tenants' insert policy overrides as read under their row locks (one read per batch).
+    policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
     after_commit: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -134,7 +137,7 @@ class UnitOfWork:
         # One savepoint at a time, always of the same name, sent as it is: SQLAlchemy's own
         # (`begin_nested`) names each one anew, so each of its statements is compiled anew.
         conn = batch.conn
-        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window)
+        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, batch.policies)
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
@@ -148,6 +151,7 @@ class UnitOfWork:
             conn.exec_driver_sql(_RELEASE)
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
+            batch.policies.pop(tenant_id, None)  # it may have saved one, now undone
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
