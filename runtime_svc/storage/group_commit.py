@@ -16,6 +16,7 @@ wake-up of the loop settles every future of the batch, instead of one cross-thre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import queue
@@ -139,10 +140,8 @@ def _deliver(outcomes: list[tuple[Waiter, Any, BaseException | None]]) -> None:
         else:
             on_loops.setdefault(waiter.get_loop(), []).append((waiter, result, error))
     for loop, settled in on_loops.items():
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
             loop.call_soon_threadsafe(_settle_all, settled)
-        except RuntimeError:  # the loop is closed: nobody waits any more
-            pass
 
 
 def _settle_all(settled: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
