@@ -121,7 +121,7 @@ def test_tasks_on_an_event_loop_get_the_outcomes_of_their_batch(parts):
     committer.close()
 
 
-def test_a_policy_set_in_a_batch_applies_to_the_inserts_after_it(parts):
+def test_inserts_in_a_batch_see_the_policy_and_the_receipts_written_before(parts):
     uow, _, _ = parts
     journal = Journal(EventRetention(1000), lambda _tenant: None)
     extraction = FactExtraction(RuleExtractor())
@@ -146,6 +146,12 @@ def test_a_policy_set_in_a_batch_applies_to_the_inserts_after_it(parts):
     stale = committer.submit(inserts.set_policy, CALLER, 5, InsertPolicy.REVIEW_PENDING)
     changed = committer.submit(inserts.set_policy, CALLER, 0, InsertPolicy.REVIEW_PENDING)
     after = insert("the shed roof leaks")
+    retry = Caller("tenant-a", "alice", "user", frozenset(), request_id="req-7")
+    cmd = InsertCommand(content="the gate squeaks")
+    original, retried = (
+        committer.submit(inserts.commit_insert, retry, cmd, inserts.prepare(retry, cmd))
+        for _ in range(2)
+    )
     gate.set()
     blocker.result(timeout=10)
     assert before.result(timeout=10).status is Status.ACTIVE
@@ -153,4 +159,34 @@ def test_a_policy_set_in_a_batch_applies_to_the_inserts_after_it(parts):
         stale.result(timeout=10)
     assert changed.result(timeout=10).revision == 1
     assert after.result(timeout=10).status is Status.PENDING_REVIEW
+    # A retry in the same batch as its original answers with the original's receipt.
+    assert retried.result(timeout=10).deduplicated
+    assert retried.result().receipt == original.result(timeout=10).receipt
+    committer.close()
+
+
+def test_journal_rows_read_in_a_batch_and_undone_with_a_savepoint_are_still_written(parts):
+    uow, modes, _ = parts
+    committer = GroupCommitter(uow, max_batch=16)
+    gate = threading.Event()
+
+    def read_then_fail() -> None:
+        with uow.write("tenant-a") as tx:
+            seen = [r.sequence for r in tx.receipts.page("", 0, 10)]  # sees the earlier job's
+            assert seen == [1]
+            raise RuntimeError("this job fails after reading")
+
+    blocker = committer.submit(gate.wait)
+    first = committer.submit(modes.set, CALLER, "j1", 0, Mode.DISABLED)
+    failing = committer.submit(read_then_fail)
+    second = committer.submit(modes.set, CALLER, "j2", 0, Mode.DISABLED)
+    gate.set()
+    blocker.result(timeout=10)
+    assert first.result(timeout=10).receipt.sequence == 1
+    with pytest.raises(RuntimeError):
+        failing.result(timeout=10)
+    assert second.result(timeout=10).receipt.sequence == 2
+    with uow.read("tenant-a") as tx:  # the first job's rows, undone with the failing job's
+        assert [r.sequence for r in tx.receipts.all()] == [1, 2]  # savepoint, were rewritten
+        assert [e.sequence for e in tx.events.after(0, [], 10)] == [1, 2]
     committer.close()

@@ -42,13 +42,14 @@ class Transaction:
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
         policies_known: dict[str, tuple[str, int] | None] | None = None,
+        journal_rows: repositories.JournalRows | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
-        self.events = repositories.EventLog(conn, tenant_id)
-        self.receipts = repositories.ReceiptChain(conn, tenant_id)
+        self.events = repositories.EventLog(conn, tenant_id, journal_rows)
+        self.receipts = repositories.ReceiptChain(conn, tenant_id, journal_rows)
         self.sources = SourceRepository(conn, tenant_id)
         self.index = SearchIndex(conn, tenant_id, self.window)
         self.prompt_records = PromptRecords(conn, tenant_id)
@@ -74,6 +75,7 @@ class _Batch:
     """An open group-commit transaction: writes join it as savepoints."""
 
     conn: Connection
+    journal: repositories.JournalRows
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
     policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
@@ -137,7 +139,9 @@ class UnitOfWork:
         # One savepoint at a time, always of the same name, sent as it is: SQLAlchemy's own
         # (`begin_nested`) names each one anew, so each of its statements is compiled anew.
         conn = batch.conn
-        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, batch.policies)
+        tx = Transaction(
+            conn, tenant_id, self._vectors_queued, self.window, batch.policies, batch.journal
+        )
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
@@ -149,9 +153,11 @@ class UnitOfWork:
         try:
             yield tx
             conn.exec_driver_sql(_RELEASE)
+            batch.journal.release()
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
             batch.policies.pop(tenant_id, None)  # it may have saved one, now undone
+            batch.journal.rollback()
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
@@ -167,11 +173,12 @@ class UnitOfWork:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
         with self._write_turn, self._connect() as conn:
-            batch = _Batch(conn)
+            batch = _Batch(conn, repositories.JournalRows(conn))
             self._local.batch = batch
             try:
                 conn.begin()
                 yield
+                batch.journal.flush()
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
