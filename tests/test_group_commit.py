@@ -1,4 +1,5 @@
-"""Group commit on a real SQLite database: jobs share a transaction but fail alone."""
+"""Group commit on a real database (SQLite, or PostgreSQL with AGENTMEM_TEST_DATABASE_URL): jobs
+share a transaction but fail alone."""
 
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
+from tests.harness import database_url
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
 
 @pytest.fixture
 def parts(tmp_path):
-    db = open_database(Storage(url=f"sqlite:///{tmp_path / 'g.db'}"))
+    db = open_database(Storage(url=database_url(tmp_path / "g.db")))
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
     woken: list[str] = []

@@ -79,6 +79,9 @@ class _Batch:
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
     policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    # PostgreSQL: the last write's savepoint, released with the next one's start (or the
+    # commit) in the same round trip.
+    release_pending: bool = False
     after_commit: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -99,6 +102,10 @@ class UnitOfWork:
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
         self._write_turn = threading.Lock() if db.dialect == "sqlite" else contextlib.nullcontext()
+        # On PostgreSQL each statement is a round trip: a savepoint's release travels with
+        # the next statement that needs none of its results (SQLite runs one statement per
+        # call, and a call costs microseconds).
+        self._defer_release = db.dialect == "postgresql"
         self._local = threading.local()
         self._scrubber = Scrubber(db)
 
@@ -145,14 +152,18 @@ class UnitOfWork:
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
-            conn.exec_driver_sql(_SAVEPOINT)
+            conn.exec_driver_sql(_RELEASE_AND_SAVEPOINT if batch.release_pending else _SAVEPOINT)
+            batch.release_pending = False
         except _STORAGE as e:
             _raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
         try:
             yield tx
-            conn.exec_driver_sql(_RELEASE)
+            if self._defer_release:  # to the next savepoint, or the commit
+                batch.release_pending = True
+            else:
+                conn.exec_driver_sql(_RELEASE)
             batch.journal.release()
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
@@ -218,6 +229,7 @@ class UnitOfWork:
 _SAVEPOINT = "SAVEPOINT batched_write"
 _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
+_RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
 
 # What a lost or broken database connection raises: a driver error (OperationalError,
 # InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
