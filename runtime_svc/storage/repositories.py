@@ -168,7 +168,7 @@ class EventLog(_Repository):
         super().__init__(conn, tenant_id)
         self._rows = rows
 
-    def _written(self) -> None:
+    def _flush_pending(self) -> None:
         if self._rows is not None:
             self._rows.flush()
 
@@ -195,7 +195,7 @@ class EventLog(_Repository):
     def compact_through(self, state: TenantCounters, sequence: int) -> None:
         if sequence <= state.events_compacted_through:
             return
-        self._written()
+        self._flush_pending()
         self.conn.execute(
             delete(_events).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.sequence <= sequence
@@ -206,7 +206,7 @@ class EventLog(_Repository):
     def after(
         self, sequence: int, kinds: Sequence[str], limit: int
     ) -> list[domain_events.LoggedEvent]:
-        self._written()
+        self._flush_pending()
         stmt = (
             select(
                 _events.c.sequence,
@@ -230,7 +230,7 @@ class EventLog(_Repository):
 
     def newest_before(self, cutoff_us: int) -> int:
         """The highest sequence of an event older than the cutoff (0 when none)."""
-        self._written()
+        self._flush_pending()
         return self.conn.execute(
             select(func.coalesce(func.max(_events.c.sequence), 0)).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
