@@ -1,7 +1,9 @@
-"""Group commit on a real SQLite database: jobs share a transaction but fail alone."""
+"""Group commit on a real database (SQLite, or PostgreSQL with AGENTMEM_TEST_DATABASE_URL): jobs
+share a transaction but fail alone."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -9,21 +11,28 @@ import pytest
 from agentmem.core.config import Storage
 from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.sources import Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock
+from runtime_svc.services.facts import FactExtraction
+from runtime_svc.services.inserts import InsertCommand, Inserts
 from runtime_svc.services.journal import EventRetention, Journal
+from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
+from tests.harness import database_url
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
 
 @pytest.fixture
 def parts(tmp_path):
-    db = open_database(Storage(url=f"sqlite:///{tmp_path / 'g.db'}"))
+    db = open_database(Storage(url=database_url(tmp_path / "g.db")))
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
     woken: list[str] = []
@@ -81,4 +90,105 @@ def test_a_caller_that_went_away_does_not_stop_the_writer(parts):
     assert after.current.revision == 1
     with uow.read("tenant-a") as tx:
         assert tx.thread_modes.get("gone") is None
+    committer.close()
+
+
+def test_tasks_on_an_event_loop_get_the_outcomes_of_their_batch(parts):
+    uow, modes, _ = parts
+    committer = GroupCommitter(uow, max_batch=16)
+    gate = threading.Event()
+
+    async def main():  # type: ignore[no-untyped-def]
+        blocker = committer.submit(gate.wait)  # the next jobs queue up and form one batch
+        jobs = [
+            asyncio.ensure_future(committer.run(modes.set, CALLER, "a1", 0, Mode.DISABLED)),
+            asyncio.ensure_future(committer.run(modes.set, CALLER, "a1", 0, Mode.ENABLED)),
+            asyncio.ensure_future(committer.run(modes.set, CALLER, "gone", 0, Mode.DISABLED)),
+            asyncio.ensure_future(committer.run(modes.set, CALLER, "a2", 0, Mode.DISABLED)),
+        ]
+        await asyncio.sleep(0)  # every task has queued its job
+        jobs[2].cancel()  # its caller went away before it ran: the job is skipped
+        gate.set()
+        await asyncio.wrap_future(blocker)
+        return await asyncio.gather(*jobs, return_exceptions=True)
+
+    first, stale, gone, fourth = asyncio.run(main())
+    assert first.current.revision == 1
+    assert isinstance(stale, AgentmemError) and stale.reason == "REVISION_MISMATCH"
+    assert isinstance(gone, asyncio.CancelledError)
+    assert fourth.receipt.sequence == 2  # no gap where the failure was
+    with uow.read("tenant-a") as tx:  # another connection sees them: committed
+        assert tx.thread_modes.get("a2").revision == 1
+        assert tx.thread_modes.get("gone") is None
+    committer.close()
+
+
+def test_inserts_in_a_batch_see_the_policy_and_the_receipts_written_before(parts):
+    uow, _, _ = parts
+    journal = Journal(EventRetention(1000), lambda _tenant: None)
+    extraction = FactExtraction(RuleExtractor())
+    inserts = Inserts(
+        uow,
+        journal,
+        system_clock,
+        SourceChanges(uow, journal, extraction),
+        policy=InsertPolicy.PERMISSIVE,
+        default_mode=Mode.ENABLED,
+        extraction=extraction,
+    )
+
+    def insert(text: str):  # type: ignore[no-untyped-def]
+        cmd = InsertCommand(content=text)
+        return committer.submit(inserts.commit_insert, CALLER, cmd, inserts.prepare(CALLER, cmd))
+
+    committer = GroupCommitter(uow, max_batch=16)
+    gate = threading.Event()
+    blocker = committer.submit(gate.wait)
+    before = insert("the shed door is blue")  # reads the policy in force: permissive
+    stale = committer.submit(inserts.set_policy, CALLER, 5, InsertPolicy.REVIEW_PENDING)
+    changed = committer.submit(inserts.set_policy, CALLER, 0, InsertPolicy.REVIEW_PENDING)
+    after = insert("the shed roof leaks")
+    retry = Caller("tenant-a", "alice", "user", frozenset(), request_id="req-7")
+    cmd = InsertCommand(content="the gate squeaks")
+    original, retried = (
+        committer.submit(inserts.commit_insert, retry, cmd, inserts.prepare(retry, cmd))
+        for _ in range(2)
+    )
+    gate.set()
+    blocker.result(timeout=10)
+    assert before.result(timeout=10).status is Status.ACTIVE
+    with pytest.raises(AgentmemError):
+        stale.result(timeout=10)
+    assert changed.result(timeout=10).revision == 1
+    assert after.result(timeout=10).status is Status.PENDING_REVIEW
+    # A retry in the same batch as its original answers with the original's receipt.
+    assert retried.result(timeout=10).deduplicated
+    assert retried.result().receipt == original.result(timeout=10).receipt
+    committer.close()
+
+
+def test_journal_rows_read_in_a_batch_and_undone_with_a_savepoint_are_still_written(parts):
+    uow, modes, _ = parts
+    committer = GroupCommitter(uow, max_batch=16)
+    gate = threading.Event()
+
+    def read_then_fail() -> None:
+        with uow.write("tenant-a") as tx:
+            seen = [r.sequence for r in tx.receipts.page("", 0, 10)]  # sees the earlier job's
+            assert seen == [1]
+            raise RuntimeError("this job fails after reading")
+
+    blocker = committer.submit(gate.wait)
+    first = committer.submit(modes.set, CALLER, "j1", 0, Mode.DISABLED)
+    failing = committer.submit(read_then_fail)
+    second = committer.submit(modes.set, CALLER, "j2", 0, Mode.DISABLED)
+    gate.set()
+    blocker.result(timeout=10)
+    assert first.result(timeout=10).receipt.sequence == 1
+    with pytest.raises(RuntimeError):
+        failing.result(timeout=10)
+    assert second.result(timeout=10).receipt.sequence == 2
+    with uow.read("tenant-a") as tx:  # the first job's rows, undone with the failing job's
+        assert [r.sequence for r in tx.receipts.all()] == [1, 2]  # savepoint, were rewritten
+        assert [e.sequence for e in tx.events.after(0, [], 10)] == [1, 2]
     committer.close()

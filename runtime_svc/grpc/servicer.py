@@ -106,7 +106,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def _write(self, fn: Callable[..., T], *args: object) -> T:
         """Mutations go through group commit (one writer, one commit per batch)."""
-        return await asyncio.wrap_future(self._writer.submit(fn, *args))
+        return await self._writer.run(fn, *args)
 
     # Thread memory mode
 

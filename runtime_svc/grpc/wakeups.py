@@ -3,11 +3,15 @@
 Writers commit in worker threads and call `notify(tenant)`; streams wait on the event loop.
 The log in the database stays the truth: a stream always re-reads it after waking, and
 also re-reads after `poll_interval` so it sees events that another replica wrote.
+
+Notifications coalesce: a group commit of many mutations notifies once per mutation, but the
+loop is woken once for every tenant notified until it runs (one cross-thread wake-up).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import defaultdict
 
 
@@ -15,14 +19,23 @@ class TenantWakeups:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
+        self._lock = threading.Lock()
+        self._notified: set[str] = set()  # tenants to wake when the loop next runs `_wake`
 
     def notify(self, tenant_id: str) -> None:
         """Thread-safe."""
-        self._loop.call_soon_threadsafe(self._wake, tenant_id)
+        with self._lock:
+            scheduled = bool(self._notified)  # a `_wake` is already on its way
+            self._notified.add(tenant_id)
+        if not scheduled:
+            self._loop.call_soon_threadsafe(self._wake)
 
-    def _wake(self, tenant_id: str) -> None:
-        for waiter in self._waiters.get(tenant_id, ()):
-            waiter.set()
+    def _wake(self) -> None:
+        with self._lock:
+            tenants, self._notified = self._notified, set()
+        for tenant_id in tenants:
+            for waiter in self._waiters.get(tenant_id, ()):
+                waiter.set()
 
     def waiter(self, tenant_id: str) -> asyncio.Event:
         """An event set whenever the tenant's log grows; `release` it when done."""

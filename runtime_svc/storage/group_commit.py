@@ -7,10 +7,16 @@ commit that makes it durable; if that commit fails, every mutation of the batch 
 Under load this turns N commits into one; alone, a mutation runs at once. `idle_for` tells
 background work (the embedding indexer) how long the write path has been idle, so it can
 stay out of the way of mutations.
+
+Callers on an event loop (`run`) get their outcomes in one hand-off per batch: a single
+wake-up of the loop settles every future of the batch, instead of one cross-thread wake-up
+(a write to the loop's self-pipe) and one loop iteration per mutation.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import logging
 import queue
@@ -25,6 +31,8 @@ from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.writes")
 _STOP = object()
+# Whoever waits for a job: a thread (`concurrent.futures.Future`) or a task on an event loop.
+Waiter = Future | asyncio.Future
 
 
 class GroupCommitter:
@@ -38,13 +46,24 @@ class GroupCommitter:
         self._thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Queues a mutation; its outcome arrives on the returned future."""
         future: Future[Any] = Future()
+        self._enqueue(future, fn, args)
+        return future
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Queues a mutation from a task on the running event loop and waits for its outcome.
+        Cancelling the task before the job runs skips the job."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._enqueue(future, fn, args)
+        return await future
+
+    def _enqueue(self, waiter: Waiter, fn: Callable[..., Any], args: tuple) -> None:
         # The caller's context (its trace span) travels with the job; so does the time it
         # was queued, for the wait metric.
         context = contextvars.copy_context()
         self._last_active = time.monotonic()
-        self._queue.put((context.run, (fn, *args), future, time.perf_counter()))
-        return future
+        self._queue.put((context.run, (fn, *args), waiter, time.perf_counter()))
 
     def idle_for(self) -> float:
         """Seconds since the last mutation was queued or finished; 0 while any is waiting or
@@ -83,29 +102,56 @@ class GroupCommitter:
                 self._last_active = time.monotonic()
                 self._running = False
 
-    def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Future[Any]]]) -> None:
+    def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Waiter]]) -> None:
         # A job whose caller went away before it ran is skipped; once running, it can no
         # longer be cancelled, so its outcome is always delivered.
-        jobs = [job for job in jobs if job[2].set_running_or_notify_cancel()]
+        jobs = [job for job in jobs if _claim(job[2])]
         if not jobs:
             return
-        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        outcomes: list[tuple[Waiter, Any, BaseException | None]] = []
         try:
             with self._uow.batch():
-                for fn, args, future in jobs:
+                for fn, args, waiter in jobs:
                     try:
-                        outcomes.append((future, fn(*args), None))
+                        outcomes.append((waiter, fn(*args), None))
                     except Exception as e:  # this job alone fails
-                        outcomes.append((future, None, e))
+                        outcomes.append((waiter, None, e))
         except Exception as e:  # the commit failed: nothing of the batch is durable
             log.warning("group commit failed", extra={"jobs": len(jobs)})
-            for future, _result, error in outcomes:
-                future.set_exception(error or e)
-            for _fn, _args, future in jobs[len(outcomes) :]:
-                future.set_exception(e)
+            failed = [(waiter, None, error or e) for waiter, _result, error in outcomes]
+            _deliver(failed + [(waiter, None, e) for _fn, _args, waiter in jobs[len(outcomes) :]])
             return
-        for future, result, error in outcomes:
-            if error is None:
-                future.set_result(result)
-            else:
-                future.set_exception(error)
+        _deliver(outcomes)
+
+
+def _claim(waiter: Waiter) -> bool:
+    """Whether the job is still wanted; a thread's future can no longer be cancelled after."""
+    if isinstance(waiter, Future):
+        return waiter.set_running_or_notify_cancel()
+    return not waiter.cancelled()  # a task's future: the outcome of a later cancel is dropped
+
+
+def _deliver(outcomes: list[tuple[Waiter, Any, BaseException | None]]) -> None:
+    """Threads' futures are settled here; tasks' futures in one call on each loop."""
+    on_loops: dict[asyncio.AbstractEventLoop, list] = {}
+    for waiter, result, error in outcomes:
+        if isinstance(waiter, Future):
+            _settle(waiter, result, error)
+        else:
+            on_loops.setdefault(waiter.get_loop(), []).append((waiter, result, error))
+    for loop, settled in on_loops.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(_settle_all, settled)
+
+
+def _settle_all(settled: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
+    for waiter, result, error in settled:
+        if not waiter.done():  # its task may have been cancelled meanwhile
+            _settle(waiter, result, error)
+
+
+def _settle(waiter: Waiter, result: Any, error: BaseException | None) -> None:
+    if error is None:
+        waiter.set_result(result)
+    else:
+        waiter.set_exception(error)

@@ -26,6 +26,55 @@ class _Repository:
         self.tenant_id = tenant_id
 
 
+class JournalRows:
+    """The event and receipt rows of a group commit, written together (one statement per
+    table) before it commits, instead of two statements per mutation.
+
+    The rows of the open savepoint are kept apart: a failing mutation's rows are dropped
+    with it. Anything that reads or deletes journal rows in the transaction flushes first,
+    so it sees every row appended before it; if that happens inside a savepoint that is
+    then rolled back, the earlier mutations' rows it wrote are undone with it, and are
+    written again later."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._kept: tuple[list[dict], list[dict]] = ([], [])  # of released savepoints
+        self._open: tuple[list[dict], list[dict]] = ([], [])  # of the open savepoint
+        self._exposed: tuple[list[dict], list[dict]] = ([], [])  # kept, flushed in it
+
+    def add_event(self, row: dict) -> None:
+        self._open[0].append(row)
+
+    def add_receipt(self, row: dict) -> None:
+        self._open[1].append(row)
+
+    def flush(self) -> None:
+        for stmt, kept, opened, exposed in zip(
+            (_INSERT_EVENT, _INSERT_RECEIPT), self._kept, self._open, self._exposed, strict=True
+        ):
+            rows = kept + opened
+            if rows:
+                compiled.execute_many(self._conn, stmt, rows)
+            exposed += kept
+            kept.clear()
+            opened.clear()
+
+    def release(self) -> None:
+        """The open savepoint was released: its rows are the transaction's."""
+        for kept, opened, exposed in zip(self._kept, self._open, self._exposed, strict=True):
+            kept += opened
+            opened.clear()
+            exposed.clear()
+
+    def rollback(self) -> None:
+        """The open savepoint was rolled back: its rows are dropped; the kept rows flushed
+        inside it were undone, so they are pending again."""
+        for kept, opened, exposed in zip(self._kept, self._open, self._exposed, strict=True):
+            kept += exposed
+            opened.clear()
+            exposed.clear()
+
+
 @dataclass
 class TenantCounters:
     """The tenant's log positions, read under its row lock and saved before commit."""
@@ -121,29 +170,39 @@ class ThreadModeRepository(_Repository):
 
 
 class EventLog(_Repository):
+    def __init__(self, conn: Connection, tenant_id: str, rows: JournalRows | None = None) -> None:
+        """`rows`: inside a group commit, where appended rows wait to be written."""
+        super().__init__(conn, tenant_id)
+        self._rows = rows
+
+    def _flush_pending(self) -> None:
+        if self._rows is not None:
+            self._rows.flush()
+
     def append(
         self, state: TenantCounters, event: domain_events.DomainEvent, event_id: str, at_us: int
     ) -> domain_events.LoggedEvent:
         """Appends under the locked tenant row: the next sequence, no gaps."""
         sequence = state.event_sequence + 1
         state.event_sequence = sequence
-        compiled.execute(
-            self.conn,
-            _INSERT_EVENT,
-            {
-                "tenant_id": self.tenant_id,
-                "sequence": sequence,
-                "event_id": event_id,
-                "kind": event.kind,
-                "at_us": at_us,
-                "payload": domain_events.to_payload(event),
-            },
-        )
+        row = {
+            "tenant_id": self.tenant_id,
+            "sequence": sequence,
+            "event_id": event_id,
+            "kind": event.kind,
+            "at_us": at_us,
+            "payload": domain_events.to_payload(event),
+        }
+        if self._rows is not None:
+            self._rows.add_event(row)
+        else:
+            compiled.execute(self.conn, _INSERT_EVENT, row)
         return domain_events.LoggedEvent(sequence, event_id, at_us, event)
 
     def compact_through(self, state: TenantCounters, sequence: int) -> None:
         if sequence <= state.events_compacted_through:
             return
+        self._flush_pending()
         self.conn.execute(
             delete(_events).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.sequence <= sequence
@@ -154,6 +213,7 @@ class EventLog(_Repository):
     def after(
         self, sequence: int, kinds: Sequence[str], limit: int
     ) -> list[domain_events.LoggedEvent]:
+        self._flush_pending()
         stmt = (
             select(
                 _events.c.sequence,
@@ -177,6 +237,7 @@ class EventLog(_Repository):
 
     def newest_before(self, cutoff_us: int) -> int:
         """The highest sequence of an event older than the cutoff (0 when none)."""
+        self._flush_pending()
         return self.conn.execute(
             select(func.coalesce(func.max(_events.c.sequence), 0)).where(
                 _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
@@ -193,6 +254,11 @@ def tenants_with_events_before(conn: Connection, cutoff_us: int) -> list[str]:
 
 
 class ReceiptChain(_Repository):
+    def __init__(self, conn: Connection, tenant_id: str, rows: JournalRows | None = None) -> None:
+        """`rows`: inside a group commit, where appended rows wait to be written."""
+        super().__init__(conn, tenant_id)
+        self._rows = rows
+
     def append(self, state: TenantCounters, receipt: Receipt) -> Receipt:
         linked = link(
             Receipt(**{**receipt.__dict__, "sequence": state.receipt_sequence + 1}),
@@ -200,12 +266,16 @@ class ReceiptChain(_Repository):
             state.receipt_head_hash,
         )
         state.receipt_sequence, state.receipt_head_hash = linked.sequence, linked.hash
-        compiled.execute(
-            self.conn, _INSERT_RECEIPT, {"tenant_id": self.tenant_id, **linked.__dict__}
-        )
+        row = {"tenant_id": self.tenant_id, **linked.__dict__}
+        if self._rows is not None:
+            self._rows.add_receipt(row)
+        else:
+            compiled.execute(self.conn, _INSERT_RECEIPT, row)
         return linked
 
     def page(self, target_id: str, after_sequence: int, limit: int) -> list[Receipt]:
+        if self._rows is not None:
+            self._rows.flush()
         stmt = (
             select(*_receipt_columns())
             .where(_receipts.c.tenant_id == self.tenant_id, _receipts.c.sequence > after_sequence)

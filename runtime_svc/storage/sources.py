@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import (
     ColumnElement,
+    Connection,
     Row,
     Select,
     bindparam,
@@ -409,13 +410,33 @@ _SELECT_POLICY = select(tenant_policies.c.insert_policy, tenant_policies.c.revis
 
 
 class TenantPolicies(_Repository):
-    """A tenant's override of the configured insert policy."""
+    """A tenant's override of the configured insert policy.
+
+    `known`: overrides already read in this transaction, by tenant (shared by the writes of
+    one group commit, which hold the tenants' row locks; see `UnitOfWork`); a save forgets
+    the tenant's, and so must the rollback of a savepoint that may have saved one."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        known: dict[str, tuple[str, int] | None] | None = None,
+    ) -> None:
+        super().__init__(conn, tenant_id)
+        self._known = known
 
     def get(self) -> tuple[str, int] | None:
+        if self._known is not None and self.tenant_id in self._known:
+            return self._known[self.tenant_id]
         row = compiled.execute(self.conn, _SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
-        return (row.insert_policy, row.revision) if row else None
+        policy = (row.insert_policy, row.revision) if row else None
+        if self._known is not None:
+            self._known[self.tenant_id] = policy
+        return policy
 
     def save(self, insert_policy: str, revision: int, now_us: int) -> None:
+        if self._known is not None:
+            self._known.pop(self.tenant_id, None)
         values = {"insert_policy": insert_policy, "revision": revision, "updated_at_us": now_us}
         if revision == 1:
             self.conn.execute(insert(tenant_policies).values(tenant_id=self.tenant_id, **values))

@@ -43,13 +43,15 @@ class Transaction:
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
         mirrors: Mirrors | None = None,
+        policies_known: dict[str, tuple[str, int] | None] | None = None,
+        journal_rows: repositories.JournalRows | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
-        self.events = repositories.EventLog(conn, tenant_id)
-        self.receipts = repositories.ReceiptChain(conn, tenant_id)
+        self.events = repositories.EventLog(conn, tenant_id, journal_rows)
+        self.receipts = repositories.ReceiptChain(conn, tenant_id, journal_rows)
         self.sources = SourceRepository(conn, tenant_id)
         self.index = SearchIndex(
             conn,
@@ -59,7 +61,7 @@ class Transaction:
             mirrors=mirrors,
         )
         self.prompt_records = PromptRecords(conn, tenant_id)
-        self.policies = TenantPolicies(conn, tenant_id)
+        self.policies = TenantPolicies(conn, tenant_id, policies_known)
         self.facts = FactRepository(conn, tenant_id)
         self.owner_keys = OwnerKeys(conn, tenant_id)
         self.revoked_assents = RevokedAssents(conn, tenant_id)
@@ -81,7 +83,13 @@ class _Batch:
     """An open group-commit transaction: writes join it as savepoints."""
 
     conn: Connection
+    journal: repositories.JournalRows
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
+    # Tenants' insert policy overrides as read under their row locks (one read per batch).
+    policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    # PostgreSQL: the last write's savepoint, released with the next one's start (or the
+    # commit) in the same round trip.
+    release_pending: bool = False
     after_commit: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -105,6 +113,10 @@ class UnitOfWork:
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
         self._write_turn = threading.Lock() if db.dialect == "sqlite" else contextlib.nullcontext()
+        # On PostgreSQL each statement is a round trip: a savepoint's release travels with
+        # the next statement that needs none of its results (SQLite runs one statement per
+        # call, and a call costs microseconds).
+        self._defer_release = db.dialect == "postgresql"
         self._local = threading.local()
         self._scrubber = Scrubber(db)
 
@@ -145,20 +157,35 @@ class UnitOfWork:
         # One savepoint at a time, always of the same name, sent as it is: SQLAlchemy's own
         # (`begin_nested`) names each one anew, so each of its statements is compiled anew.
         conn = batch.conn
-        tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, self._mirrors)
+        tx = Transaction(
+            conn,
+            tenant_id,
+            self._vectors_queued,
+            self.window,
+            self._mirrors,
+            batch.policies,
+            batch.journal,
+        )
         try:
             if tenant_id not in batch.counters:
                 batch.counters[tenant_id] = tx.tenant.lock()
-            conn.exec_driver_sql(_SAVEPOINT)
+            conn.exec_driver_sql(_RELEASE_AND_SAVEPOINT if batch.release_pending else _SAVEPOINT)
+            batch.release_pending = False
         except _STORAGE as e:
             _raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
         try:
             yield tx
-            conn.exec_driver_sql(_RELEASE)
+            if self._defer_release:  # to the next savepoint, or the commit
+                batch.release_pending = True
+            else:
+                conn.exec_driver_sql(_RELEASE)
+            batch.journal.release()
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
+            batch.policies.pop(tenant_id, None)  # it may have saved one, now undone
+            batch.journal.rollback()
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
@@ -174,11 +201,12 @@ class UnitOfWork:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
         with self._write_turn, self._connect() as conn:
-            batch = _Batch(conn)
+            batch = _Batch(conn, repositories.JournalRows(conn))
             self._local.batch = batch
             try:
                 conn.begin()
                 yield
+                batch.journal.flush()
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
@@ -218,6 +246,7 @@ class UnitOfWork:
 _SAVEPOINT = "SAVEPOINT batched_write"
 _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
+_RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
 
 # What a lost or broken database connection raises: a driver error (OperationalError,
 # InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
