@@ -182,10 +182,13 @@ class Held:
         self._usable = eligible[order]
         self._n = len(rows)
         self._moved, self._moved_arrays, self._dead = {}, None, 0
-        self.words = {}
+        held_before, self.words = list(self.words), {}
         self.after = self.seen
         if self._n <= PRELOAD_MAX:
             self._load_words(conn, tenant_id)
+        else:  # loaded afresh (many changed): the words held stay held
+            for term in held_before:
+                self._word(conn, tenant_id, term)
         self._count()
 
     def _load_words(self, conn: Connection, tenant_id: str) -> None:
@@ -270,7 +273,7 @@ class Held:
             keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
             word = self.words[term] = self._word_of(keys, impacts)
-            self._count()
+            self._size += len(word.slots)
         return word
 
     # -- scoring -----------------------------------------------------------------------------
