@@ -44,6 +44,27 @@ WORDS = [
 ]
 
 
+def _source(
+    content: str, classification: Classification = Classification.ACTIVE, **assent: object
+) -> Source:
+    """A memory as the runtime stores it (for tests that write through the repositories)."""
+    return Source(
+        new_id("src"),
+        1,
+        SourceKind.MEMORY,
+        classification,
+        Status.ACTIVE,
+        "",
+        Body(content=content),
+        Provenance("test", "service", "import", ""),
+        SaveIntent(),
+        {},
+        1,
+        1,
+        **assent,  # type: ignore[arg-type]
+    )
+
+
 def ranking(client, query, limit=10):
     return [(h.source_id, h.score) for h in search(client, query, limit).hits]
 
@@ -144,24 +165,7 @@ def test_a_budget_too_small_for_a_word_bounds_what_can_be_missed(tmp_path):
         migrate.upgrade(db.writer)
         uow = UnitOfWork(db)
         rng = random.Random(5)
-        provenance = Provenance("test", "service", "import", "")
-        batch = [
-            Source(
-                new_id("src"),
-                1,
-                SourceKind.MEMORY,
-                Classification.ACTIVE,
-                Status.ACTIVE,
-                "",
-                Body(content=_corpus_line(rng)),
-                provenance,
-                SaveIntent(),
-                {},
-                1,
-                1,
-            )
-            for _ in range(600)
-        ]
+        batch = [_source(_corpus_line(rng)) for _ in range(600)]
         with uow.write("t") as tx:
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
@@ -205,20 +209,7 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
         uow = UnitOfWork(db)
         lines = ["the kayak club meets on fridays", "a red kayak by the river", "bread"]
         batch = [
-            Source(
-                new_id("src"),
-                1,
-                SourceKind.MEMORY,
-                Classification.COLD if i == 1 else Classification.ACTIVE,
-                Status.ACTIVE,
-                "",
-                Body(content=line),
-                Provenance("test", "service", "import", ""),
-                SaveIntent(),
-                {},
-                1,
-                1,
-            )
+            _source(line, Classification.COLD if i == 1 else Classification.ACTIVE)
             for i, line in enumerate(lines)
         ]
         with uow.write("t") as tx:
@@ -260,25 +251,13 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
         migrate.upgrade(db.writer)
         uow = UnitOfWork(db, mirrors=Mirrors(0, 10**7) if held else None)
         rng = random.Random(9)
-        provenance = Provenance("test", "service", "import", "")
         now = int(time.time() * 1e6)
         lines = [_corpus_line(rng) for _ in range(400)]
         # The shortest memories of the commonest words score best: their assent expired.
         expired = [f"{WORDS[0]} {WORDS[1]} " * 4 for _ in range(30)]
         batch = [
-            Source(
-                new_id("src"),
-                1,
-                SourceKind.MEMORY,
-                Classification.ACTIVE,
-                Status.ACTIVE,
-                "",
-                Body(content=line),
-                provenance,
-                SaveIntent(),
-                {},
-                1,
-                1,
+            _source(
+                line,
                 assent_state="valid" if i < len(expired) else "",
                 assent_expires_at_us=now - 1 if i < len(expired) else 0,
             )
@@ -373,22 +352,8 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(tmp
         rng = random.Random(3)
         vocabulary = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
         weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocabulary))]
-        provenance = Provenance("test", "service", "import", "")
         batch = [
-            Source(
-                new_id("src"),
-                1,
-                SourceKind.MEMORY,
-                Classification.ACTIVE,
-                Status.ACTIVE,
-                "",
-                Body(content=" ".join(rng.choices(vocabulary, weights, k=rng.randint(1, 30)))),
-                provenance,
-                SaveIntent(),
-                {},
-                1,
-                1,
-            )
+            _source(" ".join(rng.choices(vocabulary, weights, k=rng.randint(1, 30))))
             for _ in range(800)
         ]
         with held.write("t") as tx:

@@ -139,18 +139,22 @@ def _impacts_statement(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
+# What a hit returns of its source (`SearchIndex._hit`).
+_HIT_COLUMNS = (
+    sources.c.pk,
+    sources.c.source_id,
+    sources.c.revision,
+    sources.c.generated_form,
+    sources.c.save_intent,
+    sources.c.kind,
+    sources.c.raw,
+)
+
+
 def _eligible_statement(dialect: str):  # type: ignore[no-untyped-def]
     """Which of some sources are the tenant's and eligible now (the whole predicate), with
     what a hit returns."""
-    return select(
-        sources.c.pk,
-        sources.c.source_id,
-        sources.c.revision,
-        sources.c.generated_form,
-        sources.c.save_intent,
-        sources.c.kind,
-        sources.c.raw,
-    ).where(
+    return select(*_HIT_COLUMNS).where(
         _one_of(sources.c.pk, "pks", dialect),
         sources.c.tenant_id == bindparam("tenant_id"),
         eligibility_sql.eligible(sources.c, bindparam("now_us")),
@@ -160,16 +164,9 @@ def _eligible_statement(dialect: str):  # type: ignore[no-untyped-def]
 def _states_statement(dialect: str):  # type: ignore[no-untyped-def]
     """Some of the tenant's sources with what a hit returns, and their state now (the whole
     predicate: 'eligible' or the first reason they are not)."""
-    return select(
-        sources.c.pk,
-        sources.c.source_id,
-        sources.c.revision,
-        sources.c.generated_form,
-        sources.c.save_intent,
-        sources.c.kind,
-        sources.c.raw,
-        eligibility_sql.state(sources.c, bindparam("now_us")),
-    ).where(_one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id"))
+    return select(*_HIT_COLUMNS, eligibility_sql.state(sources.c, bindparam("now_us"))).where(
+        _one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
+    )
 
 
 # The states that only the passage of time brings (the index's eligibility ignores time).
