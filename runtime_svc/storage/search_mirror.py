@@ -343,9 +343,10 @@ class Held:
         partial = np.zeros(self._n, np.float64)
         for t, slots in zip(stats[cut:], lists[cut:], strict=True):
             partial[slots] += self.words[t.stem].impacts * t.idf
-        reached = np.unique(np.concatenate(lists[cut:]))
-        keep = (partial[reached] + bound >= floor - SLACK) & self._usable[reached]
-        candidates = reached[keep]
+        # Each list's slots that can reach the floor (few), then each once.
+        reaching = [slots[partial[slots] + bound >= floor - SLACK] for slots in lists[cut:]]
+        candidates = np.unique(np.concatenate(reaching))
+        candidates = candidates[self._usable[candidates]]
         return candidates, self.exact(words, stats, candidates)
 
     def exact(self, words: list[_Word], stats: Sequence[TermStats], slots: np.ndarray):  # type: ignore[no-untyped-def]
