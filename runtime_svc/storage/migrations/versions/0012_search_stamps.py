@@ -1,5 +1,4 @@
-"""search stamps: when each index entry last changed, for the in-memory postings of large
-tenants
+"""search stamps: when each index entry last changed (for postings held in memory)
 
 `tenant_state.index_stamp` counts the changes of a tenant's index entries (their postings or
 their eligibility); `search_postings.stamp` holds, on the row that marks an entry (the empty
