@@ -20,6 +20,9 @@ goes on, so the top k is taken among eligible sources and never under-filled. Th
 score then certifies the result (`lexical.certify`) or the reading goes deeper. Only a word
 in more than `budget` of the tenant's eligible memories can stop the search short of
 certainty, and then what it may miss is bounded (`Certificate.bound`).
+
+A large tenant (`search.held_min_entries`) is searched through its postings held in memory
+instead (`storage.search_mirror`, ranked by `storage.held_search`), exactly as well.
 """
 
 from __future__ import annotations
@@ -32,9 +35,7 @@ from functools import lru_cache
 from sqlalchemy import (
     BigInteger,
     Connection,
-    Dialect,
     Float,
-    any_,
     bindparam,
     case,
     delete,
@@ -47,13 +48,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.domain import lexical, passages
-from runtime_svc.domain.eligibility import RULES, Expired
 from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import compiled, eligibility_sql, search_mirror
+from runtime_svc.storage import compiled, eligibility_sql, held_search
+from runtime_svc.storage.held_search import HIT_COLUMNS
 from runtime_svc.storage.models import SearchPosting, SearchTerm
+from runtime_svc.storage.read_rows import driver_rows as _driver_rows
+from runtime_svc.storage.read_rows import one_of as _one_of
 from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.sources import sources
 
@@ -102,16 +105,6 @@ def _score(pk, n_terms: int):  # type: ignore[no-untyped-def]
     return total
 
 
-def _one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
-    """`column` is one of the values of the list parameter `name`: on PostgreSQL one array
-    parameter; on SQLite a list of parameters, as many as values (`_driver_rows` expands
-    it), which SQLite's planner looks up in the primary key value by value (one JSON
-    parameter would make it scan every row of each key)."""
-    if dialect == "postgresql":
-        return column == any_(bindparam(name, type_=postgresql.ARRAY(column.type)))
-    return column.in_(bindparam(name, expanding=True))
-
-
 def _list_statement(dialect: str):  # type: ignore[no-untyped-def]
     """A word's eligible postings of the tenant (entry key, impact), best impact first,
     `depth` deep."""
@@ -139,78 +132,19 @@ def _impacts_statement(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
-# What a hit returns of its source (`SearchIndex._hit`).
-_HIT_COLUMNS = (
-    sources.c.pk,
-    sources.c.source_id,
-    sources.c.revision,
-    sources.c.generated_form,
-    sources.c.save_intent,
-    sources.c.kind,
-    sources.c.raw,
-)
-
-
 def _eligible_statement(dialect: str):  # type: ignore[no-untyped-def]
     """Which of some sources are the tenant's and eligible now (the whole predicate), with
     what a hit returns."""
-    return select(*_HIT_COLUMNS).where(
+    return select(*HIT_COLUMNS).where(
         _one_of(sources.c.pk, "pks", dialect),
         sources.c.tenant_id == bindparam("tenant_id"),
         eligibility_sql.eligible(sources.c, bindparam("now_us")),
     )
 
 
-def _states_statement(dialect: str):  # type: ignore[no-untyped-def]
-    """Some of the tenant's sources with what a hit returns, and their state now (the whole
-    predicate: 'eligible' or the first reason they are not)."""
-    return select(*_HIT_COLUMNS, eligibility_sql.state(sources.c, bindparam("now_us"))).where(
-        _one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
-    )
-
-
-# The states that only the passage of time brings (the index's eligibility ignores time).
-_TIMED = frozenset(r.state.value for r in RULES if isinstance(r.condition, Expired))
-
 # Scores are sums of products; a bound computed in another order may differ from the exact
 # score in its last bits, so comparisons against bounds leave this much room.
 _SLACK = 1e-9
-
-
-@lru_cache(maxsize=16)
-def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict]:  # type: ignore[no-untyped-def]
-    """A read statement compiled once for the dialect, its parameter order (for positional
-    drivers) and its fixed parameters."""
-    compiled = make(dialect.name).compile(dialect=dialect)
-    order = tuple(compiled.positiontup) if compiled.positional else None
-    return str(compiled), order, dict(compiled.params)
-
-
-def _driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: ignore[no-untyped-def]
-    """Rows of a read statement as the driver's plain tuples, on the connection's open
-    transaction (begun by an earlier statement): they cost a fraction of result rows when
-    thousands of postings are read, and the statement is compiled once. List parameters
-    (`_one_of`) are expanded here for positional drivers."""
-    sql, order, fixed = _read_sql(make, conn.dialect)
-    values = {**fixed, **params}
-    if order is None:
-        result = conn.exec_driver_sql(sql, values)
-    else:
-        args: list[object] = []
-        for k in order:
-            v = values[k]
-            if isinstance(v, list):
-                sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
-                args.extend(v)
-            else:
-                args.append(v)
-        result = conn.exec_driver_sql(sql, tuple(args))
-    # Executed through the connection, so a driver error is SQLAlchemy's (a lost connection
-    # is invalidated and reported as unavailable); the rows are the driver's own tuples.
-    try:
-        return result.cursor.fetchall()  # type: ignore[union-attr]
-    finally:
-        result.close()
 
 
 def _insert_postings(dialect: str):  # type: ignore[no-untyped-def]
@@ -586,7 +520,10 @@ class SearchIndex:
         if not stats:
             return [], Certificate(True, 0.0)
         if self._mirrors is not None and entries >= self._mirrors.min_entries:
-            return self._held_search(stats, limit, now_us, grouped), Certificate(True, 0.0)
+            hits = held_search.top(
+                self.conn, self.tenant_id, self._mirrors, stats, limit, now_us, grouped, self._hit
+            )
+            return hits, Certificate(True, 0.0)
         by_stem = {t.stem: t for t in stats}
         lists: dict[str, list[tuple[int, float]]] = {}
         # Words with few postings are read to their end at once.
@@ -620,90 +557,6 @@ class SearchIndex:
             cert = lexical.certify(stats, reads, kth, None)
             if cert.exact:
                 return hits, cert
-
-    def _held_search(
-        self, stats: Sequence[TermStats], limit: int, now_us: int, grouped: bool
-    ) -> list[Hit]:
-        """Top k over the tenant's postings held in memory (`storage.search_mirror`): every
-        entry holding a query word scored exactly; the best, ties included, have their sources
-        checked against the tenant and the whole predicate, and while fewer than `limit`
-        (sources, when `grouped`) pass, the next best are taken. Exact."""
-        assert self._mirrors is not None
-        want = max(2 * limit, 16)
-        with self._mirrors.hold(self.conn, self.tenant_id) as held:
-            pruned = held.pruned(self.conn, self.tenant_id, stats, limit)
-            if pruned is not None:
-                taken = self._take(held, [lambda: pruned], want, limit, now_us, grouped)
-                if taken is not None:
-                    return taken
-            scores, floor = held.scores(self.conn, self.tenant_id, stats, want)
-            taken = self._take(
-                held,
-                search_mirror.every_slot(scores, floor),
-                want,
-                limit,
-                now_us,
-                grouped,
-                exhaustive=True,
-            )
-            assert taken is not None
-            return taken
-
-    def _take(
-        self,
-        held: search_mirror.Held,
-        pools: Sequence[search_mirror.Pool],
-        want: int,
-        limit: int,
-        now_us: int,
-        grouped: bool,
-        exhaustive: bool = False,
-    ) -> list[Hit] | None:
-        """The best `limit` eligible among held slots offered best first: their sources are
-        checked against the tenant and the whole predicate, round by round, until `limit`
-        (sources, when `grouped`) pass. Unless the pools are `exhaustive`, None as soon as a
-        source is refused (they were chosen assuming the best are eligible)."""
-        rows: dict[int, tuple] = {}
-        checked: set[int] = set()
-        waiting: set[int] = set()  # refused now, by time alone
-        best: dict[int, tuple[float, int]] = {}  # source (or entry): (score, entry key)
-        stale: list[int] = []
-        for slots, values in search_mirror.best_first(pools, want):
-            keys = held.keys(slots)
-            unchecked = sorted({int(k) >> SHIFT for k in keys} - checked)
-            for r in unchecked and _driver_rows(
-                self.conn,
-                _states_statement,
-                {"pks": unchecked, "tenant_id": self.tenant_id, "now_us": now_us},
-            ):
-                if r[-1] == "eligible":
-                    rows[r[0]] = r[:-1]
-                elif r[-1] in _TIMED:
-                    waiting.add(r[0])
-            checked |= set(unchecked)
-            for slot, key, score in zip(slots, keys, values, strict=True):
-                key, score = int(key), float(score)
-                if key >> SHIFT not in rows:
-                    if key >> SHIFT not in waiting:
-                        stale.append(int(slot))
-                    continue
-                at = key >> SHIFT if grouped else key
-                held_ = best.get(at)
-                if held_ is None or (-score, key) < (-held_[0], held_[1]):
-                    best[at] = (score, key)
-            if not exhaustive and (stale or waiting):
-                held.drop(stale)
-                return None
-            if len(best) >= limit:
-                break
-        held.drop(stale)
-        if not exhaustive and len(best) < limit:
-            return None
-        ranked = sorted(
-            ((score, rows[key >> SHIFT][1], key) for score, key in best.values()),
-            key=lambda h: (-h[0], h[1], h[2]),
-        )[:limit]
-        return [self._hit(score, key, rows[key >> SHIFT]) for score, _, key in ranked]
 
     def _read(
         self, term: TermStats, depth: int, lists: dict[str, list[tuple[int, float]]]

@@ -394,46 +394,6 @@ def _kth_source(keys: np.ndarray, scores: np.ndarray, k: int) -> float:
     return 0.0
 
 
-Pool = Callable[[], "tuple[np.ndarray, np.ndarray]"]
-
-
-def best_first(pools: Sequence[Pool], want: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Slots with their scores, best first, in rounds of about `want` (growing): each round
-    takes every slot of its pool scoring at least its lowest (ties included), so what is
-    left scores less than all it took. `pools` (slots, scores) are made when reached, each
-    scoring less than every earlier one."""
-    import numpy as np
-
-    for make in pools:
-        slots, values = make()
-        while len(slots):
-            if len(slots) > want:
-                low = values[np.argpartition(-values, want)[:want]].min()
-                took = values >= low
-                now, now_values = slots[took], values[took]
-                slots, values = slots[~took], values[~took]
-                want *= 4
-            else:
-                now, now_values = slots, values
-                slots, values = slots[:0], values[:0]
-            order = np.argsort(-now_values, kind="stable")
-            yield now[order], now_values[order]
-
-
-def every_slot(scores: np.ndarray, floor: float) -> list[Pool]:
-    """The pools of `best_first` over a score per slot: those reaching `floor` (found by one
-    comparison), then the rest above 0."""
-    import numpy as np
-
-    def at(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        slots = np.flatnonzero(mask)
-        return slots, scores[slots]
-
-    if floor <= 0.0:
-        return [lambda: at(scores > 0.0)]
-    return [lambda: at(scores >= floor), lambda: at((scores > 0.0) & (scores < floor))]
-
-
 class Mirrors:
     """The tenants held by this process."""
 
