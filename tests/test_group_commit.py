@@ -11,21 +11,19 @@ import pytest
 from agentmem.core.config import Storage
 from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.facts import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.facts import FactExtraction
-from runtime_svc.services.inserts import InsertCommand, Inserts
+from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.services.journal import EventRetention, Journal
-from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import database_url
+from tests.use_cases import permissive_inserts
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
@@ -125,17 +123,7 @@ def test_tasks_on_an_event_loop_get_the_outcomes_of_their_batch(parts):
 
 def test_inserts_in_a_batch_see_the_policy_and_the_receipts_written_before(parts):
     uow, _, _ = parts
-    journal = Journal(EventRetention(1000), lambda _tenant: None)
-    extraction = FactExtraction(RuleExtractor())
-    inserts = Inserts(
-        uow,
-        journal,
-        system_clock,
-        SourceChanges(uow, journal, extraction),
-        policy=InsertPolicy.PERMISSIVE,
-        default_mode=Mode.ENABLED,
-        extraction=extraction,
-    )
+    inserts = permissive_inserts(uow)
 
     def insert(text: str):  # type: ignore[no-untyped-def]
         cmd = InsertCommand(content=text)

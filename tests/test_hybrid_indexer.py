@@ -11,20 +11,15 @@ from sqlalchemy import select
 
 from agentmem.core.config import Storage
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.facts import RuleExtractor
-from runtime_svc.domain.insert_policy import InsertPolicy
-from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
-from runtime_svc.services.facts import FactExtraction
-from runtime_svc.services.inserts import InsertCommand, Inserts
-from runtime_svc.services.journal import EventRetention, Journal
-from runtime_svc.services.source_changes import SourceChanges
+from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.hybrid_support import MODEL_ID, local_model  # noqa: F401  (a fixture)
+from tests.use_cases import permissive_inserts
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
@@ -46,17 +41,7 @@ def parts(tmp_path, local_model):  # noqa: F811
     db = open_database(Storage(url=f"sqlite:///{tmp_path / 'i.db'}"), vectors=True)
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db, vectors_queued=lambda: None)
-    journal = Journal(EventRetention(1000), lambda _tenant: None)
-    extraction = FactExtraction(RuleExtractor())
-    inserts = Inserts(
-        uow,
-        journal,
-        system_clock,
-        SourceChanges(uow, journal, extraction),
-        policy=InsertPolicy.PERMISSIVE,
-        default_mode=Mode.ENABLED,
-        extraction=extraction,
-    )
+    inserts = permissive_inserts(uow)
     for text in ("the saxophone case is in the attic", "Priya prefers tea to coffee"):
         cmd = InsertCommand(content=text)
         inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))

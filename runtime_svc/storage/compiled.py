@@ -61,15 +61,3 @@ def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
     if conn.dialect.name == "sqlite":
         return int(result.lastrowid)
     return int(result.inserted_primary_key[0])  # type: ignore[index]
-
-
-def rows(conn: Connection, stmt: Executable, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """The rows of a read statement (no list parameters) as the driver's plain tuples, the
-    SQL compiled once: reading thousands of rows costs a fraction of result rows. Executed
-    through the connection, so a driver error is SQLAlchemy's."""
-    sql, order = _compiled(stmt, conn.dialect, tuple(params))
-    result = conn.exec_driver_sql(sql, tuple(params[k] for k in order) if order else params)
-    try:
-        return result.cursor.fetchall()  # type: ignore[union-attr]
-    finally:
-        result.close()

@@ -19,11 +19,13 @@ def one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
     return column.in_(bindparam(name, expanding=True))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)
 def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict]:  # type: ignore[no-untyped-def]
-    """A read statement compiled once for the dialect, its parameter order (for positional
-    drivers) and its fixed parameters."""
-    compiled = make(dialect.name).compile(dialect=dialect)
+    """A read statement (or a function of the dialect's name that makes it) compiled once
+    for the dialect, its parameter order (for positional drivers) and its fixed
+    parameters."""
+    stmt = make(dialect.name) if callable(make) else make
+    compiled = stmt.compile(dialect=dialect)
     order = tuple(compiled.positiontup) if compiled.positional else None
     return str(compiled), order, dict(compiled.params)
 

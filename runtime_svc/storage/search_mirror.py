@@ -32,8 +32,8 @@ from sqlalchemy import Connection, bindparam, literal_column, select
 
 from runtime_svc.domain.lexical import TermStats
 from runtime_svc.domain.passages import SHIFT
-from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SearchPosting, SearchTerm, TenantState
+from runtime_svc.storage.read_rows import driver_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -142,13 +142,13 @@ class Held:
     def catch_up(self, conn: Connection, tenant_id: str) -> None:
         """Brings what is held up to the caller's transaction: the entries stamped since."""
         params = {"tenant_id": tenant_id}
-        self.seen = next(iter(compiled.rows(conn, _LAST_STAMP, params)), (0,))[0]
+        self.seen = next(iter(driver_rows(conn, _LAST_STAMP, params)), (0,))[0]
         if self.after < 0 or self._dead > REBUILD_SHARE * max(self._n, 1):
             self._load(conn, tenant_id)
             return
         if self.seen <= self.after:
             return
-        changed = compiled.rows(conn, _CHANGED, params | {"after": self.after})
+        changed = driver_rows(conn, _CHANGED, params | {"after": self.after})
         if len(changed) > REBUILD_SHARE * max(self._n, 1) + 64:
             self._load(conn, tenant_id)
             return
@@ -173,7 +173,7 @@ class Held:
     def _load(self, conn: Connection, tenant_id: str) -> None:
         import numpy as np
 
-        rows = compiled.rows(conn, _ENTRIES, {"tenant_id": tenant_id})
+        rows = driver_rows(conn, _ENTRIES, {"tenant_id": tenant_id})
         keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         eligible = np.fromiter((r[1] for r in rows), np.bool_, len(rows))
         order = np.argsort(keys, kind="stable")
@@ -196,7 +196,7 @@ class Held:
         word's first use."""
         import numpy as np
 
-        rows = compiled.rows(conn, _ALL_WORDS, {"tenant_id": tenant_id})
+        rows = driver_rows(conn, _ALL_WORDS, {"tenant_id": tenant_id})
         start = 0
         for end in range(1, len(rows) + 1):
             if end < len(rows) and rows[end][0] == rows[start][0]:
@@ -269,7 +269,7 @@ class Held:
         if word is None:
             import numpy as np
 
-            rows = compiled.rows(conn, _WORD, {"tenant_id": tenant_id, "term": term})
+            rows = driver_rows(conn, _WORD, {"tenant_id": tenant_id, "term": term})
             keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
             word = self.words[term] = self._word_of(keys, impacts)
@@ -436,7 +436,7 @@ class Mirrors:
             held = self._entry(tenant_id)
             with connect() as conn, conn.begin(), held.lock:
                 held.catch_up(conn, tenant_id)
-                for term in compiled.rows(conn, _WORDS_BY_DOCS, {"tenant_id": tenant_id}):
+                for term in driver_rows(conn, _WORDS_BY_DOCS, {"tenant_id": tenant_id}):
                     if held.postings + held_in_all > self._max:
                         break
                     held._word(conn, tenant_id, term[0])
