@@ -291,7 +291,10 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
     )
     weights = Weights(r.lexical_weight, r.semantic_weight)
     return Semantic(
-        embedder, HybridSettings(weights, r.candidates, r.exact_search_max, r.min_similarity)
+        embedder,
+        HybridSettings(
+            weights, r.candidates, r.exact_search_max, r.min_similarity, r.held_max_vectors
+        ),
     ), ""
 
 

@@ -46,15 +46,26 @@ ACCORDION = "Grandma gave me her accordion when she moved"
 BY = retrieval_pb2.MatchedBy
 
 
-@pytest.fixture(params=["exact", "coarse"])
+COARSE = {
+    "exact": {},
+    # Large tenants: candidates by signature, ranked from their vectors held in memory...
+    "coarse": {"retrieval__exact_search_max": 0},
+    # ...or, when the vectors do not fit, read and ranked in SQL.
+    "coarse, vectors not held": {
+        "retrieval__exact_search_max": 0,
+        "retrieval__held_max_vectors": 0,
+    },
+}
+
+
+@pytest.fixture(params=list(COARSE))
 def hybrid_any_plan(request, local_model, vector_backend, make_stack):
     """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
     PostgreSQL suite); on SQLite also with the coarse pass by signatures that large tenants
-    get."""
-    if request.param == "coarse" and vector_backend != "sqlite":
+    get, with and without their vectors held."""
+    if request.param != "exact" and vector_backend != "sqlite":
         pytest.skip("the coarse pass is SQLite's")
-    coarse = {"retrieval__exact_search_max": 0} if request.param == "coarse" else {}
-    return make_stack(**hybrid_settings(**coarse))
+    return make_stack(**hybrid_settings(**COARSE[request.param]))
 
 
 @pytest.fixture
@@ -328,14 +339,15 @@ INSTRUMENTS = (
 WHISTLING = "My neighbour whistles tunes in the garden"  # near in meaning, far by signature
 
 
+@pytest.mark.parametrize("plan", ["coarse", "coarse, vectors not held"])
 def test_the_coarse_pass_never_leaves_fewer_than_k_when_ineligible_vectors_crowd_it(
-    local_model, vector_backend, make_stack
+    local_model, vector_backend, make_stack, plan
 ):
     if vector_backend != "sqlite":
         pytest.skip("the coarse pass is SQLite's")
     # 2 candidates per side: the coarse pass proposes the 16 vectors nearest by signature,
     # which are all instruments; the whistling is further by signature than 16 of them.
-    stack = make_stack(**hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2))
+    stack = make_stack(**hybrid_settings(**COARSE[plan], retrieval__candidates=2))
     client = stack.client()
     played = [insert(client, f"I play the {x} every weekend").source_id for x in INSTRUMENTS]
     whistling = insert(client, WHISTLING).source_id

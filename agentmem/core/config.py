@@ -263,6 +263,11 @@ class Retrieval(_Strict):
     # `candidates * 8`, with an exact search whenever that leaves fewer than k eligible
     # results. Exact costs about 6 µs per vector (measured on a busy 2-core machine).
     exact_search_max: int = Field(default=2_000, ge=0)
+    # SQLite: vectors of such larger tenants held in memory (all tenants together; 4 bytes a
+    # dimension, 384 MB at 384 dimensions), so that the candidates are ranked in memory
+    # and only the best ones' sources are read. Least recently used tenants' vectors go
+    # first; 0 holds none (the candidates' vectors are then read and ranked in SQL).
+    held_max_vectors: int = Field(default=250_000, ge=0)
     passages: Passages = Field(default_factory=Passages)
 
     @model_validator(mode="after")

@@ -35,6 +35,7 @@ class HybridSettings:
     candidates: int
     exact_max: int
     min_similarity: float
+    held_max_vectors: int
 
 
 Key = tuple[str, int]  # (source id, passage: its index entry key's low bits, 0 for whole)
@@ -59,7 +60,8 @@ class Semantic:
         self._embedder = embedder
         self._s = settings
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="query-embedding")
-        self._signatures = Signatures()  # the coarse pass's signatures of large tenants
+        # The coarse pass's signatures (and vectors) of large tenants.
+        self._signatures = Signatures(max_vectors=settings.held_max_vectors)
 
     @property
     def embedder(self) -> Embedder:

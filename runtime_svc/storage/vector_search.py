@@ -45,7 +45,7 @@ from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import SearchTerm
 from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow
 from runtime_svc.storage.sources import sources
-from runtime_svc.storage.vector_signatures import Signatures
+from runtime_svc.storage.vector_signatures import Nearest, Signatures
 from runtime_svc.storage.vectors import encode, memory_vectors
 
 v = memory_vectors
@@ -205,6 +205,100 @@ def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
     )
 
 
+HELD_MARGIN = 8  # candidates checked beyond k in the first batch, for those refused
+
+
+@lru_cache(maxsize=1)
+def _checked_statement():  # type: ignore[no-untyped-def]
+    """SQLite: the candidates given as a JSON array of seqs that still exist, each with its
+    source and whether that is eligible (the tenant checks as expressions, so that SQLite
+    reads them by seq and pk instead of walking the tenant's index)."""
+    wanted = select(literal_column("value")).select_from(
+        func.json_each(bindparam("seqs")).table_valued("value")
+    )
+    return (
+        select(
+            v.c.seq,
+            v.c.source_pk.label("pk"),
+            v.c.passage,
+            sources.c.source_id,
+            sources.c.revision,
+            sources.c.generated_form,
+            sources.c.save_intent,
+            sources.c.kind,
+            sources.c.raw,
+            case((eligibility_sql.eligible(sources.c, bindparam("now_us")), 1), else_=0).label(
+                "ok"
+            ),
+        )
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(
+            v.c.seq.in_(wanted.scalar_subquery()),
+            func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
+            func.coalesce(v.c.model_id, "") == bindparam("model_id"),
+            func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An eligible candidate ranked from its held vector, with what a hit shows."""
+
+    pk: int
+    passage: int
+    source_id: str
+    revision: int
+    generated_form: str
+    save_intent: str
+    kind: str
+    raw: object
+    distance: float
+
+    @classmethod
+    def of(cls, r, distance: float) -> _Candidate:  # type: ignore[no-untyped-def]
+        return cls(
+            r.pk,
+            r.passage,
+            r.source_id,
+            r.revision,
+            r.generated_form,
+            r.save_intent,
+            r.kind,
+            r.raw,
+            distance,
+        )
+
+    @property
+    def score(self) -> float:
+        return 1.0 - self.distance
+
+
+def _best(candidates: list[_Candidate], grouped: bool) -> list[_Candidate]:
+    """In the order the ranked statements give: nearest first, ties by source id and
+    passage; grouped, each source once (by its nearest passage)."""
+    ranked = sorted(candidates, key=lambda c: (c.distance, c.source_id, c.passage))
+    if not grouped:
+        return ranked
+    seen: set[int] = set()
+    return [c for c in ranked if not (c.pk in seen or seen.add(c.pk))]  # type: ignore[func-returns-value]
+
+
+def _cosine(matrix, query: Vector):  # type: ignore[no-untyped-def]
+    """Cosine similarity of each row to `query`, in float32 as the database computes it."""
+    import numpy as np
+
+    q = np.asarray(query, np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
+    return (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
+
+
+def _cosine_distances(matrix, query: Vector):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    return np.float32(1) - _cosine(matrix, query)
+
+
 @lru_cache(maxsize=1)
 def _stored_statement():  # type: ignore[no-untyped-def]
     """SQLite: the vectors of the entries given as a JSON array of [source pk, passage]
@@ -292,10 +386,9 @@ class VectorSearch:
 
     def _coarse(self, plan: Plan, query: Vector, limit: int, now_us: int) -> tuple[list[Hit], int]:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
-        predicate in the statement; and how many candidates were not eligible or are gone
-        (when some were and fewer than `limit` remain, they may have taken eligible ones'
-        places)."""
-        seqs, _ = self._signatures.nearest(
+        predicate; and how many candidates were not eligible or are gone (when some were and
+        fewer than `limit` remain, they may have taken eligible ones' places)."""
+        near = self._signatures.nearest(
             self.conn,
             self.tenant_id,
             plan.model_id,
@@ -303,8 +396,11 @@ class VectorSearch:
             plan.coarse,
             self._last.get(plan.model_id),
         )
-        if not seqs:
+        if not len(near.seqs):
             return [], 0
+        if near.vectors is not None:
+            return self._held(plan, query, near, limit, now_us)
+        seqs = near.seqs.tolist()
         params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
         rows = self.conn.execute(_coarse_statement(plan.grouped), params).all()
         hits = self._hits([r for r in rows if r.pk is not None])
@@ -313,6 +409,48 @@ class VectorSearch:
         if gone:
             self._forget_gone(plan, seqs)
         return hits, dropped + gone
+
+    def _held(
+        self, plan: Plan, query: Vector, near: Nearest, limit: int, now_us: int
+    ) -> tuple[list[Hit], int]:
+        """`_coarse` with the candidates' vectors held: ranked exactly here, and their
+        sources checked in the database (the tenant check and the eligibility predicate)
+        from the nearest on, in growing batches, until `limit` are eligible beyond doubt:
+        every candidate left is farther than the last one checked."""
+        import numpy as np
+
+        assert near.vectors is not None
+        distance = _cosine_distances(near.vectors, query)
+        order = np.lexsort((near.seqs, distance))
+        order = order[distance[order] <= np.float32(1.0 - plan.min_similarity)]
+        eligible: list[_Candidate] = []
+        missing: list[int] = []
+        refused = 0
+        start, size = 0, limit + HELD_MARGIN
+        while start < len(order) and len(_best(eligible, plan.grouped)) < limit:
+            end = min(start + size, len(order))
+            while end < len(order) and distance[order[end]] == distance[order[end - 1]]:
+                end += 1  # ties are checked together: the database orders them
+            seqs = [int(s) for s in near.seqs[order[start:end]]]
+            params = {
+                "seqs": json.dumps(seqs),
+                "tenant_id": self.tenant_id,
+                "model_id": plan.model_id,
+                "now_us": now_us,
+            }
+            found = {r.seq: r for r in self.conn.execute(_checked_statement(), params)}
+            for i, seq in zip(order[start:end].tolist(), seqs, strict=True):
+                r = found.get(seq)
+                if r is None:
+                    missing.append(seq)
+                elif not r.ok:
+                    refused += 1
+                else:
+                    eligible.append(_Candidate.of(r, float(distance[i])))
+            start, size = end, size * 2
+        if missing:
+            self._signatures.forget(self.tenant_id, plan.model_id, missing)
+        return self._hits(_best(eligible, plan.grouped)[:limit]), refused + len(missing)
 
     def _forget_gone(self, plan: Plan, seqs: list[int]) -> None:
         present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
@@ -408,10 +546,7 @@ class Stored:
             if isinstance(rows[0], bytes | bytearray | memoryview)
             else np.asarray(rows, np.float32)
         )
-        q = np.asarray(query, np.float32)
-        norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
-        cosine = (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
-        return {k: float(c) for k, c in zip(keys, cosine, strict=True)}
+        return {k: float(c) for k, c in zip(keys, _cosine(matrix, query), strict=True)}
 
 
 def unavailable_reason(conn: Connection) -> str:

@@ -2,14 +2,19 @@
 signature (`memory_vectors.signature`), held in memory per tenant and model and compared to
 the query's by Hamming distance with numpy.
 
-It only proposes candidates (`memory_vectors.seq`): the statement that takes the top k
-ranks them exactly, with the tenant check and the eligibility predicate, and falls back to
-the exact search whenever the proposal leaves fewer than k eligible results while some
-candidates were ineligible or gone (`storage.vector_search`). What is held is brought up to
-date from the database at every use, inside the caller's transaction: vectors stored since
-(by any process) are read by their growing `seq`; vectors deleted since are dropped once a
-proposal meets them. The comparison itself can be made ahead, on the thread that embedded
-the query (`propose`): the search takes that result when nothing held has changed since.
+It only proposes candidates (`memory_vectors.seq`), ranked exactly afterwards with the
+tenant check and the eligibility predicate, falling back to the exact search whenever the
+proposal leaves fewer than k eligible results while some candidates were ineligible or gone
+(`storage.vector_search`). While the held vectors of all tenants fit `max_vectors`, each
+candidate's vector is held too (float32, row for row with its signature): the exact ranking
+is computed in memory and the database only checks the best candidates' sources; otherwise
+the statement that checks them reads and ranks their vectors.
+
+What is held is brought up to date from the database at every use, inside the caller's
+transaction: vectors stored since (by any process) are read by their growing `seq`; vectors
+deleted since are dropped once a proposal meets them. The comparison itself can be made
+ahead, on the thread that embedded the query (`propose`): the search takes that result when
+nothing held has changed since.
 """
 
 from __future__ import annotations
@@ -28,11 +33,21 @@ if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
 from runtime_svc.storage.models import MemoryVectorRow
 
 v = MemoryVectorRow.__table__
-MAX_HELD = 4_000_000  # vectors held in all (about 60 bytes each); least recently used go
+MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
+MAX_VECTORS = 250_000  # vectors held in all (4 bytes a dimension: 384 MB at 384 dimensions)
 PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
 
 _NEWER = (
     select(v.c.seq, v.c.signature)
+    .where(
+        v.c.tenant_id == bindparam("tenant_id"),
+        v.c.model_id == bindparam("model_id"),
+        v.c.seq > bindparam("after"),
+    )
+    .order_by(v.c.seq)
+)
+_NEWER_VECTORS = (
+    select(v.c.seq, v.c.signature, v.c.embedding)
     .where(
         v.c.tenant_id == bindparam("tenant_id"),
         v.c.model_id == bindparam("model_id"),
@@ -53,9 +68,65 @@ class _Held:
     words: np.ndarray | None = None
     after: int = 0  # the largest seq read
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The vectors, row for row with `seqs` (a view of the first rows of `buffer`, which
+    # grows by doubling: rows are appended past the views handed out, never changed), while
+    # `holds_vectors`.
+    holds_vectors: bool = True
+    vectors: np.ndarray | None = None
+    buffer: np.ndarray | None = None
 
     def __len__(self) -> int:
         return 0 if self.seqs is None else len(self.seqs)
+
+    def held_vectors(self) -> int:
+        return len(self) if self.holds_vectors else 0
+
+    def append(self, seqs: np.ndarray, words: np.ndarray, vectors: np.ndarray | None) -> None:
+        import numpy as np
+
+        self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
+        self.words = words if self.words is None else np.concatenate([self.words, words], 1)
+        self.after = int(seqs[-1])
+        if vectors is None or not self.holds_vectors:
+            self.drop_vectors()
+            return
+        n = 0 if self.vectors is None else len(self.vectors)
+        if (
+            self.buffer is None
+            or self.buffer.shape[1] != vectors.shape[1]
+            or n + len(vectors) > len(self.buffer)
+        ):
+            if self.buffer is not None and self.buffer.shape[1] != vectors.shape[1]:
+                self.drop_vectors()  # one model, one dimension: never mixed
+                return
+            grown = np.empty((max(2 * n, n + len(vectors), 1024), vectors.shape[1]), np.float32)
+            if n:
+                grown[:n] = self.vectors
+            self.buffer = grown
+        self.buffer[n : n + len(vectors)] = vectors
+        self.vectors = self.buffer[: n + len(vectors)]
+
+    def drop_vectors(self) -> None:
+        self.holds_vectors, self.vectors, self.buffer = False, None, None
+
+    def keep(self, keep: np.ndarray) -> None:
+        """Keeps the rows where `keep` is set (new arrays: views handed out stay as they were)."""
+        assert self.seqs is not None
+        self.seqs = self.seqs[keep]
+        if self.words is not None:
+            self.words = self.words[:, keep]
+        if self.vectors is not None:
+            self.buffer = self.vectors = self.vectors[keep]
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The coarse pass's candidates as of the caller's transaction: their seqs, nearest
+    signature, in no particular order), and their vectors when held (row for row)."""
+
+    seqs: np.ndarray
+    vectors: np.ndarray | None
+    last: int  # the largest seq in the caller's snapshot
 
 
 def _words(signatures: list[bytes]) -> np.ndarray:
@@ -90,12 +161,13 @@ def _nearest(distance: np.ndarray, n: int) -> np.ndarray:
 
 
 class Signatures:
-    def __init__(self, max_held: int = MAX_HELD) -> None:
+    def __init__(self, max_held: int = MAX_HELD, max_vectors: int = MAX_VECTORS) -> None:
         self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self._lock = threading.Lock()
         self._max = max_held
+        self._max_vectors = max_vectors
         # (tenant, model, query signature, n) -> (the held seqs it was computed on, the
-        # nearest seqs among them)
+        # positions of the nearest among them)
         self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[Any, np.ndarray]] = (
             OrderedDict()
         )
@@ -104,13 +176,30 @@ class Signatures:
         with self._lock:
             held = self._held.get((tenant_id, model_id))
             if held is None:
-                held = self._held[(tenant_id, model_id)] = _Held()
+                held = self._held[(tenant_id, model_id)] = _Held(
+                    holds_vectors=self._max_vectors > 0
+                )
             self._held.move_to_end((tenant_id, model_id))
             total = sum(len(h) for h in self._held.values())
             while total > self._max and len(self._held) > 1:
                 _, gone = self._held.popitem(last=False)
                 total -= len(gone)
             return held
+
+    def _vectors_fit(self, held: _Held, more: int) -> bool:
+        """Whether `more` vectors of `held` fit beside every tenant's held vectors; if they
+        do not, the least recently used tenants' vectors go first (their signatures stay)."""
+        with self._lock:
+            if held.held_vectors() + more > self._max_vectors:
+                return False  # never, even alone
+            others = [h for h in self._held.values() if h is not held and h.holds_vectors]
+            total = held.held_vectors() + more + sum(h.held_vectors() for h in others)
+            for h in others:
+                if total <= self._max_vectors:
+                    break
+                total -= h.held_vectors()
+                h.drop_vectors()
+            return total <= self._max_vectors
 
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:
         """Brings what is held of the tenant and model up to the caller's transaction (done
@@ -129,13 +218,19 @@ class Signatures:
         with held.lock:
             if last <= held.after:
                 return
-            rows = conn.execute(_NEWER, params | {"after": held.after}).all()
-            if rows:
-                seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-                words = _words([r[1] for r in rows])
-                held.seqs = seqs if held.seqs is None else np.concatenate([held.seqs, seqs])
-                held.words = words if held.words is None else np.concatenate([held.words, words], 1)
-                held.after = int(seqs[-1])
+            with_vectors = held.holds_vectors
+            stmt = _NEWER_VECTORS if with_vectors else _NEWER
+            rows = conn.execute(stmt, params | {"after": held.after}).all()
+            if not rows:
+                return
+            vectors = None
+            if with_vectors and self._vectors_fit(held, len(rows)):
+                vectors = _matrix([r[2] for r in rows])
+            held.append(
+                np.fromiter((r[0] for r in rows), np.int64, len(rows)),
+                _words([r[1] for r in rows]),
+                vectors,
+            )
 
     def nearest(
         self,
@@ -145,11 +240,11 @@ class Signatures:
         query: bytes,
         n: int,
         last: int | None = None,
-    ) -> tuple[list[int], int]:
-        """The seqs of the `n` vectors of the tenant and model whose signatures are nearest
-        to `query`'s, as of the caller's transaction, and the largest seq it sees (a seq
-        above it is not in the caller's snapshot; `last`: that seq, when `refresh` told it
-        in the same transaction)."""
+    ) -> Nearest:
+        """The `n` vectors of the tenant and model whose signatures are nearest to `query`'s,
+        as of the caller's transaction (`last`: the largest seq `refresh` saw in the same
+        transaction; a seq above it is not in the caller's snapshot)."""
+        import numpy as np
 
         held = self._entry(tenant_id, model_id)
         if last is None:
@@ -157,16 +252,23 @@ class Signatures:
             last = conn.execute(_LAST, params).scalar() or 0
         self._update(conn, held, tenant_id, model_id, last)  # nothing to do after `refresh`
         with held.lock:
-            seqs, words = held.seqs, held.words
+            seqs, words, vectors = held.seqs, held.words, held.vectors
         if words is None or seqs is None or not len(seqs):
-            return [], last
+            return Nearest(np.zeros(0, np.int64), None, last)
         with self._lock:
             proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
         if proposed is not None and proposed[0]() is seqs:  # nothing held changed since
             chosen = proposed[1]
         else:
-            chosen = seqs[_nearest(_distances(words, query), n)] if len(seqs) > n else seqs
-        return [int(s) for s in chosen if s <= last], last
+            chosen = _nearest(_distances(words, query), n) if len(seqs) > n else None
+        if chosen is not None:
+            seqs = seqs[chosen]
+            vectors = None if vectors is None else vectors[chosen]
+        visible = seqs <= last
+        if not visible.all():
+            seqs = seqs[visible]
+            vectors = None if vectors is None else vectors[visible]
+        return Nearest(seqs, vectors, last)
 
     def propose(self, tenant_id: str, model_id: str, query: bytes, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being
@@ -180,7 +282,7 @@ class Signatures:
             seqs, words = held.seqs, held.words
         if words is None or seqs is None or len(seqs) <= n:
             return
-        chosen = seqs[_nearest(_distances(words, query), n)]
+        chosen = _nearest(_distances(words, query), n)
         with self._lock:
             # Held arrays are replaced, never changed in place: the same object, the same data.
             self._proposals[(tenant_id, model_id, query, n)] = (weakref.ref(seqs), chosen)
@@ -198,7 +300,14 @@ class Signatures:
         with held.lock:
             if held.seqs is None:
                 return
-            keep = ~np.isin(held.seqs, np.asarray(seqs, np.int64))
-            held.seqs = held.seqs[keep]
-            if held.words is not None:
-                held.words = held.words[:, keep]
+            held.keep(~np.isin(held.seqs, np.asarray(seqs, np.int64)))
+
+
+def _matrix(embeddings: list[bytes]) -> np.ndarray | None:
+    """Stored embeddings (float32 bytes) as rows of a matrix; None unless all are of one
+    dimension."""
+    import numpy as np
+
+    if len({len(e) for e in embeddings}) != 1 or not embeddings[0]:
+        return None
+    return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)

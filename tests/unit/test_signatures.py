@@ -18,45 +18,109 @@ def test_the_n_smallest_distances_are_chosen_once_each(distances, data):
     assert sorted(d[got].tolist()) == sorted(distances)[:n]
 
 
-def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
-    from sqlalchemy import create_engine, insert
-
+def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 1):  # type: ignore[no-untyped-def]
     from runtime_svc.domain.embeddings import signature
+
+    out = []
+    for pk in range(first_pk, first_pk + n):
+        vector = rng.standard_normal(dimension).astype(np.float32)
+        out.append(
+            {
+                "passage": 0,
+                "source_pk": pk,
+                "model_id": "m",
+                "tenant_id": tenant,
+                "source_id": f"s{pk}",
+                "source_revision": 1,
+                "dimension": dimension,
+                "embedding": vector.tobytes(),
+                "signature": signature(vector.tolist()),
+                "created_at_us": 1,
+            }
+        )
+    return out
+
+
+def _vectors_table():  # type: ignore[no-untyped-def]
+    from sqlalchemy import create_engine
+
     from runtime_svc.storage.models import MemoryVectorRow
-    from runtime_svc.storage.vector_signatures import Signatures
 
     table = MemoryVectorRow.__table__
     engine = create_engine("sqlite://")
     table.create(engine)
+    return engine, table
+
+
+def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
+    from sqlalchemy import insert
+
+    from runtime_svc.domain.embeddings import signature
+    from runtime_svc.storage.vector_signatures import Signatures
+
+    engine, table = _vectors_table()
     rng = np.random.default_rng(7)
-    rows = [
-        {
-            "passage": 0,
-            "source_pk": i,
-            "model_id": "m",
-            "tenant_id": "t",
-            "source_id": f"s{i}",
-            "source_revision": 1,
-            "dimension": 64,
-            "embedding": b"",
-            "signature": signature(rng.standard_normal(64).tolist()),
-            "created_at_us": 1,
-        }
-        for i in range(1, 301)
-    ]
+    rows = _vector_rows("t", 300, rng)
     query = signature(rng.standard_normal(64).tolist())
     with engine.begin() as conn:
         conn.execute(insert(table), rows)
-        fresh = Signatures()
-        expected, last = fresh.nearest(conn, "t", "m", query, 20)
+        expected = Signatures().nearest(conn, "t", "m", query, 20)
         held = Signatures()
         held.refresh(conn, "t", "m")
         held.propose("t", "m", query, 20)
-        assert held.nearest(conn, "t", "m", query, 20, last) == (expected, last)
+        got = held.nearest(conn, "t", "m", query, 20, expected.last)
+        assert got.seqs.tolist() == expected.seqs.tolist()
         assert not held._proposals  # taken
         held.propose("t", "m", query, 20)
-        held.forget("t", "m", expected[:1])  # what is held changed: computed again
-        again, _ = held.nearest(conn, "t", "m", query, 20, last)
-        assert expected[0] not in again and len(again) == 20
+        first = expected.seqs[:1].tolist()
+        held.forget("t", "m", first)  # what is held changed: computed again
+        again = held.nearest(conn, "t", "m", query, 20, expected.last).seqs.tolist()
+        assert first[0] not in again and len(again) == 20
         held.propose("another tenant", "m", query, 20)  # not held: nothing computed
         assert not held._proposals
+
+
+def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound():
+    from sqlalchemy import delete, insert
+
+    from runtime_svc.domain.embeddings import signature
+    from runtime_svc.storage.vector_signatures import Signatures
+
+    engine, table = _vectors_table()
+    rng = np.random.default_rng(11)
+    query = signature(rng.standard_normal(64).tolist())
+    held = Signatures(max_vectors=500)
+
+    def stored(conn):  # type: ignore[no-untyped-def]
+        return {r.seq: np.frombuffer(r.embedding, np.float32) for r in conn.execute(table.select())}
+
+    def check(conn, tenant: str) -> bool:  # type: ignore[no-untyped-def]
+        """Whether the tenant's vectors are held, each the stored one of its seq."""
+        near = held.nearest(conn, tenant, "m", query, 50)
+        if near.vectors is None:
+            return False
+        by_seq = stored(conn)
+        assert len(near.vectors) == len(near.seqs)
+        for seq, vector in zip(near.seqs.tolist(), near.vectors, strict=True):
+            assert np.array_equal(vector, by_seq[seq])
+        return True
+
+    with engine.begin() as conn:
+        # Appended in several reads (the buffer grows past the views handed out).
+        for first in range(1, 301, 60):
+            conn.execute(insert(table), _vector_rows("a", 60, rng, first_pk=first))
+            assert check(conn, "a")
+        gone = conn.execute(table.select().where(table.c.source_pk <= 10)).all()
+        conn.execute(delete(table).where(table.c.source_pk <= 10))
+        held.forget("a", "m", [r.seq for r in gone])
+        assert check(conn, "a")
+        # Another tenant's 300 do not fit beside them: the least recently used tenant's
+        # vectors go (its signatures stay), and its candidates are ranked in SQL instead.
+        conn.execute(insert(table), _vector_rows("b", 300, rng, first_pk=1000))
+        assert check(conn, "b")
+        assert not check(conn, "a")
+        assert len(held.nearest(conn, "a", "m", query, 50).seqs) == 50
+        # A tenant alone above the bound holds none, and takes nothing from the others.
+        conn.execute(insert(table), _vector_rows("c", 600, rng, first_pk=5000))
+        assert not check(conn, "c")
+        assert check(conn, "b")
