@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
-from runtime_svc.domain.sources import MAX_MESSAGES, Message
+from runtime_svc.domain.sources import MAX_MESSAGES, Body, Message
 
 SHIFT = 16
 SPAN = 1 << SHIFT
@@ -66,17 +67,31 @@ def line(m: Message) -> str:
 
 
 def date_of(messages: Sequence[Message]) -> str:
-    sent = next((m.sent_at_us for m in messages if m.sent_at_us), 0)
-    if not sent:
+    return _date(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
+
+
+@lru_cache(maxsize=4096)
+def _date(sent_at_us: int) -> str:
+    if not sent_at_us:
         return ""
-    return datetime.fromtimestamp(sent / 1e6, UTC).strftime("%d %B %Y")
+    return datetime.fromtimestamp(sent_at_us / 1e6, UTC).strftime("%d %B %Y")
 
 
 def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
     """A passage's text: the date line (when given and asked for), then its messages, each
     as `speaker: text` (the speaker's name, else the role)."""
-    head = date_of(messages) if window.date else ""
-    body = "\n".join(line(m) for m in messages[rng.start : rng.end + 1])
+    return _render(messages[rng.start : rng.end + 1], date_of(messages) if window.date else "")
+
+
+def render_stored(raw: str, rng: Range, window: Window) -> str:
+    """`render` from the conversation's stored form (a search hit's passage): only the
+    messages it shows are built."""
+    shown, sent_at_us = Body.stored_messages(raw, rng.start, rng.end)
+    return _render(shown, _date(sent_at_us) if window.date else "")
+
+
+def _render(shown: Sequence[Message], head: str) -> str:
+    body = "\n".join(line(m) for m in shown)
     return f"{head}\n{body}" if head else body
 
 

@@ -9,8 +9,7 @@ from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.passages import Range
-from runtime_svc.domain.text import Term, count_tokens, stem
-from runtime_svc.domain.text import words as text_words
+from runtime_svc.domain.text import Term, count_tokens, token_stems
 
 
 class Reason(StrEnum):
@@ -169,9 +168,7 @@ def snippet(text: str, terms: Sequence[Term], words: int = SNIPPET_WORDS) -> str
     """About `words` words of `text` around the first word that matches a query term."""
     tokens = text.split()
     stems = {t.stem for t in terms}
-    first = next(
-        (i for i, tok in enumerate(tokens) if any(stem(w) in stems for w in text_words(tok))), 0
-    )
+    first = next((i for i, tok in enumerate(tokens) if not stems.isdisjoint(token_stems(tok))), 0)
     start = max(0, min(first - words // 3, len(tokens) - words))
     end = min(len(tokens), start + words)
     return ("…" if start else "") + " ".join(tokens[start:end]) + ("…" if end < len(tokens) else "")

@@ -88,6 +88,14 @@ class Body:
         return hashlib.sha256(self.raw().encode()).hexdigest()
 
     @staticmethod
+    def stored_messages(raw: str, start: int, end: int) -> tuple[tuple[Message, ...], int]:
+        """Messages `start`..`end` (inclusive) of a conversation's stored form, and the first
+        `sent_at_us` any of its messages gives (0: none); the others are not built."""
+        rows = json.loads(raw) if raw else []
+        sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
+        return tuple(Message(*row) for row in rows[start : end + 1]), sent
+
+    @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
         if kind is SourceKind.CONVERSATION and raw:  # an erased one keeps no bytes
             return Body(messages=tuple(Message(*row) for row in json.loads(raw)))

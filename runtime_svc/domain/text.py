@@ -51,6 +51,13 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+@lru_cache(maxsize=65536)
+def token_stems(token: str) -> tuple[str, ...]:
+    """The stems of a whitespace-separated token's words (snippets look them up token by
+    token; tokens repeat across memories, so this is cached as `stem` is)."""
+    return tuple(stem(w) for w in words(token))
+
+
 @dataclass(frozen=True)
 class Term:
     word: str  # as the index tokenizer will see it (it stems it again itself)

@@ -50,7 +50,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from runtime_svc.domain import lexical, passages
 from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.domain.passages import SHIFT, SPAN, Range, Window
-from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import compiled, eligibility_sql, held_search
 from runtime_svc.storage.held_search import HIT_COLUMNS
@@ -719,12 +718,11 @@ class SearchIndex:
         return out, below
 
     def _hit(self, score: float, key: int, row: tuple) -> Hit:
-        pk, source_id, revision, generated_form, save_intent, kind, raw = row
+        pk, source_id, revision, generated_form, save_intent, _kind, raw = row
         rng = passages.range_of(key)
         if rng is None:
             return Hit(pk, source_id, revision, score, generated_form, save_intent)
-        messages = Body.from_raw(SourceKind(kind), raw).messages
-        text = passages.render(messages, rng, self.window)
+        text = passages.render_stored(raw, rng, self.window)
         return Hit(pk, source_id, revision, score, text, save_intent, rng)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:

@@ -1,0 +1,40 @@
+"""A search hit's passage rendered from the stored conversation is the passage derived from
+its messages (pure domain code, no database)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runtime_svc.domain import passages
+from runtime_svc.domain.sources import Body, Message, SourceKind
+
+messages = st.lists(
+    st.builds(
+        Message,
+        role=st.sampled_from(["user", "assistant"]),
+        content=st.text(min_size=1, max_size=30),
+        name=st.sampled_from(["", "Caroline", "Mel"]),
+        sent_at_us=st.sampled_from([0, 0, 1_700_000_000_000_000, 1_600_000_000_000_000]),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(messages, st.data(), st.integers(0, 3), st.booleans())
+def test_a_stored_passage_renders_as_derived(conversation, data, before, date):
+    window = passages.Window(before, date)
+    raw = json.dumps([m.row() for m in conversation])
+    i = data.draw(st.integers(0, len(conversation) - 1))
+    rng = passages.range_for(i, window)
+    expected = passages.render(Body.from_raw(SourceKind.CONVERSATION, raw).messages, rng, window)
+    assert passages.render_stored(raw, rng, window) == expected
+    assert expected in [p.text for p in passages.derive(conversation, window)]
+
+
+def test_an_erased_conversation_renders_nothing():
+    rng = passages.Range(0, 1)
+    assert passages.render_stored("", rng, passages.Window()) == ""
