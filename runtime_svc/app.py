@@ -80,7 +80,7 @@ async def start(
     passages = settings.retrieval.passages
     mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
     if settings.search.warm_on_start:
-        await loop.run_in_executor(None, _warm, db, mirrors)
+        await loop.run_in_executor(None, _warm, db, mirrors, semantic)
     uow = UnitOfWork(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
@@ -254,8 +254,10 @@ def _extractor(settings: Settings) -> Extractor:
     return RuleExtractor()
 
 
-def _warm(db: Database, mirrors: Mirrors) -> None:
-    """Large tenants' postings held before the runtime serves (see `search_mirror.warm`)."""
+def _warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
+    """Large tenants' postings held before the runtime serves (see `search_mirror.warm`),
+    and with hybrid retrieval on SQLite their vectors' signatures and vectors
+    (`Semantic.warm`)."""
     started = time.perf_counter()
     with db.reader.connect() as conn:
         tenants = repositories.TenantStateRepository(conn, "").indexed_by_tenant()
@@ -264,6 +266,15 @@ def _warm(db: Database, mirrors: Mirrors) -> None:
         log.info(
             "search postings held before serving",
             extra={"postings": held, "seconds": round(time.perf_counter() - started, 1)},
+        )
+    if semantic is None or db.writer.dialect.name != "sqlite":
+        return
+    started = time.perf_counter()
+    vectors = semantic.warm(db.reader.connect, tenants)
+    if vectors:
+        log.info(
+            "vector signatures held before serving",
+            extra={"vectors": vectors, "seconds": round(time.perf_counter() - started, 1)},
         )
 
 

@@ -359,3 +359,23 @@ def test_the_coarse_pass_never_leaves_fewer_than_k_when_ineligible_vectors_crowd
     # every proposed candidate is cold: the exact search runs and finds the eligible one
     assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == [whistling]
     assert [c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations] == [whistling]
+
+
+def test_a_runtime_holds_large_tenants_vectors_before_it_serves(
+    local_model, vector_backend, make_stack
+):
+    if vector_backend != "sqlite":
+        pytest.skip("the coarse pass is SQLite's")
+    settings = hybrid_settings(retrieval__exact_search_max=3)  # 4 memories: a large tenant
+    first = make_stack(**settings)
+    client = first.client()
+    drums = insert(client, DRUMS).source_id
+    for text in (PIANO, VIOLIN, UKULELE):
+        insert(client, text)
+    wait_embedded(client)
+
+    second = make_stack(**settings, storage__url=first.settings.storage.url)
+    held = second.runtime.servicer._retrieval._semantic._signatures._held
+    # Before any search: every vector of the tenant held, signature and vector.
+    assert [(len(h), h.vectors is not None and len(h.vectors)) for h in held.values()] == [(4, 4)]
+    assert search_ids(second.client(), "what do I keep in my garage", limit=1) == [drums]

@@ -12,9 +12,10 @@ by their words alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 from runtime_svc.domain import fusion, passages
 from runtime_svc.domain.eligibility import State
@@ -91,6 +92,11 @@ class Semantic:
             return vector
 
         return self._pool.submit(run)
+
+    def warm(self, connect: Callable[[], Any], tenants: Sequence[tuple[str, int]]) -> int:
+        """Before serving (SQLite): the coarse pass's signatures and vectors of the largest
+        tenants searched by it held (`Signatures.warm`); how many vectors are held."""
+        return self._signatures.warm(connect, tenants, self.model_id, self._s.exact_max)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

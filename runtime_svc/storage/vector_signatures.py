@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +201,26 @@ class Signatures:
                 total -= h.held_vectors()
                 h.drop_vectors()
             return total <= self._max_vectors
+
+    def warm(
+        self,
+        connect: Callable[[], Any],
+        tenants: Sequence[tuple[str, int]],
+        model_id: str,
+        larger_than: int,
+    ) -> int:
+        """Holds the signatures (and, while they fit, the vectors) of the largest tenants
+        with more than `larger_than` index entries, within `max_held`: a runtime does this
+        before it serves, so that no search pays for reading them. `tenants`: (tenant,
+        index entries). Returns how many vectors' signatures are held."""
+        held_in_all = 0
+        for tenant_id, entries in sorted(tenants, key=lambda t: -t[1]):
+            if entries <= larger_than or held_in_all + entries > self._max:
+                continue
+            with connect() as conn, conn.begin():
+                self.refresh(conn, tenant_id, model_id)
+            held_in_all += len(self._entry(tenant_id, model_id))
+        return held_in_all
 
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:
         """Brings what is held of the tenant and model up to the caller's transaction (done
