@@ -83,29 +83,29 @@ class _Held:
         return len(self) if self.holds_vectors else 0
 
     def append(self, seqs: np.ndarray, words: np.ndarray, vectors: np.ndarray | None) -> None:
+        """Rows read since, under `lock`. Another tenant's reading may drop this one's
+        vectors meanwhile (`drop_vectors`, to make room): they are then not put back."""
         import numpy as np
 
         self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
         self.words = words if self.words is None else np.concatenate([self.words, words], 1)
         self.after = int(seqs[-1])
+        held, buffer = self.vectors, self.buffer
         if vectors is None or not self.holds_vectors:
             self.drop_vectors()
             return
-        n = 0 if self.vectors is None else len(self.vectors)
-        if (
-            self.buffer is None
-            or self.buffer.shape[1] != vectors.shape[1]
-            or n + len(vectors) > len(self.buffer)
-        ):
-            if self.buffer is not None and self.buffer.shape[1] != vectors.shape[1]:
-                self.drop_vectors()  # one model, one dimension: never mixed
-                return
+        n = 0 if held is None else len(held)
+        if buffer is not None and buffer.shape[1] != vectors.shape[1]:
+            self.drop_vectors()  # one model, one dimension: never mixed
+            return
+        if buffer is None or n + len(vectors) > len(buffer):
             grown = np.empty((max(2 * n, n + len(vectors), 1024), vectors.shape[1]), np.float32)
-            if n:
-                grown[:n] = self.vectors
-            self.buffer = grown
-        self.buffer[n : n + len(vectors)] = vectors
-        self.vectors = self.buffer[: n + len(vectors)]
+            if held is not None:
+                grown[:n] = held
+            buffer = grown
+        buffer[n : n + len(vectors)] = vectors
+        if self.holds_vectors:
+            self.buffer, self.vectors = buffer, buffer[: n + len(vectors)]
 
     def drop_vectors(self) -> None:
         self.holds_vectors, self.vectors, self.buffer = False, None, None
@@ -122,8 +122,8 @@ class _Held:
 
 @dataclass(frozen=True)
 class Nearest:
-    """The coarse pass's candidates as of the caller's transaction: their seqs, nearest
-    signature, in no particular order), and their vectors when held (row for row)."""
+    """The coarse pass's candidates as of the caller's transaction: their seqs (the nearest
+    by signature, in no particular order), and their vectors when held (row for row)."""
 
     seqs: np.ndarray
     vectors: np.ndarray | None
