@@ -42,6 +42,7 @@ from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.held_search import HIT_COLUMNS
 from runtime_svc.storage.models import SearchTerm
 from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow
 from runtime_svc.storage.sources import sources
@@ -158,32 +159,42 @@ def _exact_statement(sqlite: bool, grouped: bool):  # type: ignore[no-untyped-de
     return _top(scored, grouped)
 
 
+def _candidates():  # type: ignore[no-untyped-def]
+    """SQLite: the vectors given as a JSON array of seqs (`seqs`), the tenant's and the
+    model's, joined to their sources, the tenant's."""
+    wanted = select(literal_column("value")).select_from(
+        func.json_each(bindparam("seqs")).table_valued("value")
+    )
+    return (
+        v.c.seq.in_(wanted.scalar_subquery()),
+        # As expressions, so that SQLite reads the candidates by their seq and their
+        # sources by pk, instead of walking every source of the tenant (its index).
+        func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
+        func.coalesce(v.c.model_id, "") == bindparam("model_id"),
+        func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
+    )
+
+
+def _ok():  # type: ignore[no-untyped-def]
+    """1 when the source is eligible now (the whole predicate), else 0."""
+    return case((eligibility_sql.eligible(sources.c, bindparam("now_us")), 1), else_=0).label("ok")
+
+
 @lru_cache(maxsize=4)
 def _coarse_statement(grouped: bool):  # type: ignore[no-untyped-def]
     """SQLite: the candidates (`seqs`, a JSON array) ranked exactly, the eligibility
     predicate and the similarity floor in the statement that takes the top k; with how many
     candidates were found (`found`) and how many of them are not eligible (`dropped`)."""
-    ok = eligibility_sql.eligible(sources.c, bindparam("now_us"))
-    wanted = select(literal_column("value")).select_from(
-        func.json_each(bindparam("seqs")).table_valued("value")
-    )
     scored = (
         select(
             v.c.source_pk.label("pk"),
             v.c.passage,
             sources.c.source_id,
             _distance(True).label("distance"),
-            case((ok, 1), else_=0).label("ok"),
+            _ok(),
         )
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
-        .where(
-            v.c.seq.in_(wanted.scalar_subquery()),
-            # As expressions, so that SQLite reads the candidates by their seq and their
-            # sources by pk, instead of walking every source of the tenant (its index).
-            func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
-            func.coalesce(v.c.model_id, "") == bindparam("model_id"),
-            func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
-        )
+        .where(*_candidates())
         .cte("scored")
         .prefix_with("MATERIALIZED")
     )
@@ -210,34 +221,12 @@ HELD_MARGIN = 8  # candidates checked beyond k in the first batch, for those ref
 
 @lru_cache(maxsize=1)
 def _checked_statement():  # type: ignore[no-untyped-def]
-    """SQLite: the candidates given as a JSON array of seqs that still exist, each with its
-    source and whether that is eligible (the tenant checks as expressions, so that SQLite
-    reads them by seq and pk instead of walking the tenant's index)."""
-    wanted = select(literal_column("value")).select_from(
-        func.json_each(bindparam("seqs")).table_valued("value")
-    )
+    """SQLite: those of the candidates (`_candidates`) that still exist, each with what a
+    hit returns of its source and whether that is eligible."""
     return (
-        select(
-            v.c.seq,
-            v.c.source_pk.label("pk"),
-            v.c.passage,
-            sources.c.source_id,
-            sources.c.revision,
-            sources.c.generated_form,
-            sources.c.save_intent,
-            sources.c.kind,
-            sources.c.raw,
-            case((eligibility_sql.eligible(sources.c, bindparam("now_us")), 1), else_=0).label(
-                "ok"
-            ),
-        )
+        select(v.c.seq, v.c.passage, *HIT_COLUMNS, _ok())
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
-        .where(
-            v.c.seq.in_(wanted.scalar_subquery()),
-            func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
-            func.coalesce(v.c.model_id, "") == bindparam("model_id"),
-            func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
-        )
+        .where(*_candidates())
     )
 
 
