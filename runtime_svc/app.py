@@ -146,6 +146,7 @@ async def start(
         pool=pool,
         writer=writer,
         poll_interval=settings.events.poll_interval,
+        alone=lambda: guard.in_flight <= 1,
     )
 
     async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
@@ -163,6 +164,9 @@ async def start(
             "trace_id": ctx.trace_id,
         }
 
+    guard = CallGuard(
+        admit, serving.OPEN_PREFIXES, max_message_bytes=settings.transport.max_message_bytes
+    )
     served = await serving.start(
         listen=listen or settings.runtime.listen,
         credentials=tls.runtime_credentials(settings.internal) if settings.internal.tls else None,
@@ -171,11 +175,7 @@ async def start(
             servicer, s
         ),
         services=[SERVICE],
-        guard=CallGuard(
-            admit,
-            serving.OPEN_PREFIXES,
-            max_message_bytes=settings.transport.max_message_bytes,
-        ),
+        guard=guard,
         options=transport.server_options(settings.transport),
         grace=settings.runtime.grace,
         reflection_enabled=settings.runtime.reflection,

@@ -390,3 +390,26 @@ def test_mutations_emit_events_and_receipts(stack):
     )
     raw = b"".join(e.SerializeToString() for e in got)
     assert b"event-worthy" not in raw
+
+
+def test_searches_alone_and_beside_other_calls_answer_alike(stack):
+    """A search that is the only call in flight runs on the runtime's event loop thread,
+    one beside other calls on its pool: both give the same hits, and calls in flight at
+    once (searches, inserts, a cold classification) all complete."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = stack.client()
+    ids = [insert(client, f"lighthouse keeper log {i} zqxbeside").source_id for i in range(12)]
+    classify(client, ids[0], 1, COLD)
+    alone = search_ids(client, "lighthouse keeper", limit=20)
+    assert set(alone) == set(ids[1:])
+
+    def work(i: int) -> list[str]:
+        if i % 3 == 0:
+            insert(client, f"harbour note {i}")
+            return alone
+        return search_ids(client, "lighthouse keeper", limit=20)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(48)))
+    assert all(r == alone for r in results)

@@ -86,6 +86,11 @@ class CallGuard(grpc.aio.ServerInterceptor):
         self._streams: set[_Stream] = set()
         self._guarded: dict[str, tuple[Any, Any]] = {}
 
+    @property
+    def in_flight(self) -> int:
+        """Unary calls inside their handler now (the caller's own included)."""
+        return self._in_flight
+
     async def drain(self, timeout: float) -> None:
         """Refuses new calls with UNAVAILABLE and waits (up to `timeout`) for unary calls in
         flight to finish. gRPC's own stop() would answer calls it has not yet handed to a
