@@ -93,7 +93,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         pool: ThreadPoolExecutor,
         writer: GroupCommitter,
         poll_interval: float,
-        alone: Callable[[], bool] = lambda: False,
+        alone: Callable[[], bool],
     ) -> None:
         """`alone`: whether the call asking is the only one in flight (see `_read`)."""
         self._thread_modes, self._retrieval = thread_modes, retrieval

@@ -187,6 +187,17 @@ class Hit:
     passage: Range | None = None  # the conversation's messages this hit is (None: whole)
 
 
+def make_hit(score: float, key: int, row: tuple, window: Window) -> Hit:
+    """A hit of an entry (`key`: its entry key, or just its low bits) of the source `row`
+    (`held_search.HIT_COLUMNS`): a passage's text rendered from the stored conversation."""
+    pk, source_id, revision, generated_form, save_intent, _kind, raw = row
+    rng = passages.range_of(key)
+    if rng is None:
+        return Hit(pk, source_id, revision, score, generated_form, save_intent)
+    text = passages.render_stored(raw, rng, window)
+    return Hit(pk, source_id, revision, score, text, save_intent, rng)
+
+
 def _kth(scores: dict[int, float], refused: set[int], limit: int, grouped: bool) -> float | None:
     """The k-th best score among the entries scored (per source when `grouped`), leaving
     out the sources refused; None when fewer."""
@@ -718,12 +729,7 @@ class SearchIndex:
         return out, below
 
     def _hit(self, score: float, key: int, row: tuple) -> Hit:
-        pk, source_id, revision, generated_form, save_intent, _kind, raw = row
-        rng = passages.range_of(key)
-        if rng is None:
-            return Hit(pk, source_id, revision, score, generated_form, save_intent)
-        text = passages.render_stored(raw, rng, self.window)
-        return Hit(pk, source_id, revision, score, text, save_intent, rng)
+        return make_hit(score, key, row, self.window)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the terms, whatever its state: up to

@@ -20,6 +20,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -40,11 +41,10 @@ from sqlalchemy import (
 from runtime_svc.domain import passages
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
-from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.held_search import HIT_COLUMNS
 from runtime_svc.storage.models import SearchTerm
-from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow
+from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow, make_hit
 from runtime_svc.storage.sources import sources
 from runtime_svc.storage.vector_signatures import Nearest, Signatures
 from runtime_svc.storage.vectors import encode, memory_vectors
@@ -129,18 +129,7 @@ def _top(scored, grouped: bool):  # type: ignore[no-untyped-def]
         picked = select(scored)
     top = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
     return (
-        select(
-            sources.c.pk,
-            sources.c.source_id,
-            sources.c.revision,
-            (1.0 - top.c.distance).label("score"),
-            sources.c.generated_form,
-            sources.c.save_intent,
-            top.c.passage,
-            sources.c.kind,
-            sources.c.raw,
-            top.c.distance,
-        )
+        select(*HIT_COLUMNS, (1.0 - top.c.distance).label("score"), top.c.passage, top.c.distance)
         .select_from(top.join(sources, sources.c.pk == top.c.pk))
         .order_by(top.c.distance, top.c.source_id, top.c.passage)
     )
@@ -230,47 +219,20 @@ def _checked_statement():  # type: ignore[no-untyped-def]
     )
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    """An eligible candidate ranked from its held vector, with what a hit shows."""
-
-    pk: int
-    passage: int
-    source_id: str
-    revision: int
-    generated_form: str
-    save_intent: str
-    kind: str
-    raw: object
-    distance: float
-
-    @classmethod
-    def of(cls, r, distance: float) -> _Candidate:  # type: ignore[no-untyped-def]
-        return cls(
-            r.pk,
-            r.passage,
-            r.source_id,
-            r.revision,
-            r.generated_form,
-            r.save_intent,
-            r.kind,
-            r.raw,
-            distance,
-        )
-
-    @property
-    def score(self) -> float:
-        return 1.0 - self.distance
-
-
-def _best(candidates: list[_Candidate], grouped: bool) -> list[_Candidate]:
-    """In the order the ranked statements give: nearest first, ties by source id and
-    passage; grouped, each source once (by its nearest passage)."""
-    ranked = sorted(candidates, key=lambda c: (c.distance, c.source_id, c.passage))
+def _best(candidates: list[tuple[float, Any]], grouped: bool) -> list[tuple[float, Any]]:
+    """Eligible candidates, (distance, checked row), in the order the ranked statements
+    give: nearest first, ties by source id and passage; grouped, each source once (by its
+    nearest passage)."""
+    ranked = sorted(candidates, key=lambda c: (c[0], c[1].source_id, c[1].passage))
     if not grouped:
         return ranked
     seen: set[int] = set()
-    return [c for c in ranked if not (c.pk in seen or seen.add(c.pk))]  # type: ignore[func-returns-value]
+    return [c for c in ranked if not (c[1].pk in seen or seen.add(c[1].pk))]  # type: ignore[func-returns-value]
+
+
+def _hit_row(r) -> tuple:  # type: ignore[no-untyped-def]
+    """What `make_hit` reads of a ranked or checked row (`HIT_COLUMNS`, by name)."""
+    return (r.pk, r.source_id, r.revision, r.generated_form, r.save_intent, r.kind, r.raw)
 
 
 def _cosine(matrix, query: Vector):  # type: ignore[no-untyped-def]
@@ -280,12 +242,6 @@ def _cosine(matrix, query: Vector):  # type: ignore[no-untyped-def]
     q = np.asarray(query, np.float32)
     norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
     return (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
-
-
-def _cosine_distances(matrix, query: Vector):  # type: ignore[no-untyped-def]
-    import numpy as np
-
-    return np.float32(1) - _cosine(matrix, query)
 
 
 @lru_cache(maxsize=1)
@@ -341,22 +297,8 @@ class VectorSearch:
         }
 
     def _hits(self, rows) -> list[Hit]:  # type: ignore[no-untyped-def]
-        """Hits with their text: a passage's rendered from its conversation's messages
-        (each conversation read once, however many of its passages are hits)."""
-        messages: dict[int, tuple] = {}
-        out = []
-        for r in rows:
-            rng = passages.range_of(r.passage)
-            if rng is None:
-                out.append(
-                    Hit(r.pk, r.source_id, r.revision, r.score, r.generated_form, r.save_intent)
-                )
-                continue
-            if r.pk not in messages:
-                messages[r.pk] = Body.from_raw(SourceKind(r.kind), r.raw).messages
-            text = passages.render(messages[r.pk], rng, self._window)
-            out.append(Hit(r.pk, r.source_id, r.revision, r.score, text, r.save_intent, rng))
-        return out
+        """Hits of ranked rows (the hit columns first, then score and passage)."""
+        return [make_hit(r.score, r.passage, _hit_row(r), self._window) for r in rows]
 
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
@@ -409,14 +351,15 @@ class VectorSearch:
         import numpy as np
 
         assert near.vectors is not None
-        distance = _cosine_distances(near.vectors, query)
+        distance = np.float32(1) - _cosine(near.vectors, query)
         order = np.lexsort((near.seqs, distance))
         order = order[distance[order] <= np.float32(1.0 - plan.min_similarity)]
-        eligible: list[_Candidate] = []
+        eligible: list[tuple[float, Any]] = []
+        best: list[tuple[float, Any]] = []
         missing: list[int] = []
         refused = 0
         start, size = 0, limit + HELD_MARGIN
-        while start < len(order) and len(_best(eligible, plan.grouped)) < limit:
+        while start < len(order) and len(best) < limit:
             end = min(start + size, len(order))
             while end < len(order) and distance[order[end]] == distance[order[end - 1]]:
                 end += 1  # ties are checked together: the database orders them
@@ -435,11 +378,13 @@ class VectorSearch:
                 elif not r.ok:
                     refused += 1
                 else:
-                    eligible.append(_Candidate.of(r, float(distance[i])))
+                    eligible.append((float(distance[i]), r))
+            best = _best(eligible, plan.grouped)
             start, size = end, size * 2
         if missing:
             self._signatures.forget(self.tenant_id, plan.model_id, missing)
-        return self._hits(_best(eligible, plan.grouped)[:limit]), refused + len(missing)
+        hits = [make_hit(1.0 - d, r.passage, _hit_row(r), self._window) for d, r in best[:limit]]
+        return hits, refused + len(missing)
 
     def _forget_gone(self, plan: Plan, seqs: list[int]) -> None:
         present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
