@@ -184,7 +184,11 @@ class _Base(Methods):
         other._owns_channel = False
         return other
 
-    def _idempotent(self, name: str, request: Any) -> bool:
+    def _retried(self, name: str, request: Any) -> bool:
+        """Whether a failed call is tried again: an idempotent call, unless the policy
+        allows one attempt only (then no retry state is made at all)."""
+        if self.settings.retry.attempts <= 1:
+            return False
         return name in IDEMPOTENT or (name == "InsertMemory" and bool(request.request_id))
 
 
@@ -220,7 +224,7 @@ class Client(_Base):
             except grpc.RpcError as e:
                 raise from_grpc_error(e, target) from None
 
-        if not self._idempotent(name, request):
+        if not self._retried(name, request):
             return once()
         return Retrying(**self.settings.retry.tenacity())(once)
 
@@ -352,7 +356,7 @@ class AsyncClient(_Base):
             except grpc.RpcError as e:
                 raise from_grpc_error(e, target) from None
 
-        if not self._idempotent(name, request):
+        if not self._retried(name, request):
             return await once()
         async for attempt in AsyncRetrying(**self.settings.retry.tenacity()):
             with attempt:

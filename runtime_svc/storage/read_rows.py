@@ -1,5 +1,11 @@
 """Read statements compiled once, their rows as the driver's plain tuples (the search
-index's hot reads: thousands of postings cost a fraction of result rows)."""
+index's hot reads: thousands of postings cost a fraction of result rows).
+
+On SQLite, when nothing listens to the engine's cursor events (tracing is off), they run on
+the driver's connection itself, inside the transaction SQLAlchemy began: a search reads
+four or five of them, and SQLAlchemy's execution context costs more than most of them
+(about 0.16 ms against 0.08 for the term statistics of a query, 2-core VM). Driver errors
+are raised as SQLAlchemy's, as through the connection."""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from functools import lru_cache
 
 from sqlalchemy import Connection, Dialect, any_, bindparam
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.exc import DBAPIError
 
 
 def one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
@@ -31,10 +38,10 @@ def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict
 
 
 def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: ignore[no-untyped-def]
-    """Rows of a read statement as the driver's plain tuples, on the connection's open
-    transaction (begun by an earlier statement): they cost a fraction of result rows when
-    thousands of postings are read, and the statement is compiled once. List parameters
-    (`one_of`) are expanded here for positional drivers."""
+    """Rows of a read statement as the driver's plain tuples, in the connection's
+    transaction: they cost a fraction of result rows when thousands of postings are read,
+    and the statement is compiled once. List parameters (`one_of`) are expanded here for
+    positional drivers."""
     sql, order, fixed = _read_sql(make, conn.dialect)
     values = {**fixed, **params}
     if order is None:
@@ -48,6 +55,8 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
                 args.extend(v)
             else:
                 args.append(v)
+        if conn.dialect.name == "sqlite" and not conn.dispatch.before_cursor_execute:
+            return _sqlite_rows(conn, sql, tuple(args))
         result = conn.exec_driver_sql(sql, tuple(args))
     # Executed through the connection, so a driver error is SQLAlchemy's (a lost connection
     # is invalidated and reported as unavailable); the rows are the driver's own tuples.
@@ -55,3 +64,15 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
         return result.cursor.fetchall()  # type: ignore[union-attr]
     finally:
         result.close()
+
+
+def _sqlite_rows(conn: Connection, sql: str, args: tuple) -> list[tuple]:
+    """`sql` on SQLite's own connection, in the transaction of `conn` (begun here if no
+    statement began it yet, as SQLAlchemy would)."""
+    if not conn.in_transaction():
+        conn.begin()
+    error = conn.dialect.loaded_dbapi.Error
+    try:
+        return conn.connection.driver_connection.execute(sql, args).fetchall()  # type: ignore[union-attr]
+    except error as e:
+        raise DBAPIError.instance(sql, args, e, error) from e

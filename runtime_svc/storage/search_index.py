@@ -66,10 +66,12 @@ DEFAULT_BUDGET = 20_000
 FIRST_DEPTH = 128
 GROWTH = 4
 
-_STATS = select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
-    terms_table.c.tenant_id == bindparam("tenant_id"),
-    terms_table.c.term.in_(bindparam("terms", expanding=True)),
-)
+def _stats_statement(dialect: str):  # type: ignore[no-untyped-def]
+    """The tenant's statistics of some terms (read by every search: compiled once)."""
+    return select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
+        terms_table.c.tenant_id == bindparam("tenant_id"),
+        _one_of(terms_table.c.term, "terms", dialect),
+    )
 
 
 def _source_of(key):  # type: ignore[no-untyped-def]
@@ -476,21 +478,17 @@ class SearchIndex:
     def _stats(self, terms: Sequence[Term]) -> tuple[int, list[TermStats]]:
         """The tenant's entry count, and `term_stats`."""
         stems = sorted({t.stem for t in terms})
-        rows = self.conn.execute(
-            _STATS, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
-        ).all()
-        by_term = {r.term: r for r in rows}
-        entries = by_term[ENTRY].docs if ENTRY in by_term else 0
+        rows = _driver_rows(
+            self.conn, _stats_statement, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
+        )
+        docs = {term: n for term, n, _ in rows}
+        bound = {term: max_impact for term, _, max_impact in rows}
+        entries = docs.get(ENTRY, 0)
         return entries, lexical.by_upper_bound(
             [
-                TermStats(
-                    s,
-                    lexical.idf(entries, by_term[s].docs),
-                    by_term[s].max_impact,
-                    by_term[s].docs,
-                )
+                TermStats(s, lexical.idf(entries, docs[s]), bound[s], docs[s])
                 for s in stems
-                if s in by_term and by_term[s].docs > 0
+                if docs.get(s, 0) > 0
             ]
         )
 
