@@ -16,7 +16,7 @@ from agentmem.v1 import events_pb2
 from runtime_svc import app as runtime_app
 from tests.faults.conftest import wait_until
 from tests.harness import ADMIN_A
-from tests.test_thread_mode import DISABLED, set_mode
+from tests.test_thread_mode import DISABLED, read, set_mode
 
 KEEPALIVE_S = 1.0  # gRPC core sends at most one ping a second whatever the setting
 PINGS = 21  # 10 minutes of pings at the default 30 s interval, and one more
@@ -75,6 +75,10 @@ def test_idle_watch_survives_keepalive_and_a_late_runtime_restart(make_stack, ca
         stack.runtime = stack.loop.run(
             runtime_app.start(stack.settings, listen=f"127.0.0.1:{port}")
         )
+        # The gateway's channel to the runtime reconnects with backoff (up to 1 s): a write
+        # sent before it has answers UNAVAILABLE (retryable, nothing written). A read, which
+        # the gateway itself retries on UNAVAILABLE, returns once it has reconnected.
+        assert read(client, "after0", timeout=30).revision == 0
         for i in range(3):
             set_mode(client, DISABLED, 0, thread_id=f"after{i}")
         watcher.wait_for(6)
