@@ -4,7 +4,7 @@ index's hot reads: thousands of postings cost a fraction of result rows).
 On SQLite, when nothing listens to the engine's cursor events (tracing is off), they run on
 the driver's connection itself, inside the transaction SQLAlchemy began: a search reads
 three or more of them, and SQLAlchemy's execution context costs more than most of them
-(the term statistics of a query: about 0.16 ms through it, 0.04–0.08 ms on the driver,
+(the term statistics of a query: about 0.16 ms through it, 0.04 to 0.08 ms on the driver,
 2-core VM). Driver errors are raised as SQLAlchemy's, as through the connection."""
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ DEFAULT_BUDGET = 20_000
 FIRST_DEPTH = 128
 GROWTH = 4
 
+
 def _stats_statement(dialect: str):  # type: ignore[no-untyped-def]
     """The tenant's statistics of some terms (read by every search: compiled once)."""
     return select(terms_table.c.term, terms_table.c.docs, terms_table.c.max_impact).where(
@@ -481,14 +482,13 @@ class SearchIndex:
         rows = _driver_rows(
             self.conn, _stats_statement, {"tenant_id": self.tenant_id, "terms": [ENTRY, *stems]}
         )
-        docs = {term: n for term, n, _ in rows}
-        bound = {term: max_impact for term, _, max_impact in rows}
-        entries = docs.get(ENTRY, 0)
+        held = {term: (docs, max_impact) for term, docs, max_impact in rows}
+        entries = held.pop(ENTRY, (0, 0.0))[0]
         return entries, lexical.by_upper_bound(
             [
-                TermStats(s, lexical.idf(entries, docs[s]), bound[s], docs[s])
-                for s in stems
-                if docs.get(s, 0) > 0
+                TermStats(s, lexical.idf(entries, docs), max_impact, docs)
+                for s, (docs, max_impact) in sorted(held.items())
+                if docs > 0
             ]
         )
 

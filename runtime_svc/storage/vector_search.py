@@ -296,9 +296,13 @@ class VectorSearch:
             **more,
         }
 
+    def _hit(self, score: float, r) -> Hit:  # type: ignore[no-untyped-def]
+        """The hit of a ranked or checked row (`make_hit`, the lexical side's too)."""
+        return make_hit(score, r.passage, _hit_row(r), self._window)
+
     def _hits(self, rows) -> list[Hit]:  # type: ignore[no-untyped-def]
-        """Hits of ranked rows (the hit columns first, then score and passage)."""
-        return [make_hit(r.score, r.passage, _hit_row(r), self._window) for r in rows]
+        """Hits of ranked rows (each with its score)."""
+        return [self._hit(r.score, r) for r in rows]
 
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
@@ -383,8 +387,7 @@ class VectorSearch:
             start, size = end, size * 2
         if missing:
             self._signatures.forget(self.tenant_id, plan.model_id, missing)
-        hits = [make_hit(1.0 - d, r.passage, _hit_row(r), self._window) for d, r in best[:limit]]
-        return hits, refused + len(missing)
+        return [self._hit(1.0 - d, r) for d, r in best[:limit]], refused + len(missing)
 
     def _forget_gone(self, plan: Plan, seqs: list[int]) -> None:
         present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
