@@ -4,11 +4,15 @@ the tenant check and the full eligibility predicate in the same statement that t
 top k. Grouped (the default), each source counts once, by its nearest passage.
 
 SQLite (sqlite-vec's scalar functions over `memory_vectors`): a tenant with at most
-`exact_max` index entries (its vectors, once embedded) is searched exactly. A larger one is
-first narrowed to `coarse` candidates by 1-bit signatures (`storage.vector_signatures`,
-Hamming distance), and those are ranked exactly with the predicate applied; whenever that
-leaves fewer than k eligible results while some candidates were ineligible or gone, the
-exact search runs instead, so the coarse pass never drops eligible results below k.
+`exact_max` index entries (its vectors, once embedded) is searched exactly: its vectors are
+read while the query is being embedded (`prepare`), ranked in memory once it is, and the
+nearest ones' sources checked in the database (the tenant check and the eligibility
+predicate) from the nearest on until k are eligible beyond doubt, as for held candidates
+below. A larger one is first narrowed to `coarse` candidates by 1-bit signatures
+(`storage.vector_signatures`, Hamming distance), and those are ranked exactly with the
+predicate applied; whenever that leaves fewer than k eligible results while some
+candidates were ineligible or gone, the exact search runs instead, so the coarse pass never
+drops eligible results below k.
 
 PostgreSQL: pgvector's cosine distance over the stored real[] cast to `vector`, exact
 within the tenant (no ANN index: one could drop eligible results below k).
@@ -44,9 +48,10 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.held_search import HIT_COLUMNS
 from runtime_svc.storage.models import SearchTerm
+from runtime_svc.storage.read_rows import driver_rows
 from runtime_svc.storage.search_index import ENTRY, Hit, MatchRow, make_hit
 from runtime_svc.storage.sources import sources
-from runtime_svc.storage.vector_signatures import Nearest, Signatures
+from runtime_svc.storage.vector_signatures import Nearest, Signatures, as_matrix
 from runtime_svc.storage.vectors import encode, memory_vectors
 
 v = memory_vectors
@@ -244,6 +249,13 @@ def _cosine(matrix, query: Vector):  # type: ignore[no-untyped-def]
     return (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
 
 
+_TENANT_VECTORS = (
+    select(v.c.seq, v.c.embedding)
+    .where(v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id"))
+    .order_by(v.c.seq)
+)
+
+
 @lru_cache(maxsize=1)
 def _stored_statement():  # type: ignore[no-untyped-def]
     """SQLite: the vectors of the entries given as a JSON array of [source pk, passage]
@@ -278,14 +290,36 @@ class VectorSearch:
         self._window = window or Window()
         self._signatures = signatures or Signatures()
         self._last: dict[str, int] = {}  # by model: the largest seq `prepare` saw
+        self._all: dict[str, Nearest | None] = {}  # by model: a small tenant's vectors
 
     def prepare(self, plan: Plan) -> None:
-        """What `search` can do before it has the query: the coarse pass's signatures
-        brought up to the caller's transaction (done while the query is being embedded)."""
-        if self._sqlite and not plan.exact:
+        """What `search` can do before it has the query (done while the query is being
+        embedded): a small tenant's vectors read; the coarse pass's signatures brought up to
+        the caller's transaction."""
+        if not self._sqlite:
+            return
+        if plan.exact:
+            self._all[plan.model_id] = self._tenant_vectors(plan.model_id)
+        else:
             self._last[plan.model_id] = self._signatures.refresh(
                 self.conn, self.tenant_id, plan.model_id
             )
+
+    def _tenant_vectors(self, model_id: str) -> Nearest | None:
+        """SQLite: every vector of the tenant and model, as candidates; None when they are
+        not all of one dimension (then they are ranked in SQL)."""
+        import numpy as np
+
+        rows = driver_rows(
+            self.conn, _TENANT_VECTORS, {"tenant_id": self.tenant_id, "model_id": model_id}
+        )
+        if not rows:
+            return Nearest(np.zeros(0, np.int64), None, 0)
+        vectors = as_matrix([r[1] for r in rows])
+        if vectors is None:
+            return None
+        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        return Nearest(seqs, vectors, int(seqs[-1]))
 
     def _params(self, plan: Plan, query: Vector, **more: object) -> dict[str, object]:
         return {
@@ -307,8 +341,17 @@ class VectorSearch:
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
         similarity (score = similarity)."""
-        if plan.exact or not self._sqlite:
+        if not self._sqlite:
             return self._exact(plan, query, limit, now_us)
+        if plan.exact:
+            if plan.model_id not in self._all:
+                self.prepare(plan)
+            every = self._all[plan.model_id]
+            if every is None:
+                return self._exact(plan, query, limit, now_us)
+            if not len(every.seqs):
+                return []
+            return self._held(plan, query, every, limit, now_us)[0]
         hits, short = self._coarse(plan, query, limit, now_us)
         if len(hits) < limit and short:  # ineligible or gone candidates took places
             return self._exact(plan, query, limit, now_us)
@@ -348,10 +391,11 @@ class VectorSearch:
     def _held(
         self, plan: Plan, query: Vector, near: Nearest, limit: int, now_us: int
     ) -> tuple[list[Hit], int]:
-        """`_coarse` with the candidates' vectors held: ranked exactly here, and their
-        sources checked in the database (the tenant check and the eligibility predicate)
-        from the nearest on, in growing batches, until `limit` are eligible beyond doubt:
-        every candidate left is farther than the last one checked."""
+        """Candidates whose vectors are in memory (the coarse pass's held ones, or every
+        vector of a small tenant) ranked exactly here, and their sources checked in the
+        database (the tenant check and the eligibility predicate) from the nearest on, in
+        growing batches, until `limit` are eligible beyond doubt: every candidate left is
+        farther than the last one checked."""
         import numpy as np
 
         assert near.vectors is not None

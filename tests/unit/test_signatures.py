@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime_svc.storage.vector_signatures import _nearest
+from runtime_svc.storage.vector_signatures import _distances, _nearest, _words
 
 
 @given(st.lists(st.integers(0, 40), min_size=2, max_size=300), st.data())
@@ -16,6 +16,15 @@ def test_the_n_smallest_distances_are_chosen_once_each(distances, data):
     got = _nearest(d, n)
     assert len(set(got.tolist())) == n
     assert sorted(d[got].tolist()) == sorted(distances)[:n]
+
+
+@given(st.lists(st.binary(min_size=48, max_size=48), min_size=1, max_size=50), st.data())
+def test_distances_are_the_hamming_distances_of_the_signatures(signatures, data):
+    query = data.draw(st.binary(min_size=48, max_size=48))
+    expected = [
+        sum(bin(a ^ b).count("1") for a, b in zip(s, query, strict=True)) for s in signatures
+    ]
+    assert _distances(_words(signatures), query).tolist() == expected
 
 
 def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 1):  # type: ignore[no-untyped-def]
