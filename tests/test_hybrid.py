@@ -16,6 +16,7 @@ from agentmem.v1 import (
     review_pb2,
     sources_pb2,
 )
+from runtime_svc.storage import vector_search
 from tests.harness import ROOT
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import (
@@ -47,7 +48,10 @@ BY = retrieval_pb2.MatchedBy
 
 
 COARSE = {
+    # Small tenants: their vectors read and ranked in memory for the search...
     "exact": {},
+    # ...or, too large for that (`vector_search.IN_MEMORY_MAX`), ranked in SQL.
+    "exact, in SQL": {},
     # Large tenants: candidates by signature, ranked from their vectors held in memory...
     "coarse": {"retrieval__exact_search_max": 0},
     # ...or, when the vectors do not fit, read and ranked in SQL.
@@ -58,14 +62,21 @@ COARSE = {
 }
 
 
+def plan_stack(make_stack, monkeypatch, vector_backend, plan, **more):  # type: ignore[no-untyped-def]
+    """A hybrid stack searching its tenant's vectors by `plan` (a key of COARSE)."""
+    if plan != "exact" and vector_backend != "sqlite":
+        pytest.skip("these plans are SQLite's")
+    if plan == "exact, in SQL":
+        monkeypatch.setattr(vector_search, "IN_MEMORY_MAX", 0)
+    return make_stack(**hybrid_settings(**COARSE[plan], **more))
+
+
 @pytest.fixture(params=list(COARSE))
-def hybrid_any_plan(request, local_model, vector_backend, make_stack):
+def hybrid_any_plan(request, local_model, vector_backend, make_stack, monkeypatch):
     """A stack with hybrid retrieval on (SQLite, or PostgreSQL with pgvector in the
-    PostgreSQL suite); on SQLite also with the coarse pass by signatures that large tenants
-    get, with and without their vectors held."""
-    if request.param != "exact" and vector_backend != "sqlite":
-        pytest.skip("the coarse pass is SQLite's")
-    return make_stack(**hybrid_settings(**COARSE[request.param]))
+    PostgreSQL suite); on SQLite also with small tenants ranked in SQL, and with the coarse
+    pass by signatures that large tenants get, with and without their vectors held."""
+    return plan_stack(make_stack, monkeypatch, vector_backend, request.param)
 
 
 @pytest.fixture
@@ -341,14 +352,12 @@ WHISTLING = "My neighbour whistles tunes in the garden"  # near in meaning, far 
 
 @pytest.mark.parametrize("plan", list(COARSE))
 def test_ineligible_nearest_vectors_never_leave_fewer_than_k(
-    local_model, vector_backend, make_stack, plan
+    local_model, vector_backend, make_stack, monkeypatch, plan
 ):
-    if plan != "exact" and vector_backend != "sqlite":
-        pytest.skip("the coarse pass is SQLite's")
     # 2 candidates per side: the coarse pass proposes the 16 vectors nearest by signature,
     # which are all instruments; the whistling is further by signature than 16 of them.
     # Searched exactly, the 10 nearest vectors (checked first) are all instruments too.
-    stack = make_stack(**hybrid_settings(**COARSE[plan], retrieval__candidates=2))
+    stack = plan_stack(make_stack, monkeypatch, vector_backend, plan, retrieval__candidates=2)
     client = stack.client()
     played = [insert(client, f"I play the {x} every weekend").source_id for x in INSTRUMENTS]
     whistling = insert(client, WHISTLING).source_id

@@ -22,6 +22,7 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Embedder, Vector, signature
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
+from runtime_svc.storage import vector_search
 from runtime_svc.storage.search_index import Hit, MatchRow
 from runtime_svc.storage.unit_of_work import Transaction
 from runtime_svc.storage.vector_search import Plan, VectorSearch, entry_count
@@ -104,12 +105,14 @@ class Semantic:
     def _plan(self, tx: Transaction, grouped: bool = True) -> Plan:
         # One vector per index entry (a conversation has one per passage).
         entries = entry_count(tx.conn, tx.sources.tenant_id)
+        exact = entries <= self._s.exact_max
         return Plan(
             self.model_id,
-            exact=entries <= self._s.exact_max,
+            exact=exact,
             coarse=self._s.candidates * COARSE_FACTOR,
             min_similarity=self._s.min_similarity,
             grouped=grouped,
+            in_memory=exact and entries * self.dimension <= vector_search.IN_MEMORY_MAX,
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:

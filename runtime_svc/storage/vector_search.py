@@ -4,15 +4,15 @@ the tenant check and the full eligibility predicate in the same statement that t
 top k. Grouped (the default), each source counts once, by its nearest passage.
 
 SQLite (sqlite-vec's scalar functions over `memory_vectors`): a tenant with at most
-`exact_max` index entries (its vectors, once embedded) is searched exactly: its vectors are
-read while the query is being embedded (`prepare`), ranked in memory once it is, and the
-nearest ones' sources checked in the database (the tenant check and the eligibility
-predicate) from the nearest on until k are eligible beyond doubt, as for held candidates
-below. A larger one is first narrowed to `coarse` candidates by 1-bit signatures
-(`storage.vector_signatures`, Hamming distance), and those are ranked exactly with the
-predicate applied; whenever that leaves fewer than k eligible results while some
-candidates were ineligible or gone, the exact search runs instead, so the coarse pass never
-drops eligible results below k.
+`exact_max` index entries (its vectors, once embedded) is searched exactly: while they fit
+`IN_MEMORY_MAX`, its vectors are read while the query is being embedded (`prepare`), ranked
+in memory once it is, and the nearest ones' sources checked in the database (the tenant
+check and the eligibility predicate) from the nearest on until k are eligible beyond doubt,
+as for held candidates below; otherwise in the statement that takes the top k. A larger
+one is first narrowed to `coarse` candidates by 1-bit signatures (`storage.vector_signatures`,
+Hamming distance), and those are ranked exactly with the predicate applied; whenever that
+leaves fewer than k eligible results while some candidates were ineligible or gone, the
+exact search runs instead, so the coarse pass never drops eligible results below k.
 
 PostgreSQL: pgvector's cosine distance over the stored real[] cast to `vector`, exact
 within the tenant (no ANN index: one could drop eligible results below k).
@@ -57,6 +57,12 @@ from runtime_svc.storage.vectors import encode, memory_vectors
 v = memory_vectors
 
 
+# SQLite: a small tenant's vectors are read and ranked in memory for one search while they
+# hold at most this many floats (8 MB: 5,000 vectors at 384 dimensions, 680 at 3,072);
+# otherwise they are ranked in SQL, which streams them.
+IN_MEMORY_MAX = 2_000_000
+
+
 @dataclass(frozen=True)
 class Plan:
     model_id: str
@@ -64,6 +70,7 @@ class Plan:
     coarse: int
     min_similarity: float = -1.0  # nearer than this only
     grouped: bool = True  # each source once, by its nearest passage
+    in_memory: bool = False  # exact, SQLite: the tenant's vectors read and ranked in memory
 
 
 def entry(pk: int, passage: int) -> int:
@@ -299,7 +306,8 @@ class VectorSearch:
         if not self._sqlite:
             return
         if plan.exact:
-            self._all[plan.model_id] = self._tenant_vectors(plan.model_id)
+            if plan.in_memory:
+                self._all[plan.model_id] = self._tenant_vectors(plan.model_id)
         else:
             self._last[plan.model_id] = self._signatures.refresh(
                 self.conn, self.tenant_id, plan.model_id
@@ -341,7 +349,7 @@ class VectorSearch:
     def search(self, plan: Plan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
         similarity (score = similarity)."""
-        if not self._sqlite:
+        if not self._sqlite or (plan.exact and not plan.in_memory):
             return self._exact(plan, query, limit, now_us)
         if plan.exact:
             if plan.model_id not in self._all:
