@@ -257,7 +257,7 @@ def _cosine(matrix, query: Vector):  # type: ignore[no-untyped-def]
 
 
 _TENANT_VECTORS = (
-    select(v.c.seq, v.c.embedding)
+    select(v.c.seq, v.c.embedding, v.c.source_pk, v.c.passage)
     .where(v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id"))
     .order_by(v.c.seq)
 )
@@ -298,6 +298,8 @@ class VectorSearch:
         self._signatures = signatures or Signatures()
         self._last: dict[str, int] = {}  # by model: the largest seq `prepare` saw
         self._all: dict[str, Nearest | None] = {}  # by model: a small tenant's vectors
+        # by model: the same vectors as stored, by entry (source pk, passage)
+        self._stored: dict[str, dict[tuple[int, int], object]] = {}
 
     def prepare(self, plan: Plan) -> None:
         """What `search` can do before it has the query (done while the query is being
@@ -314,13 +316,15 @@ class VectorSearch:
             )
 
     def _tenant_vectors(self, model_id: str) -> Nearest | None:
-        """SQLite: every vector of the tenant and model, as candidates; None when they are
-        not all of one dimension (then they are ranked in SQL)."""
+        """SQLite: every vector of the tenant and model, as candidates (kept by entry too,
+        for `vectors`); None when they are not all of one dimension (then they are ranked
+        in SQL)."""
         import numpy as np
 
         rows = driver_rows(
             self.conn, _TENANT_VECTORS, {"tenant_id": self.tenant_id, "model_id": model_id}
         )
+        self._stored[model_id] = {(r[2], r[3]): r[1] for r in rows}
         if not rows:
             return Nearest(np.zeros(0, np.int64), None, 0)
         vectors = as_matrix([r[1] for r in rows])
@@ -488,6 +492,9 @@ class VectorSearch:
         have one), for `Stored.similarity` once the query is known."""
         if not entries:
             return Stored({})
+        read = self._stored.get(model_id)
+        if read is not None:  # every vector of the tenant was read for this search
+            return Stored({e: read[e] for e in entries if e in read})
         if self._sqlite:
             params = {
                 "entries": json.dumps(list(entries)),
