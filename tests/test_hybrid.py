@@ -371,6 +371,25 @@ def test_ineligible_nearest_vectors_never_leave_fewer_than_k(
     assert [c.source_id for c in assemble(client, INSTRUMENT_QUESTION).citations] == [whistling]
 
 
+@pytest.mark.parametrize("plan", list(COARSE))
+def test_a_word_match_the_vector_side_did_not_return_still_counts_its_similarity(
+    local_model, vector_backend, make_stack, monkeypatch, plan
+):
+    # One candidate per side: the words find the repair shop, the vector side the
+    # saxophone; the shop's similarity is looked up from its stored vector.
+    stack = plan_stack(make_stack, monkeypatch, vector_backend, plan, retrieval__candidates=1)
+    client = stack.client()
+    saxophone = insert(client, SAXOPHONE).source_id
+    shop = insert(client, "The instrument repair shop closes at noon").source_id
+    for text in OTHERS:
+        insert(client, text)
+    wait_embedded(client)
+    entries = entries_by_id(client, "which instrument do I practise at home")
+    assert entries[saxophone].matched_by == BY.MATCHED_BY_SEMANTIC
+    assert entries[shop].matched_by == BY.MATCHED_BY_LEXICAL
+    assert entries[shop].lexical_score > 0 and entries[shop].semantic_score > 0.1
+
+
 def test_a_runtime_holds_large_tenants_vectors_before_it_serves(
     local_model, vector_backend, make_stack
 ):

@@ -24,7 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Connection,
@@ -87,7 +87,8 @@ _ENTRIES = select(_terms.c.docs).where(
 def entry_count(conn: Connection, tenant_id: str) -> int:
     """How many search index entries the tenant has (the row of the empty word counts them):
     as many as its vectors once all are embedded."""
-    return conn.execute(_ENTRIES, {"tenant_id": tenant_id}).scalar() or 0
+    rows = driver_rows(conn, _ENTRIES, {"tenant_id": tenant_id})
+    return (rows[0][0] or 0) if rows else 0
 
 
 def _distance(sqlite: bool):  # type: ignore[no-untyped-def]
@@ -229,6 +230,21 @@ def _checked_statement():  # type: ignore[no-untyped-def]
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
         .where(*_candidates())
     )
+
+
+class Checked(NamedTuple):
+    """A row of `_checked_statement`, as the driver gives it."""
+
+    seq: int
+    passage: int
+    pk: int
+    source_id: str
+    revision: int
+    generated_form: str
+    save_intent: str
+    kind: str
+    raw: str | None
+    ok: int
 
 
 def _best(candidates: list[tuple[float, Any]], grouped: bool) -> list[tuple[float, Any]]:
@@ -430,7 +446,9 @@ class VectorSearch:
                 "model_id": plan.model_id,
                 "now_us": now_us,
             }
-            found = {r.seq: r for r in self.conn.execute(_checked_statement(), params)}
+            found = {
+                r[0]: Checked._make(r) for r in driver_rows(self.conn, _checked_statement(), params)
+            }
             for i, seq in zip(order[start:end].tolist(), seqs, strict=True):
                 r = found.get(seq)
                 if r is None:
@@ -501,9 +519,8 @@ class VectorSearch:
                 "model_id": model_id,
                 "tenant_id": self.tenant_id,
             }
-            return Stored(
-                {(pk, p): e for pk, p, e in self.conn.execute(_stored_statement(), params)}
-            )
+            rows = driver_rows(self.conn, _stored_statement(), params)
+            return Stored({(pk, p): e for pk, p, e in rows})
         stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
             v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
             tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),

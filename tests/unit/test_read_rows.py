@@ -11,6 +11,7 @@ from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, selec
 from sqlalchemy.exc import OperationalError
 
 from agentmem.core.config import Storage
+from runtime_svc.storage import vector_search
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.read_rows import driver_rows, one_of
 
@@ -80,3 +81,8 @@ def test_with_cursor_events_reads_go_through_sqlalchemy(db) -> None:  # type: ig
         assert sorted(driver_rows(conn, _count, {"pks": [1, 2]})) == [(1,), (2,)]
         conn.rollback()
     assert any("items" in s for s in seen)
+
+
+def test_a_checked_candidate_names_its_statements_columns_in_order():
+    columns = [c.name for c in vector_search._checked_statement().selected_columns]
+    assert list(vector_search.Checked._fields) == columns
