@@ -1,0 +1,78 @@
+"""The services' log lines: written by a thread of their own, after the call that logged
+them, yet carrying that call's trace id."""
+
+from __future__ import annotations
+
+import atexit
+import io
+import json
+import logging
+import threading
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from agentmem.core import logs
+
+
+@pytest.fixture
+def configured(monkeypatch):
+    """`logs.configure` writing to a buffer; what it changed restored afterwards."""
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
+        monkeypatch.setattr(logging, name, getattr(logging, name))
+    writer = logs.configure("test-service")
+    atexit.unregister(writer.stop)
+    yield out, writer
+    if writer._thread is not None:
+        writer.stop()
+    root.handlers[:], _ = saved
+    root.setLevel(saved[1])
+
+
+def written(out: io.StringIO, writer) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The lines written once the writer has stopped (every queued line written)."""
+    writer.stop()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_line_is_formatted_off_the_callers_thread_with_the_callers_trace_id(
+    configured, monkeypatch
+):
+    out, writer = configured
+    formatted_on: list[int] = []
+    original = logs.JsonFormatter.format
+
+    def format(self, record):  # type: ignore[no-untyped-def]
+        formatted_on.append(threading.get_ident())
+        return original(self, record)
+
+    monkeypatch.setattr(logs.JsonFormatter, "format", format)
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("call") as span:
+        logging.getLogger("agentmem.calls").info("call", extra={"method": "Search", "ms": 1.5})
+        trace_id = f"{span.get_span_context().trace_id:032x}"
+        span_id = f"{span.get_span_context().span_id:016x}"
+    logging.getLogger("agentmem.calls").info("outside", extra={"code": "OK"})
+
+    first, second = written(out, writer)
+    assert formatted_on and threading.get_ident() not in formatted_on
+    assert (first["msg"], first["method"], first["ms"]) == ("call", "Search", 1.5)
+    assert (first["trace_id"], first["span_id"]) == (trace_id, span_id)
+    assert first["service"] == "test-service" and first["level"] == "info"
+    assert second["msg"] == "outside" and "trace_id" not in second
+    # What the records no longer look up never reached a line anyway.
+    assert not {"lineno", "funcName", "thread", "process", logs._SPAN} & (first.keys())
+
+
+def test_an_exception_logged_is_written_with_its_traceback(configured):
+    out, writer = configured
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        logging.getLogger("agentmem.runtime").exception("unexpected error")
+    (line,) = written(out, writer)
+    assert line["level"] == "error" and "ValueError: boom" in line["exc"]
