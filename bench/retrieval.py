@@ -120,46 +120,83 @@ def echo_floor(tmp: Path, n: int = 2000) -> dict[str, float]:
         return timed([lambda: echo(b"x" * 64, timeout=10)] * n, warmup=200)
 
 
+RPCS: tuple[tuple[str, Callable[[object, str], object]], ...] = (
+    (
+        "SearchMemories",
+        lambda c, q: c.SearchMemories(  # type: ignore[attr-defined]
+            retrieval_pb2.SearchMemoriesRequest(query=q, limit=10), timeout=30
+        ),
+    ),
+    (
+        "AssemblePrompt",
+        lambda c, q: c.AssemblePrompt(  # type: ignore[attr-defined]
+            retrieval_pb2.AssemblePromptRequest(query=q, thread_id="bench", token_budget=400),
+            timeout=30,
+        ),
+    ),
+    (
+        "ExplainRetrieval",
+        lambda c, q: c.ExplainRetrieval(  # type: ignore[attr-defined]
+            retrieval_pb2.ExplainRetrievalRequest(query=q, limit=10), timeout=30
+        ),
+    ),
+)
+
+
 def retrieval_rpcs(
     address: str,
     token_for: Callable[[int], str],
     questions: list[str],
 ) -> dict[str, dict]:
-    clients: dict[str, object] = {}
+    return retrieval_rpcs_interleaved({"": address}, token_for, questions)[""]
 
-    def client(i: int):  # type: ignore[no-untyped-def]
+
+def retrieval_rpcs_interleaved(
+    addresses: dict[str, str],
+    token_for: Callable[[int], str],
+    questions: list[str],
+) -> dict[str, dict[str, dict]]:
+    """Each retrieval call's latency on each of several stacks (by label), the stacks' calls
+    interleaved question by question (their order turning), so that a comparison between
+    them is not one between two moments of a machine whose speed drifts."""
+    clients: dict[tuple[str, str], object] = {}
+
+    def client(label: str, i: int):  # type: ignore[no-untyped-def]
         token = token_for(i)
-        if token not in clients:
-            clients[token] = connect(address, token)
-        return clients[token]
+        if (label, token) not in clients:
+            clients[label, token] = connect(addresses[label], token)
+        return clients[label, token]
 
-    out = {}
-    for name, make in (
-        (
-            "SearchMemories",
-            lambda c, q: c.SearchMemories(
-                retrieval_pb2.SearchMemoriesRequest(query=q, limit=10), timeout=30
-            ),
-        ),
-        (
-            "AssemblePrompt",
-            lambda c, q: c.AssemblePrompt(
-                retrieval_pb2.AssemblePromptRequest(query=q, thread_id="bench", token_budget=400),
-                timeout=30,
-            ),
-        ),
-        (
-            "ExplainRetrieval",
-            lambda c, q: c.ExplainRetrieval(
-                retrieval_pb2.ExplainRetrievalRequest(query=q, limit=10), timeout=30
-            ),
-        ),
-    ):
-        calls = [lambda i=i, q=q, make=make: make(client(i), q) for i, q in enumerate(questions)]
-        out[name] = timed(calls, warmup=min(20, len(calls)))
+    labels = list(addresses)
+    out: dict[str, dict[str, dict]] = {label: {} for label in labels}
+    for name, make in RPCS:
+        for label in labels:  # warm-up
+            for i, q in enumerate(questions[:20]):
+                make(client(label, i), q)
+        samples: dict[str, list[float]] = {label: [] for label in labels}
+        for i, q in enumerate(questions):
+            for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
+                c = client(label, i)
+                t = time.perf_counter()
+                make(c, q)
+                samples[label].append((time.perf_counter() - t) * 1000)
+        for label in labels:
+            out[label][name] = percentiles(samples[label])
     for c in clients.values():
         c.close()  # type: ignore[attr-defined]
     return out
+
+
+def sqlite_copy(url: str, to: Path) -> str:
+    """A copy of a SQLite database (through SQLite's backup, WAL included); its URL."""
+    to.mkdir(parents=True, exist_ok=True)
+    target = to / "agentmem.db"
+    with (
+        contextlib.closing(sqlite3.connect(make_url(url).database)) as src,
+        contextlib.closing(sqlite3.connect(target)) as dst,
+    ):
+        src.backup(dst)
+    return f"sqlite:///{target}"
 
 
 @dataclass(frozen=True)
@@ -196,14 +233,34 @@ def scenario(
         questions = [lang.question() for _ in range(n_questions)]
         keys = [servers.key(f"tok-{t}", t, servers.ALL_SCOPES) for t in tenant_ids]
         floor = naive_floor(url, tmp, questions[: plan.floor_questions])
-        with servers.agentmem(tmp, keys, storage_url=url) as address:
+        token_for = lambda i: f"tok-{tenant_ids[i % plan.tenants]}"  # noqa: E731
+        with contextlib.ExitStack() as stacks:
+            results: dict[float, dict] = {}
+            if not postgres and len(plan.cold) > 1:
+                # One copy of the corpus per cold fraction, each behind its own services,
+                # measured interleaved (the targets compare them).
+                urls = {}
+                for fraction in plan.cold:
+                    urls[fraction] = url
+                    if fraction:
+                        urls[fraction] = sqlite_copy(url, tmp / f"{plan.name}-cold-{fraction}")
+                        for t in tenant_ids:
+                            corpus.make_cold(urls[fraction], t, fraction)
+                addresses = {
+                    str(f): stacks.enter_context(servers.agentmem(tmp, keys, storage_url=u))
+                    for f, u in urls.items()
+                }
+                by_label = retrieval_rpcs_interleaved(addresses, token_for, questions)
+                results = {f: by_label[str(f)] for f in plan.cold}
+            else:
+                address = stacks.enter_context(servers.agentmem(tmp, keys, storage_url=url))
+                for fraction in plan.cold:
+                    if fraction:
+                        for t in tenant_ids:
+                            corpus.make_cold(url, t, fraction)
+                    results[fraction] = retrieval_rpcs(address, token_for, questions)
             for fraction in plan.cold:
-                if fraction:
-                    for t in tenant_ids:
-                        corpus.make_cold(url, t, fraction)
-                result = retrieval_rpcs(
-                    address, lambda i: f"tok-{tenant_ids[i % plan.tenants]}", questions
-                )
+                result = results[fraction]
                 row = {
                     "scenario": plan.name,
                     "memories": plan.tenants * plan.per_tenant,
@@ -220,13 +277,13 @@ def scenario(
                     + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
                     flush=True,
                 )
-            if hybrid_on and not postgres and plan.name in HYBRID_SCENARIOS:
-                data = Path(make_url(url).database).parent
-                rows.append(
-                    hybrid_scenario(
-                        tmp, data, plan.name, tenant_ids, keys, questions, rows[0], vectors_max
-                    )
+        if hybrid_on and not postgres and plan.name in HYBRID_SCENARIOS:
+            data = Path(make_url(url).database).parent
+            rows.append(
+                hybrid_scenario(
+                    tmp, data, plan.name, tenant_ids, keys, questions, rows[0], vectors_max
                 )
+            )
     return rows
 
 
