@@ -21,10 +21,11 @@ within the tenant (no ANN index: one could drop eligible results below k).
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -232,19 +233,9 @@ def _checked_statement():  # type: ignore[no-untyped-def]
     )
 
 
-class Checked(NamedTuple):
-    """A row of `_checked_statement`, as the driver gives it."""
-
-    seq: int
-    passage: int
-    pk: int
-    source_id: str
-    revision: int
-    generated_form: str
-    save_intent: str
-    kind: str
-    raw: str | None
-    ok: int
+# A row of `_checked_statement` as the driver gives it, its fields named by the statement.
+_CHECKED_FIELDS = [c.name for c in _checked_statement().selected_columns]
+Checked = namedtuple("Checked", _CHECKED_FIELDS)  # type: ignore[misc]
 
 
 def _best(candidates: list[tuple[float, Any]], grouped: bool) -> list[tuple[float, Any]]:

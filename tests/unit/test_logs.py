@@ -1,5 +1,5 @@
-"""The services' log lines: written by a thread of their own, after the call that logged
-them, yet carrying that call's trace id."""
+"""The services' log lines: formatted and written by a thread of their own, yet carrying the
+trace id of the call that logged them."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ def configured(monkeypatch):
     saved = (root.handlers[:], root.level)
     for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
         monkeypatch.setattr(logging, name, getattr(logging, name))
+    # Python 3.12 on; set on older ones too
+    monkeypatch.setattr(
+        logging, "logAsyncioTasks", getattr(logging, "logAsyncioTasks", True), raising=False
+    )
     writer = logs.configure("test-service")
     atexit.unregister(writer.stop)
     yield out, writer
