@@ -21,7 +21,7 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.storage import migrate
+from runtime_svc.storage import migrate, search_mirror
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -65,6 +65,19 @@ def _source(
     )
 
 
+# Where a tenant's top k is taken: the index tables, or its postings held in memory, with
+# every slot scored (what a tenant of this size gets) or pruned by MaxScore (what a tenant
+# with millions of postings gets: `search_mirror.DENSE_MAX` patched to 0).
+PLANS = ["tables", "held", "held, pruned"]
+
+
+@pytest.fixture(params=PLANS, ids=["tables", "held", "held-pruned"])
+def plan(request, monkeypatch) -> str:
+    if request.param == "held, pruned":
+        monkeypatch.setattr(search_mirror, "DENSE_MAX", 0)
+    return request.param
+
+
 def ranking(client, query, limit=10):
     return [(h.source_id, h.score) for h in search(client, query, limit).hits]
 
@@ -101,14 +114,13 @@ def _corpus_line(rng: random.Random) -> str:
     return " ".join([*words, rng.choice(["today", "with Ann", "again", ""])])
 
 
-@pytest.mark.parametrize("held", [False, True], ids=["tables", "held"])
-def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(make_stack, held):
+def test_top_k_is_the_exhaustive_ranking_and_never_holds_what_is_not_eligible(make_stack, plan):
     """A random history of inserts, cold and active flips, revocations and erasures over
     lists longer than the first reading depth: after each step, every search returns exactly
     the best eligible sources of the exhaustive ranking (ExplainRetrieval), in order, and
     nothing cold, revoked or erased; prompts cite nothing of those either. The same with the
-    tenant's postings held in memory."""
-    stack = make_stack(**({"search__held_min_entries": 0} if held else {}))
+    tenant's postings held in memory, every slot scored or pruned."""
+    stack = make_stack(**({"search__held_min_entries": 0} if plan != "tables" else {}))
     client = stack.client()
     rng = random.Random(12)
     revision: dict[str, int] = {}
@@ -238,8 +250,7 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
         drop_database(url)
 
 
-@pytest.mark.parametrize("held", [False, True], ids=["tables", "held"])
-def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp_path, held):
+def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp_path, plan):
     """Sources whose assent has expired keep postings marked eligible (the index ignores
     time); when they hold the best scores, search passes over them inside its ranking and
     still returns the k best eligible sources, in the exhaustive order, grouped by source
@@ -249,7 +260,7 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
     db = open_database(Storage(url=url))
     try:
         migrate.upgrade(db.writer)
-        uow = UnitOfWork(db, mirrors=Mirrors(0, 10**7) if held else None)
+        uow = UnitOfWork(db, mirrors=Mirrors(0, 10**7) if plan != "tables" else None)
         rng = random.Random(9)
         now = int(time.time() * 1e6)
         lines = [_corpus_line(rng) for _ in range(400)]
@@ -340,10 +351,15 @@ def test_postings_held_in_memory_follow_writes_made_through_another_runtime(make
             assert not {h.source_id for h in hits} & (cold | gone)
 
 
-def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(tmp_path):
-    """Postings held in memory, pruned by the rarest word's best scores (MaxScore): over a
-    corpus of rare and common words in memories of every length, every query's top k
-    equals the exhaustive ranking, scores to the last bit."""
+@pytest.mark.parametrize("pruned", [True, False], ids=["pruned", "every-slot"])
+def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
+    tmp_path, monkeypatch, pruned
+):
+    """Postings held in memory, pruned by the rarest word's best scores (MaxScore), or with
+    every slot scored: over a corpus of rare and common words in memories of every length,
+    every query's top k equals the exhaustive ranking, scores to the last bit."""
+    if pruned:
+        monkeypatch.setattr(search_mirror, "DENSE_MAX", 0)
     url = database_url(tmp_path / "pruned.db")
     db = open_database(Storage(url=url))
     try:
