@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from agentmem.core.config import Storage
-from runtime_svc.storage import sqlite_vectors
+from runtime_svc.storage import read_rows, sqlite_vectors
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,12 @@ def _sqlite_engine(
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
-        conn.exec_driver_sql(begin)
+        # On the driver's connection unless tracing listens (a span per BEGIN): an empty
+        # read's transaction took 41 us with BEGIN through SQLAlchemy's execution context,
+        # 31 us so (in process, 2-core VM).
+        if read_rows.on_driver(conn):
+            read_rows.driver_execute(conn, begin)
+        else:
+            conn.exec_driver_sql(begin)
 
     return engine

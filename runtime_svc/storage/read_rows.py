@@ -55,7 +55,7 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
                 args.extend(v)
             else:
                 args.append(v)
-        if conn.dialect.name == "sqlite" and not conn.dispatch.before_cursor_execute:
+        if on_driver(conn):
             return _sqlite_rows(conn, sql, tuple(args))
         result = conn.exec_driver_sql(sql, tuple(args))
     # Executed through the connection, so a driver error is SQLAlchemy's (a lost connection
@@ -66,13 +66,25 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
         result.close()
 
 
+def on_driver(conn: Connection) -> bool:
+    """Whether statements of `conn` may run on the driver's connection itself: SQLite, with
+    nothing listening to the engine's cursor events (tracing is off)."""
+    return conn.dialect.name == "sqlite" and not conn.dispatch.before_cursor_execute
+
+
+def driver_execute(conn: Connection, sql: str, args: tuple = ()):  # type: ignore[no-untyped-def]
+    """`sql` on SQLite's own connection (see `on_driver`); a driver error is raised as
+    SQLAlchemy's, as through the connection. Returns the driver's cursor."""
+    error = conn.dialect.loaded_dbapi.Error
+    try:
+        return conn.connection.driver_connection.execute(sql, args)  # type: ignore[union-attr]
+    except error as e:
+        raise DBAPIError.instance(sql, args, e, error) from e
+
+
 def _sqlite_rows(conn: Connection, sql: str, args: tuple) -> list[tuple]:
     """`sql` on SQLite's own connection, in the transaction of `conn` (begun here if no
     statement began it yet, as SQLAlchemy would)."""
     if not conn.in_transaction():
         conn.begin()
-    error = conn.dialect.loaded_dbapi.Error
-    try:
-        return conn.connection.driver_connection.execute(sql, args).fetchall()  # type: ignore[union-attr]
-    except error as e:
-        raise DBAPIError.instance(sql, args, e, error) from e
+    return driver_execute(conn, sql, args).fetchall()
