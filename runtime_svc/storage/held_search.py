@@ -65,7 +65,11 @@ def top(
 ) -> list[Any]:
     """The best `limit` eligible sources (each by its best entry; with `grouped` off, the
     best entries), best first, ties by source id, each made a hit by `render`."""
-    want = max(2 * limit, 16)
+    # Slots offered in the first round: a few more than `limit`, for sources refused and
+    # passages of one source (a round short of `limit` leads to one four times larger).
+    # Each source checked costs: 20k everyday passages, caches cold as between calls,
+    # Search in process 1.64 ms offering 20 (18 sources checked), 1.51 offering 14 (13).
+    want = limit + max(4, limit // 4)
     with mirrors.hold(conn, tenant_id) as held:
         pruned = held.pruned(conn, tenant_id, stats, limit)
         if pruned is not None:
