@@ -70,11 +70,18 @@ def date_of(messages: Sequence[Message]) -> str:
     return _date(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
 
 
-@lru_cache(maxsize=4096)
+DAY_US = 86_400 * 1_000_000
+
+
 def _date(sent_at_us: int) -> str:
-    if not sent_at_us:
-        return ""
-    return datetime.fromtimestamp(sent_at_us / 1e6, UTC).strftime("%d %B %Y")
+    """The UTC day of a time, as a passage's date line ("" for none)."""
+    return _day(sent_at_us // DAY_US) if sent_at_us else ""
+
+
+@lru_cache(maxsize=4096)
+def _day(day: int) -> str:
+    """Cached by day, not by time: every conversation of one day shares one entry."""
+    return datetime.fromtimestamp(day * 86_400, UTC).strftime("%d %B %Y")
 
 
 def render(messages: Sequence[Message], rng: Range, window: Window) -> str:

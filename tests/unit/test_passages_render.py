@@ -4,6 +4,7 @@ its messages (pure domain code, no database)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,3 +39,17 @@ def test_a_stored_passage_renders_as_derived(conversation, data, before, date):
 def test_an_erased_conversation_renders_nothing():
     rng = passages.Range(0, 1)
     assert passages.render_stored("", rng, passages.Window()) == ""
+
+
+@given(
+    st.integers(
+        min_value=-62_135_596_800_000_000 + 86_400_000_000, max_value=253_402_300_799_999_999
+    )
+)
+def test_a_passages_date_is_the_utc_day_of_its_first_time(sent_at_us):
+    """Dates are cached by day: any time of a day renders as that UTC day."""
+    if not sent_at_us:
+        assert passages._date(0) == ""
+        return
+    day = datetime.fromtimestamp(sent_at_us // 1_000_000, UTC).strftime("%d %B %Y")
+    assert passages._date(sent_at_us) == day
