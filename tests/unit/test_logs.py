@@ -16,7 +16,7 @@ from agentmem.core import logs
 
 
 @pytest.fixture
-def configured(monkeypatch, request):
+def configured(monkeypatch):
     """`logs.configure` writing to a buffer; what it changed restored afterwards."""
     out = io.StringIO()
     monkeypatch.setattr("sys.stderr", out)
@@ -28,8 +28,6 @@ def configured(monkeypatch, request):
     monkeypatch.setattr(
         logging, "logAsyncioTasks", getattr(logging, "logAsyncioTasks", True), raising=False
     )
-    if hasattr(request, "param"):  # seconds between the writer's rounds
-        monkeypatch.setattr(logs, "WRITE_EVERY", request.param)
     writer = logs.configure("test-service")
     atexit.unregister(writer.stop)
     yield out, writer
@@ -82,35 +80,3 @@ def test_an_exception_logged_is_written_with_its_traceback(configured):
         logging.getLogger("agentmem.runtime").exception("unexpected error")
     (line,) = written(out, writer)
     assert line["level"] == "error" and "ValueError: boom" in line["exc"]
-
-
-class _Writes(io.StringIO):
-    """A stream that counts its writes and tells when one was made."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-        self.written = threading.Event()
-
-    def write(self, text: str) -> int:
-        self.writes += 1
-        n = super().write(text)
-        self.written.set()
-        return n
-
-
-@pytest.mark.parametrize("configured", [3600], indirect=True)
-def test_lines_are_written_together_and_a_warning_at_once(configured, monkeypatch):
-    """Info lines wait for the writer's next round (one write for all of them); a warning
-    wakes it: every line queued so far is written then, in one write, without stopping."""
-    _, writer = configured
-    stream = _Writes()
-    monkeypatch.setattr(writer._handler, "stream", stream)
-    for i in range(3):
-        logging.getLogger("agentmem.calls").info("call", extra={"n": i})
-    assert stream.getvalue() == ""  # the next round is an hour away
-    logging.getLogger("agentmem.runtime").warning("runtime call failed")
-    assert stream.written.wait(10)
-    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
-    assert [line["msg"] for line in lines] == ["call", "call", "call", "runtime call failed"]
-    assert stream.writes == 1
