@@ -149,6 +149,8 @@ def passage_rpcs(address: str, token: str, questions: list[str]) -> dict[str, di
 
 
 def latency(tmp: Path, n_questions: int, postgres: bool, plans: list[Plan] = PLANS) -> list[dict]:
+    from bench.retrieval import echo_floor
+
     rows = []
     for plan in plans:
         print(
@@ -166,6 +168,8 @@ def latency(tmp: Path, n_questions: int, postgres: bool, plans: list[Plan] = PLA
             lang = corpus.Language(seed=99, everyday=plan.everyday)
             questions = [lang.question() for _ in range(n_questions)]
             floor = naive_floor(url, tmp, questions[: plan.floor_questions])
+            # Just before these calls, as `bench.retrieval.scenario` does (the machine drifts).
+            echo_now = echo_floor(tmp) if plan.everyday else None
             keys = [servers.key("tok-passages", tenant, servers.ALL_SCOPES)]
             with servers.agentmem(tmp, keys, storage_url=url) as address:
                 result = passage_rpcs(address, "tok-passages", questions)
@@ -177,11 +181,13 @@ def latency(tmp: Path, n_questions: int, postgres: bool, plans: list[Plan] = PLA
                 "everyday": plan.everyday,
                 "load_s": round(load_s, 1),
                 "naive_fts_floor": floor,
+                **({"echo_floor_here": echo_now} if echo_now else {}),
                 **result,
             }
         )
         print(
             f"   loaded in {load_s:.0f} s; naive p50 {floor['p50_ms']} ms, "
+            + (f"echo just before p50 {echo_now['p50_ms']} ms, " if echo_now else "")
             + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
             flush=True,
         )
@@ -280,6 +286,9 @@ def table_lines(report: dict) -> list[str]:
                 + " | ".join(f"{c['p50_ms']} / {c['p99_ms']}" for c in cells)
                 + " |"
             )
+        from bench.retrieval import echo_here_lines
+
+        lines += echo_here_lines(rows)
     w = report.get("conversation_writes")
     if w:
         lines.append(
@@ -301,15 +310,17 @@ def targets(report: dict, check, out: list[str]) -> None:  # type: ignore[no-unt
     """Passage search against the lexical corpora's targets (the same size counted in
     passages), and LoCoMo-dev passage recall."""
     from bench import hybrid, locomo
+    from bench.retrieval import echo_here
 
     echo = report["echo_floor"]["p50_ms"]
     by = {r["scenario"]: r for r in report.get("passages", [])}
     for mode in LATENCY[:2]:
         r = by.get("20k-everyday-passages")
         if r:
+            here = echo_here(report, r)
             label = f"20k everyday passages: {mode}"
-            check(f"{label} p50 <= 3 x echo", r[mode]["p50_ms"], 3 * echo)
-            check(f"{label} p99 <= 6 x echo", r[mode]["p99_ms"], 6 * echo)
+            check(f"{label} p50 <= 3 x echo", r[mode]["p50_ms"], 3 * here)
+            check(f"{label} p99 <= 6 x echo", r[mode]["p99_ms"], 6 * here)
         r = by.get("100k-passages")
         if r:
             check(

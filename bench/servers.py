@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def start(
     args: list[str], port_file: Path, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen, int]:
+    port_file.unlink(missing_ok=True)  # a port file of an earlier run is not this one's
     proc = subprocess.Popen(
         [*args, "--port-file", str(port_file)],
         cwd=ROOT,
