@@ -3,8 +3,9 @@
 Floors, measured in the same run on the same machine: a bare two-hop gRPC echo (the cost of
 two gRPC hops, no work) and the naive full-text query of the backend on the same corpus
 (the question's words OR-ed, ranked, LIMIT 10, no filter): SQLite FTS5 with bm25, or on
-PostgreSQL a stored tsvector with a GIN index and ts_rank. Also insert throughput and
-LoCoMo-dev recall.
+PostgreSQL a stored tsvector with a GIN index and ts_rank. The targets relative to the echo
+(the everyday corpora) compare with an echo timed again just before their own calls. Also
+insert throughput and LoCoMo-dev recall.
 
     python -m bench.retrieval             # 10k, 100k, and 20k of everyday words
     python -m bench.retrieval --million   # also the 1M corpora
