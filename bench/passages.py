@@ -181,13 +181,13 @@ def latency(tmp: Path, n_questions: int, postgres: bool, plans: list[Plan] = PLA
                 "everyday": plan.everyday,
                 "load_s": round(load_s, 1),
                 "naive_fts_floor": floor,
-                **({"echo_floor_here": echo_now} if echo_now else {}),
+                **({"echo_floor_here": echo_now} if echo_now is not None else {}),
                 **result,
             }
         )
         print(
             f"   loaded in {load_s:.0f} s; naive p50 {floor['p50_ms']} ms, "
-            + (f"echo just before p50 {echo_now['p50_ms']} ms, " if echo_now else "")
+            + (f"echo just before p50 {echo_now['p50_ms']} ms, " if echo_now is not None else "")
             + ", ".join(f"{k} p50 {v['p50_ms']} ms" for k, v in result.items()),
             flush=True,
         )

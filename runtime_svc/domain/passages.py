@@ -70,7 +70,8 @@ def date_of(messages: Sequence[Message]) -> str:
     return _date(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
 
 
-DAY_US = 86_400 * 1_000_000
+DAY_S = 86_400
+DAY_US = DAY_S * 1_000_000
 
 
 def _date(sent_at_us: int) -> str:
@@ -81,7 +82,7 @@ def _date(sent_at_us: int) -> str:
 @lru_cache(maxsize=4096)
 def _day(day: int) -> str:
     """Cached by day, not by time: every conversation of one day shares one entry."""
-    return datetime.fromtimestamp(day * 86_400, UTC).strftime("%d %B %Y")
+    return datetime.fromtimestamp(day * DAY_S, UTC).strftime("%d %B %Y")
 
 
 def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
