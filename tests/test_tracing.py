@@ -3,9 +3,9 @@ its SQL, with W3C traceparent between the two services and the trace id in the l
 
 from __future__ import annotations
 
-import io
 import json
 import logging
+import threading
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -77,22 +77,43 @@ def test_an_insert_through_group_commit_keeps_its_sql_in_its_trace(traced):
     check_spans_gateway_runtime_and_sql(trace, "InsertMemory")
 
 
-def call_log_lines(call) -> list[dict]:
-    """The JSON "call" lines the services log while `call()` runs."""
-    out = io.StringIO()
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(JsonFormatter("test"))
+class _CallLines(logging.Handler):
+    """Collects the JSON "call" lines; `wait(n)` returns once n have been written (each is
+    written just after its call's answer has been handed to gRPC)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(JsonFormatter("test"))
+        self.lines: list[dict] = []
+        self._more = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = json.loads(self.format(record))
+        if line["msg"] == "call":
+            with self._more:
+                self.lines.append(line)
+                self._more.notify_all()
+
+    def wait(self, n: int) -> list[dict]:
+        with self._more:
+            assert self._more.wait_for(lambda: len(self.lines) >= n, timeout=10), self.lines
+            return list(self.lines)
+
+
+def call_log_lines(call, expect: int = 2) -> list[dict]:
+    """The JSON "call" lines the services log for `call()` (one in the gateway, one in the
+    runtime: `expect`)."""
+    handler = _CallLines()
     calls = logging.getLogger("agentmem.calls")
     calls.addHandler(handler)
     level = calls.level
     calls.setLevel(logging.INFO)
     try:
         call()
+        return handler.wait(expect)
     finally:
         calls.removeHandler(handler)
         calls.setLevel(level)
-    lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    return [line for line in lines if line["msg"] == "call"]
 
 
 def test_log_lines_of_a_call_carry_its_trace_id(traced):
