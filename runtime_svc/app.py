@@ -87,6 +87,7 @@ async def start(
         window=Window(passages.before, passages.date),
         mirrors=mirrors,
     )
+    uow.keep_reader()  # on the event loop's thread
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     if semantic is not None:
         indexer = EmbeddingIndexer(
@@ -195,6 +196,7 @@ async def start(
             semantic.close()
         pool.shutdown(wait=True)
         writer.close()
+        uow.close()
         db.dispose()
         if tracer_provider is not None:
             tracer_provider.shutdown()
