@@ -7,7 +7,7 @@ a caller-chosen request id (`x-request-id`) then appears as `request_id`.
 Lines are formatted and written by the thread that logs them. A call's own line is logged
 once its answer is on its way (`agentmem.core.guard`), so it costs the call nothing. Handing
 lines to a writer thread instead cost more than it saved: the thread woke after each line
-and took the interpreter from the next call (Search through both services 2-3% slower,
+and took the interpreter from the next call (Search through both services 1-2% slower,
 20k passages, interleaved A/B)."""
 
 from __future__ import annotations
