@@ -62,8 +62,8 @@ def range_of(key: int) -> Range | None:
     return Range(low >> 8, (low & 0xFF) - 1)
 
 
-def line(m: Message) -> str:
-    return f"{m.name or m.role}: {m.content}"
+def line(speaker: str, content: str) -> str:
+    return f"{speaker}: {content}"
 
 
 def date_of(messages: Sequence[Message]) -> str:
@@ -88,18 +88,18 @@ def _day(day: int) -> str:
 def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
     """A passage's text: the date line (when given and asked for), then its messages, each
     as `speaker: text` (the speaker's name, else the role)."""
-    return _render(messages[rng.start : rng.end + 1], date_of(messages) if window.date else "")
+    shown = [(m.speaker, m.content) for m in messages[rng.start : rng.end + 1]]
+    return _render(shown, date_of(messages) if window.date else "")
 
 
 def render_stored(raw: str, rng: Range, window: Window) -> str:
-    """`render` from the conversation's stored form (a search hit's passage): only the
-    messages it shows are built."""
-    shown, sent_at_us = Body.stored_messages(raw, rng.start, rng.end)
+    """`render` from the conversation's stored form (a search hit's passage)."""
+    shown, sent_at_us = Body.stored_lines(raw, rng.start, rng.end)
     return _render(shown, _date(sent_at_us) if window.date else "")
 
 
-def _render(shown: Sequence[Message], head: str) -> str:
-    body = "\n".join(line(m) for m in shown)
+def _render(shown: Sequence[tuple[str, str]], head: str) -> str:
+    body = "\n".join(line(speaker, content) for speaker, content in shown)
     return f"{head}\n{body}" if head else body
 
 

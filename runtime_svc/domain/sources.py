@@ -52,6 +52,11 @@ class Message:
     name: str = ""  # the speaker, optional
     sent_at_us: int = 0  # 0: not given
 
+    @property
+    def speaker(self) -> str:
+        """Who said it, as a passage shows it: the speaker's name, else the role."""
+        return self.name or self.role
+
     def row(self) -> list[str | int]:
         """Stored form: [role, content], with [name, sent_at_us] appended when either is
         given (rows stored before speakers and dates existed keep their bytes and hash)."""
@@ -88,12 +93,14 @@ class Body:
         return hashlib.sha256(self.raw().encode()).hexdigest()
 
     @staticmethod
-    def stored_messages(raw: str, start: int, end: int) -> tuple[tuple[Message, ...], int]:
-        """Messages `start`..`end` (inclusive) of a conversation's stored form, and the first
-        `sent_at_us` any of its messages gives (0: none); the others are not built."""
+    def stored_lines(raw: str, start: int, end: int) -> tuple[list[tuple[str, str]], int]:
+        """(speaker, content) of messages `start`..`end` (inclusive) of a conversation's
+        stored form, as `Message.speaker` gives them, and the first `sent_at_us` any of its
+        messages gives (0: none). No message is built (a search hit's passage is rendered
+        from this: building them cost as much as decoding the JSON)."""
         rows = json.loads(raw) if raw else []
         sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
-        return tuple(Message(*row) for row in rows[start : end + 1]), sent
+        return [((r[2] if len(r) > 2 else "") or r[0], r[1]) for r in rows[start : end + 1]], sent
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
