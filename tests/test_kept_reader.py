@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from agentmem.core.config import Storage
 from runtime_svc.storage import migrate
-from runtime_svc.storage.db import open_database
+from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import database_url, drop_database
 
@@ -57,6 +57,11 @@ def test_each_read_sees_what_was_committed_since_the_one_before(kept):
     sqlite = db.dialect == "sqlite"
     # Kept out of the pool between reads on SQLite; given back after each on PostgreSQL.
     assert db.reader.pool.checkedout() == (1 if sqlite else 0)
+    if sqlite:  # the kept one has a larger page cache than the pool's
+        with uow.read("t") as tx, db.reader.connect() as pooled:
+            size = "PRAGMA cache_size"
+            assert tx.conn.exec_driver_sql(size).scalar_one() == -KEPT_READER_CACHE_KIB
+            assert pooled.exec_driver_sql(size).scalar_one() > -KEPT_READER_CACHE_KIB
     uow.close()
     assert db.reader.pool.checkedout() == 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from agentmem.core.config import Storage
@@ -89,6 +89,17 @@ def sqlite_engine(url: str, **kwargs: Any) -> Engine:
 # pages were read again from the OS on each insert. Pages are allocated as they are used,
 # and writes are serialized, so one or two writer connections hold such a cache.
 WRITER_CACHE_KIB = 64 * 1024
+# The page cache of the reader connection the event loop's thread keeps between reads
+# (`UnitOfWork.keep_reader`): the sources a search checks lie on pages spread over the whole
+# table (a conversation's row fills most of a page), and the default 2 MiB held few of
+# them. One connection, so one such cache; pages are allocated as they are used. Search in
+# process, caches cold as between calls, 20k everyday passages: 2.6% lower.
+KEPT_READER_CACHE_KIB = 64 * 1024
+
+
+def enlarge_cache(conn: Connection, kib: int) -> None:
+    """SQLite's page cache of one connection, on its driver connection (no transaction)."""
+    conn.connection.driver_connection.execute(f"PRAGMA cache_size=-{int(kib)}")  # type: ignore[union-attr]
 
 
 def _sqlite_engine(
