@@ -45,6 +45,11 @@ class Status(StrEnum):
     REJECTED = "rejected"
 
 
+def speaker(role: str, name: str) -> str:
+    """Who said a message, as a passage shows it: the speaker's name, else the role."""
+    return name or role
+
+
 @dataclass(frozen=True)
 class Message:
     role: str
@@ -54,8 +59,7 @@ class Message:
 
     @property
     def speaker(self) -> str:
-        """Who said it, as a passage shows it: the speaker's name, else the role."""
-        return self.name or self.role
+        return speaker(self.role, self.name)
 
     def row(self) -> list[str | int]:
         """Stored form: [role, content], with [name, sent_at_us] appended when either is
@@ -94,13 +98,14 @@ class Body:
 
     @staticmethod
     def stored_lines(raw: str, start: int, end: int) -> tuple[list[tuple[str, str]], int]:
-        """(speaker, content) of messages `start`..`end` (inclusive) of a conversation's
-        stored form, as `Message.speaker` gives them, and the first `sent_at_us` any of its
-        messages gives (0: none). No message is built (a search hit's passage is rendered
-        from this: building them cost as much as decoding the JSON)."""
+        """(`speaker`, content) of messages `start`..`end` (inclusive) of a conversation's
+        stored form, and the first `sent_at_us` any of its messages gives (0: none). No
+        message is built (a search hit's passage is rendered from this: building them cost
+        as much as decoding the JSON)."""
         rows = json.loads(raw) if raw else []
         sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
-        return [((r[2] if len(r) > 2 else "") or r[0], r[1]) for r in rows[start : end + 1]], sent
+        shown = rows[start : end + 1]
+        return [(speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in shown], sent
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from agentmem.core.config import Storage
@@ -97,9 +97,9 @@ WRITER_CACHE_KIB = 64 * 1024
 KEPT_READER_CACHE_KIB = 64 * 1024
 
 
-def enlarge_cache(conn: Connection, kib: int) -> None:
-    """SQLite's page cache of one connection, on its driver connection (no transaction)."""
-    conn.connection.driver_connection.execute(f"PRAGMA cache_size=-{int(kib)}")  # type: ignore[union-attr]
+def set_page_cache(dbapi_connection: Any, kib: int) -> None:
+    """SQLite's page cache of one DB-API connection (outside any transaction)."""
+    dbapi_connection.execute(f"PRAGMA cache_size=-{int(kib)}")
 
 
 def _sqlite_engine(
@@ -123,9 +123,9 @@ def _sqlite_engine(
         cursor.execute("PRAGMA foreign_keys=ON")
         # Erasure is physical: deleted content is overwritten, not left in free pages.
         cursor.execute("PRAGMA secure_delete=ON")
-        if cache_kib:
-            cursor.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         cursor.close()
+        if cache_kib:
+            set_page_cache(dbapi_connection, cache_kib)
         if vectors:
             sqlite_vectors.load(dbapi_connection)
 

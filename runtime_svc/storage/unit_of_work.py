@@ -24,7 +24,7 @@ from agentmem.core import metrics
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.passages import Window
 from runtime_svc.storage import repositories
-from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, enlarge_cache
+from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.scrub import Scrubber
@@ -272,7 +272,7 @@ class UnitOfWork:
             if kept is not None:
                 kept.close()  # a transaction left open (its rollback failed) is undone
             kept = self._kept = self._db.reader.connect()
-            enlarge_cache(kept, KEPT_READER_CACHE_KIB)
+            set_page_cache(kept.connection.driver_connection, KEPT_READER_CACHE_KIB)
         self._kept_busy = True
         try:
             yield kept
