@@ -7,13 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, select
 from sqlalchemy.exc import OperationalError
 
 from agentmem.core.config import Storage
 from runtime_svc.storage import vector_search
 from runtime_svc.storage.db import open_database
-from runtime_svc.storage.read_rows import driver_rows, one_of
+from runtime_svc.storage.read_rows import UNION_MAX, driver_rows, one_of
 
 meta = MetaData()
 items = Table("items", meta, Column("pk", Integer, primary_key=True))
@@ -86,3 +88,51 @@ def test_with_cursor_events_reads_go_through_sqlalchemy(db) -> None:  # type: ig
 def test_a_checked_candidate_names_its_statements_columns_in_order():
     columns = [c.name for c in vector_search._checked_statement().selected_columns]
     assert list(vector_search.Checked._fields) == columns
+
+
+@pytest.fixture
+def hundred(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Items 1..100, and the statements SQLite's own connection runs (its trace)."""
+    database = open_database(Storage(url=f"sqlite:///{tmp_path / 'list.db'}"))
+    meta.create_all(database.writer)
+    with database.writer.begin() as conn:
+        conn.execute(items.insert(), [{"pk": pk} for pk in range(1, 101)])
+    yield database
+    database.dispose()
+
+
+def _traced(conn) -> list[str]:  # type: ignore[no-untyped-def]
+    statements: list[str] = []
+    conn.connection.driver_connection.set_trace_callback(statements.append)
+    return statements
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pks=st.lists(st.integers(min_value=-3, max_value=105), max_size=2 * UNION_MAX)
+    | st.lists(st.integers(min_value=1, max_value=UNION_MAX // 2), max_size=3 * UNION_MAX)
+)
+def test_a_list_parameter_matches_each_listed_row_once(hundred, pks: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """Short lists are read as one lookup per value joined by UNION ALL, longer ones as an
+    IN list: either way each row whose key is listed comes back once, duplicates and keys
+    no row has included."""
+    with hundred.reader.connect() as conn:
+        statements = _traced(conn)
+        rows = driver_rows(conn, _count, {"pks": pks})
+        conn.rollback()
+    assert sorted(rows) == [(pk,) for pk in sorted(set(pks)) if 1 <= pk <= 100]
+    read = [s for s in statements if "items" in s]
+    assert len(read) == 1
+    short = 0 < len(set(pks)) <= UNION_MAX
+    assert ("UNION ALL" in read[0]) == (short and len(set(pks)) > 1)
+    assert (" IN (" in read[0]) == (not short)
+
+
+def test_a_list_parameter_is_refused_where_a_union_would_change_the_rows(db) -> None:  # type: ignore[no-untyped-def]
+    def ordered(dialect: str):  # type: ignore[no-untyped-def]
+        return _count(dialect).order_by(items.c.pk.desc()).limit(1)
+
+    with db.reader.connect() as conn, pytest.raises(ValueError, match="plain filter"):
+        driver_rows(conn, ordered, {"pks": [1, 2]})
