@@ -9,6 +9,7 @@ three or more of them, and SQLAlchemy's execution context costs more than most o
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from sqlalchemy import Connection, Dialect, any_, bindparam
@@ -28,6 +29,10 @@ def one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
     return column.in_(bindparam(name, expanding=True))
 
 
+# What a statement with a list parameter must not have (see `one_of`).
+_NOT_A_PLAIN_FILTER = re.compile(r"\b(ORDER BY|LIMIT|GROUP BY|DISTINCT|UNION)\b")
+
+
 @lru_cache(maxsize=64)
 def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict]:  # type: ignore[no-untyped-def]
     """A read statement (or a function of the dialect's name that makes it) compiled once
@@ -37,9 +42,7 @@ def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict
     compiled = stmt.compile(dialect=dialect)
     order = tuple(compiled.positiontup) if compiled.positional else None
     sql = str(compiled)
-    if "__[POSTCOMPILE_" in sql and any(
-        clause in sql for clause in ("ORDER BY", "LIMIT", "GROUP BY", "DISTINCT", " UNION ")
-    ):
+    if "__[POSTCOMPILE_" in sql and _NOT_A_PLAIN_FILTER.search(sql):
         raise ValueError("a statement with a list parameter must be a plain filter (one_of)")
     return sql, order, dict(compiled.params)
 

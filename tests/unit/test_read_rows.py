@@ -4,6 +4,8 @@ when tracing listens to the engine's cursor events."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -92,7 +94,7 @@ def test_a_checked_candidate_names_its_statements_columns_in_order():
 
 @pytest.fixture
 def hundred(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """Items 1..100, and the statements SQLite's own connection runs (its trace)."""
+    """Items 1..100."""
     database = open_database(Storage(url=f"sqlite:///{tmp_path / 'list.db'}"))
     meta.create_all(database.writer)
     with database.writer.begin() as conn:
@@ -101,10 +103,16 @@ def hundred(tmp_path: Path):  # type: ignore[no-untyped-def]
     database.dispose()
 
 
-def _traced(conn) -> list[str]:  # type: ignore[no-untyped-def]
+@contextmanager
+def _traced(conn) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    """The statements SQLite's own connection runs meanwhile."""
     statements: list[str] = []
-    conn.connection.driver_connection.set_trace_callback(statements.append)
-    return statements
+    driver = conn.connection.driver_connection
+    driver.set_trace_callback(statements.append)
+    try:
+        yield statements
+    finally:
+        driver.set_trace_callback(None)
 
 
 @settings(
@@ -118,8 +126,7 @@ def test_a_list_parameter_matches_each_listed_row_once(hundred, pks: list[int]) 
     """Short lists are read as one lookup per value joined by UNION ALL, longer ones as an
     IN list: either way each row whose key is listed comes back once, duplicates and keys
     no row has included."""
-    with hundred.reader.connect() as conn:
-        statements = _traced(conn)
+    with hundred.reader.connect() as conn, _traced(conn) as statements:
         rows = driver_rows(conn, _count, {"pks": pks})
         conn.rollback()
     assert sorted(rows) == [(pk,) for pk in sorted(set(pks)) if 1 <= pk <= 100]
