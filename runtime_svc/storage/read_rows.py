@@ -77,22 +77,33 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
 UNION_MAX = 32
 
 
+@lru_cache(maxsize=512)
+def _expanded(sql: str, name: str, n: int, union: bool) -> str:
+    """`sql` with its list parameter `name` made `n` values: as `n` statements joined by
+    UNION ALL, or as an `IN` list. Made once per length, so a search passes the driver the
+    same string object each time (its statement cache hashes the text)."""
+    if union:
+        return " UNION ALL ".join([sql.replace(f"IN (__[POSTCOMPILE_{name}])", "= ?")] * n)
+    return sql.replace(f"__[POSTCOMPILE_{name}]", ", ".join("?" * n) or "NULL")
+
+
 def _positional(sql: str, order: tuple[str, ...], values: dict) -> tuple[str, list[object]]:
     """The SQL and its arguments in order, its list parameter (`one_of`) expanded."""
     lists = [k for k in order if isinstance(values[k], list)]
     # As with `IN`, a value listed twice matches its rows once.
     each = list(dict.fromkeys(values[lists[0]])) if len(lists) == 1 else []
+    args: list[object] = []
     if 0 < len(each) <= UNION_MAX:
         name = lists[0]
-        one = sql.replace(f"IN (__[POSTCOMPILE_{name}])", "= ?")
-        return " UNION ALL ".join([one] * len(each)), [
-            v if k == name else values[k] for v in each for k in order
-        ]
-    args: list[object] = []
+        at, row = order.index(name), [values[k] for k in order]
+        for v in each:  # each statement's arguments: the row, with its one value
+            row[at] = v
+            args.extend(row)
+        return _expanded(sql, name, len(each), True), args
     for k in order:
         v = values[k]
         if isinstance(v, list):
-            sql = sql.replace(f"__[POSTCOMPILE_{k}]", ", ".join("?" * len(v)) or "NULL")
+            sql = _expanded(sql, k, len(v), False)
             args.extend(v)
         else:
             args.append(v)
