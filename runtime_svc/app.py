@@ -184,7 +184,8 @@ async def start(
         interceptors=tracing.server_interceptors(tracer_provider),
     )
     served.servicer = servicer  # type: ignore[attr-defined]  # for in-process tests
-    compactor = asyncio.create_task(_compact_forever(feed, pool))
+    served.mirrors = mirrors  # type: ignore[attr-defined]  # for in-process tests
+    compactor = asyncio.create_task(_compact_forever(feed, pool, mirrors, db))
 
     async def close() -> None:
         compactor.cancel()
@@ -232,13 +233,21 @@ def _pool_gauges(db, pool: ThreadPoolExecutor) -> None:  # type: ignore[no-untyp
     )
 
 
-async def _compact_forever(feed: EventFeed, pool: ThreadPoolExecutor) -> None:
+async def _compact_forever(
+    feed: EventFeed, pool: ThreadPoolExecutor, mirrors: Mirrors, db: Database
+) -> None:
+    """Every minute: expired events compacted away, and the postings held brought up to
+    date (words another runtime's erasure removed leave this one's memory too)."""
     loop = asyncio.get_running_loop()
     while True:
         try:
             await loop.run_in_executor(pool, feed.compact_expired)
         except Exception:
             log.exception("event compaction failed; will retry")
+        try:
+            await loop.run_in_executor(pool, mirrors.sweep, db.reader.connect)
+        except Exception:
+            log.exception("bringing held postings up to date failed; will retry")
         await asyncio.sleep(COMPACTION_INTERVAL_S)
 
 

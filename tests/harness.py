@@ -203,6 +203,12 @@ class Stack:
             drop_database(self.settings.storage.url)
 
 
+def words_held_in_memory(mirrors: list[Any]) -> set[str]:
+    """Every word that some runtimes' postings held in memory (`storage.search_mirror`;
+    a stack's are `stack.runtime.mirrors`) hold of any tenant."""
+    return {word for m in mirrors for held in list(m._held.values()) for word in list(held.words)}
+
+
 def reason(err: grpc.RpcError) -> str | None:
     return from_grpc_error(err).reason
 

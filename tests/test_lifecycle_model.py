@@ -49,7 +49,7 @@ from agentmem.v1 import (
     thread_mode_pb2,
 )
 from runtime_svc.storage import search_mirror
-from tests.harness import Key, reason
+from tests.harness import Key, reason, words_held_in_memory
 from tests.hybrid_support import hybrid_settings
 from tests.test_foreign import OWNER, Owner
 
@@ -136,6 +136,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     stack = None  # set by the test
     tenants = None
     hybrid = False  # words and meaning: passages by meaning may come too
+    mirrors: list = []  # the postings held in memory by the runtimes in this process
 
     def __init__(self) -> None:
         super().__init__()
@@ -472,6 +473,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert not any(b in answer.answer for b in banned)
         assert bool(answer.citations) == bool(eligible)
 
+        # What a purge removed from the index is in no runtime's memory either (the searches
+        # above brought the postings held up to date).
+        purged = {m.marker for m in self.sources if m.revoked}
+        assert not purged & words_held_in_memory(self.mirrors)
+
     @invariant()
     def explanation_covers_every_match(self) -> None:
         entries = (
@@ -551,6 +557,7 @@ def test_no_sequence_of_operations_brings_an_ended_source_back(
         more = hybrid_settings(retrieval__exact_search_max=0)
     stack = make_stack(auth__api_keys=[k.config() for k in all_keys], **more)
     LifecycleMachine.stack = stack
+    LifecycleMachine.mirrors = [stack.runtime.mirrors]
     LifecycleMachine.hybrid = search == "hybrid"
     LifecycleMachine.tenants = itertools.count()
     run_state_machine_as_test(

@@ -25,7 +25,7 @@ from runtime_svc.storage import migrate, search_mirror
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from tests.harness import ADMIN_B, database_url, drop_database
+from tests.harness import ADMIN_B, database_url, drop_database, words_held_in_memory
 from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search
 
 WORDS = [
@@ -421,3 +421,87 @@ def test_a_runtime_holding_postings_before_it_serves_ranks_as_the_index_says(mak
             assert [(h.source_id, h.score) for h in hits] == [(e.source_id, e.score) for e in best]
             assert not {h.source_id for h in hits} & set(cold)
         assert new.source_id in {h.source_id for h in search(reader, f"zqwarm{step}", 3).hits}
+
+
+@pytest.mark.parametrize("purge", ["erase", "revoke"])
+def test_a_word_only_a_purged_memory_held_leaves_every_runtime_s_memory(make_stack, purge):
+    """Erasure removes a word that no other memory holds from the index; the runtimes
+    holding the tenant's postings in memory (the one that erased and another on the same
+    database) forget it at their next search, and still rank what remains as before."""
+    a = make_stack(search__held_min_entries=0)
+    b = make_stack(storage__url=a.settings.storage.url, search__held_min_entries=0)
+    writer, reader = a.client(), b.client()
+    kept = insert(writer, "the user plays the zqharp on sundays")
+    secret = insert(writer, "my bank pin zqsecretword is written on a zqharp card")
+    for client in (writer, reader):  # each loads the tenant's words, all at once
+        assert {h.source_id for h in search(client, "zqharp").hits} == {
+            kept.source_id,
+            secret.source_id,
+        }
+    mirrors = [a.runtime.mirrors, b.runtime.mirrors]
+    assert {"zqsecretword", "bank", "zqharp"} <= words_held_in_memory(mirrors)
+    if purge == "erase":
+        writer.EraseSource(
+            foreign_pb2.EraseSourceRequest(source_id=secret.source_id, expected_revision=1)
+        )
+    else:
+        writer.RevokeSource(foreign_pb2.RevokeSourceRequest(source_id=secret.source_id))
+    for client in (writer, reader):
+        assert [h.source_id for h in search(client, "zqharp sundays").hits] == [kept.source_id]
+        assert not search(client, "zqsecretword").hits
+    held = words_held_in_memory(mirrors)
+    assert not {"zqsecretword", "bank", "pin", "card", "written"} & held, sorted(held)
+    assert {"zqharp", "user", "plai", "sundai"} <= held  # what remains holds these
+
+
+def test_words_removed_from_the_index_leave_every_process_s_memory_without_a_search(tmp_path):
+    """Two processes hold a tenant's postings: when an erasure removes words from the index,
+    the one that wrote it forgets them as it commits, and the other when its minute's sweep
+    comes, though neither searches the tenant again; and a tenant that shrinks below the
+    size held in memory is no longer held at all."""
+    url = database_url(tmp_path / "swept.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        mirrors = {name: Mirrors(0, 10**7) for name in ("a", "b")}
+        uows = {name: UnitOfWork(db, mirrors=m) for name, m in mirrors.items()}
+        batch = [_source("zqharp on sundays"), _source("a zqsecretword on a zqharp card")]
+        with uows["a"].write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+            )
+        now = int(time.time() * 1e6)
+        for uow in uows.values():
+            with uow.read("t") as tx:
+                assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 2
+        assert all("zqsecretword" in words_held_in_memory([m]) for m in mirrors.values())
+        with uows["a"].write("t") as tx:
+            assert tx.index.remove(pks[1])
+        assert "zqsecretword" not in words_held_in_memory([mirrors["a"]])
+        assert "zqsecretword" in words_held_in_memory([mirrors["b"]])  # not yet swept
+        mirrors["b"].sweep(db.reader.connect)
+        held = words_held_in_memory([mirrors["b"]])
+        assert "zqsecretword" not in held and {"zqharp", "sundai"} <= held
+
+        small = Mirrors(5, 10**7)
+        uow = UnitOfWork(db, mirrors=small)
+        more = [_source(f"zqharp number {i}") for i in range(4)]
+        with uow.write("t") as tx:
+            tx.index.put_many(
+                [
+                    (pk, s.body.generated_form(), True)
+                    for pk, s in zip(tx.sources.add_many(more), more, strict=True)
+                ]
+            )
+        with uow.read("t") as tx:
+            assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 5
+        assert small.holds("t")
+        with uow.write("t") as tx:
+            assert tx.index.remove(pks[0])
+        with uow.read("t") as tx:  # 4 entries: searched in the tables
+            assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 4
+        assert not small.holds("t")
+    finally:
+        db.dispose()
+        drop_database(url)

@@ -48,6 +48,8 @@ class TenantState(Base):
     indexed_docs: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     # The last stamp given to a change of the tenant's search index entries.
     index_stamp: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # The index stamp of the last change that removed a word from the tenant's index.
+    words_removed_at: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class ThreadModeRow(Base):

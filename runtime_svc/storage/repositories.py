@@ -86,10 +86,16 @@ class TenantCounters:
     indexed_docs: int = 0
     # The last stamp given to a change of the search index (see storage.search_mirror).
     index_stamp: int = 0
+    # The stamp of the last change that removed a word from the index (a word no entry
+    # holds any more): postings held in memory then forget the words the index lost.
+    words_removed_at: int = 0
 
     def next_index_stamp(self) -> int:
         self.index_stamp += 1
         return self.index_stamp
+
+    def words_removed(self) -> None:
+        self.words_removed_at = self.next_index_stamp()
 
 
 _STATE_COLUMNS = (
@@ -99,6 +105,7 @@ _STATE_COLUMNS = (
     _state.c.receipt_head_hash,
     _state.c.indexed_docs,
     _state.c.index_stamp,
+    _state.c.words_removed_at,
 )
 # Hot-path statements are built once, with bound parameters, so SQLAlchemy compiles them once.
 _SELECT_STATE = select(*_STATE_COLUMNS).where(_state.c.tenant_id == bindparam("tenant"))

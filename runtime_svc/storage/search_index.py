@@ -302,15 +302,18 @@ class SearchIndex:
         window: Window | None = None,
         *,
         stamp: Callable[[], int] | None = None,
+        words_removed: Callable[[list[str]], None] | None = None,
         mirrors: Mirrors | None = None,
     ) -> None:
         """`stamp`: gives each change of an entry the tenant's next index stamp (kept on the
-        entry, see `storage.search_mirror`); `mirrors`: large tenants' postings held in
-        memory."""
+        entry, see `storage.search_mirror`); `words_removed`: told of the words a change
+        removes from the index (postings held in memory then forget them); `mirrors`:
+        large tenants' postings held in memory."""
         self.conn = conn
         self.tenant_id = tenant_id
         self.window = window or Window()
         self._stamp = stamp or (lambda: None)  # type: ignore[return-value,arg-type]
+        self._words_removed = words_removed or (lambda words: None)
         self._mirrors = mirrors
 
     # -- writes: the entry of one source -------------------------------------------------
@@ -414,14 +417,23 @@ class SearchIndex:
             return False
         self.conn.execute(_DELETE_ENTRIES, own)
         self._count(changes)
-        # A word no entry holds any more leaves no trace (erasure purges what it said).
-        self.conn.execute(
-            delete(terms_table).where(
-                terms_table.c.tenant_id == self.tenant_id,
-                terms_table.c.term.in_([t for t, _, _ in changes]),
-                terms_table.c.docs <= 0,
+        # A word no entry holds any more leaves no trace (erasure purges what it said), in
+        # the database nor in any runtime's memory (`words_removed`).
+        removed = (
+            self.conn.execute(
+                delete(terms_table)
+                .where(
+                    terms_table.c.tenant_id == self.tenant_id,
+                    terms_table.c.term.in_([t for t, _, _ in changes]),
+                    terms_table.c.docs <= 0,
+                )
+                .returning(terms_table.c.term)
             )
+            .scalars()
+            .all()
         )
+        if removed:
+            self._words_removed(removed)
         return True
 
     def has(self, pk: int) -> bool:
@@ -525,11 +537,14 @@ class SearchIndex:
         whose bound can still reach the k-th score, so what it leaves out is bounded by the
         postings not read alone."""
         entries, stats = self._stats(terms)
+        mirrors = self._mirrors
+        if mirrors is not None and entries < mirrors.min_entries and mirrors.holds(self.tenant_id):
+            mirrors.forget(self.tenant_id)  # searched in the tables from now: nothing held
         if not stats:
             return [], Certificate(True, 0.0)
-        if self._mirrors is not None and entries >= self._mirrors.min_entries:
+        if mirrors is not None and entries >= mirrors.min_entries:
             hits = held_search.top(
-                self.conn, self.tenant_id, self._mirrors, stats, limit, now_us, grouped, self._hit
+                self.conn, self.tenant_id, mirrors, stats, limit, now_us, grouped, self._hit
             )
             return hits, Certificate(True, 0.0)
         by_stem = {t.stem: t for t in stats}

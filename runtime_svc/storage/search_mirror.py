@@ -14,9 +14,14 @@ written, or whose eligibility changed, since (by any process) are found by their
 tenant's count of index changes, `tenant_state.index_stamp`, as the change left it; kept in
 `search_postings.stamp`) and get a new slot (the old one is no longer usable). An entry
 deleted (revocation, erasure) leaves no stamp: its slot is dropped when a check finds its
-source gone, or not eligible for a reason that time does not change (`drop`). Tenants held
-are least recently used first out beyond `max_postings`. Nothing held is text: entry keys,
-numbers, and the words of queries.
+source gone, or not eligible for a reason that time does not change (`drop`). A word that
+no entry holds any more (an erasure or purge took its last entry) is forgotten by the
+process that removed it as the change commits (`forget_words`); the change also stamps
+`tenant_state.words_removed_at`, so every other process drops the words its index no longer
+has at its next use of the tenant, or at its minute's `sweep`. A tenant that shrinks below
+`min_entries` is no longer held. Tenants held are least recently used first out beyond
+`max_postings`. Nothing held is text: entry keys, numbers, and words the tenant's index
+holds.
 """
 
 from __future__ import annotations
@@ -58,7 +63,10 @@ DENSE_MAX = 1 << 18
 # Scores added in another order may differ in their last bits: comparisons leave this room.
 SLACK = 1e-9
 
-_LAST_STAMP = select(_state.c.index_stamp).where(_state.c.tenant_id == bindparam("tenant_id"))
+_LAST_STAMP = select(_state.c.index_stamp, _state.c.words_removed_at).where(
+    _state.c.tenant_id == bindparam("tenant_id")
+)
+_WORDS = select(_terms.c.term).where(_terms.c.tenant_id == bindparam("tenant_id"))
 _ENTRIES = select(postings.c.pk, postings.c.eligible).where(
     postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == ENTRY
 )
@@ -149,12 +157,14 @@ class Held:
     def catch_up(self, conn: Connection, tenant_id: str) -> None:
         """Brings what is held up to the caller's transaction: the entries stamped since."""
         params = {"tenant_id": tenant_id}
-        self.seen = next(iter(driver_rows(conn, _LAST_STAMP, params)), (0,))[0]
+        self.seen, words_removed_at = next(iter(driver_rows(conn, _LAST_STAMP, params)), (0, 0))
         if self.after < 0 or self._dead > REBUILD_SHARE * max(self._n, 1):
             self._load(conn, tenant_id)
             return
         if self.seen <= self.after:
             return
+        if words_removed_at > self.after:
+            self._forget_removed_words(conn, tenant_id)
         changed = driver_rows(conn, _CHANGED, params | {"after": self.after})
         if len(changed) > REBUILD_SHARE * max(self._n, 1) + 64:
             self._load(conn, tenant_id)
@@ -193,9 +203,19 @@ class Held:
         self.after = self.seen
         if self._n <= PRELOAD_MAX:
             self._load_words(conn, tenant_id)
-        else:  # loaded afresh (many changed): the words held stay held
+        else:  # loaded afresh (many changed): the words held stay held, if the index has them
             for term in held_before:
-                self._word(conn, tenant_id, term)
+                if not len(self._word(conn, tenant_id, term).slots):
+                    del self.words[term]
+        self._count()
+
+    def _forget_removed_words(self, conn: Connection, tenant_id: str) -> None:
+        """Drops the words held that the tenant's index no longer has."""
+        if not self.words:
+            return
+        kept = {row[0] for row in driver_rows(conn, _WORDS, {"tenant_id": tenant_id})}
+        for term in [t for t in self.words if t not in kept]:
+            del self.words[term]
         self._count()
 
     def _load_words(self, conn: Connection, tenant_id: str) -> None:
@@ -456,3 +476,27 @@ class Mirrors:
     def forget(self, tenant_id: str) -> None:
         with self._lock:
             self._held.pop(tenant_id, None)
+
+    def holds(self, tenant_id: str) -> bool:
+        return tenant_id in self._held
+
+    def forget_words(self, tenant_id: str, words: Sequence[str]) -> None:
+        """Words a committed change removed from the tenant's index."""
+        with self._lock:
+            held = self._held.get(tenant_id)
+        if held is None:
+            return
+        with held.lock:
+            for word in words:
+                held.words.pop(word, None)
+            held._count()
+
+    def sweep(self, connect: Callable[[], Any]) -> None:
+        """Brings every tenant held up to date (each in a read transaction of its own), so
+        that words removed from an index by another process leave this one's memory even
+        when the tenant is not searched here again."""
+        with self._lock:
+            tenants = list(self._held.items())
+        for tenant_id, held in tenants:
+            with connect() as conn, conn.begin(), held.lock:
+                held.catch_up(conn, tenant_id)

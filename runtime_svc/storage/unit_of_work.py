@@ -48,6 +48,7 @@ class Transaction:
     ) -> None:
         self.conn = conn
         self.window = window or Window()
+        self._mirrors = mirrors
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
         self.events = repositories.EventLog(conn, tenant_id, journal_rows)
@@ -58,6 +59,7 @@ class Transaction:
             tenant_id,
             self.window,
             stamp=lambda: self.counters.next_index_stamp(),
+            words_removed=self._words_removed,
             mirrors=mirrors,
         )
         self.prompt_records = PromptRecords(conn, tenant_id)
@@ -76,6 +78,14 @@ class Transaction:
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         self._after_commit.append(callback)
+
+    def _words_removed(self, words: list[str]) -> None:
+        """Words the index no longer has: stamped for every process holding the tenant's
+        postings, and forgotten by this one's at once when the change commits."""
+        self.counters.words_removed()
+        mirrors, tenant_id = self._mirrors, self.tenant.tenant_id
+        if mirrors is not None:
+            self.after_commit(lambda: mirrors.forget_words(tenant_id, words))
 
 
 @dataclass
