@@ -136,7 +136,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     stack = None  # set by the test
     tenants = None
     hybrid = False  # words and meaning: passages by meaning may come too
-    mirrors: list = []  # the postings held in memory by the runtimes in this process
+    mirrors: list = []  # the stack's runtime's postings held in memory (set by the test)
 
     def __init__(self) -> None:
         super().__init__()
@@ -473,8 +473,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert not any(b in answer.answer for b in banned)
         assert bool(answer.citations) == bool(eligible)
 
-        # What a purge removed from the index is in no runtime's memory either (the searches
-        # above brought the postings held up to date).
+        # What a purge removed from the index is not held in the runtime's memory either.
         purged = {m.marker for m in self.sources if m.revoked}
         assert not purged & words_held_in_memory(self.mirrors)
 
