@@ -209,14 +209,18 @@ class Held:
                     del self.words[term]
         self._count()
 
+    def forget_words(self, words: Sequence[str]) -> None:
+        """Words the tenant's index no longer has (use under the lock)."""
+        for word in words:
+            self.words.pop(word, None)
+        self._count()
+
     def _forget_removed_words(self, conn: Connection, tenant_id: str) -> None:
         """Drops the words held that the tenant's index no longer has."""
         if not self.words:
             return
         kept = {row[0] for row in driver_rows(conn, _WORDS, {"tenant_id": tenant_id})}
-        for term in [t for t in self.words if t not in kept]:
-            del self.words[term]
-        self._count()
+        self.forget_words([t for t in self.words if t not in kept])
 
     def _load_words(self, conn: Connection, tenant_id: str) -> None:
         """Every word's list at once (a tenant of moderate size): no search then pays for a
@@ -487,9 +491,7 @@ class Mirrors:
         if held is None:
             return
         with held.lock:
-            for word in words:
-                held.words.pop(word, None)
-            held._count()
+            held.forget_words(words)
 
     def sweep(self, connect: Callable[[], Any]) -> None:
         """Brings every tenant held up to date (each in a read transaction of its own), so
