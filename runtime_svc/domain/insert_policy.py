@@ -76,7 +76,4 @@ def decide(policy: InsertPolicy, intent: SaveIntent, *, trusted: Collection[str]
 
 def held_reason(claimed: str) -> str:
     """Why a claim was held, in words: names the claim, never the memory."""
-    return (
-        f"the credential is not trusted to claim save intent {claimed}; "
-        "held for a user's review"
-    )
+    return f"the credential is not trusted to claim save intent {claimed}; held for a user's review"

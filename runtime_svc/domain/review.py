@@ -3,8 +3,8 @@
 Approval needs the memory.review scope (checked by the gateway); an agent may not approve
 what it inserted itself unless the deployment allows it, and never a claim of its own that
 was held (an untrusted save intent: allowing it would let the claim through after all); a
-user's approval records the save intent as user_confirmed. Rejection keeps the memory out of every read but the explicit
-rejected filter.
+user's approval records the save intent as user_confirmed. Rejection keeps the memory out
+of every read but the explicit rejected filter.
 """
 
 from __future__ import annotations
