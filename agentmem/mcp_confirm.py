@@ -19,12 +19,16 @@ from enum import Enum
 
 import anyio
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
+from agentmem.client import AsyncClient
+from agentmem.client_errors import ApiError
 from agentmem.core import save_intents
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.save_intents import SaveIntentName
+from agentmem.v1 import common_pb2
 
 DEFAULT_TIMEOUT = 120.0  # seconds the user has to answer
 EVIDENCE = "confirmed through the host's prompt"
@@ -104,4 +108,30 @@ def not_saved(answer: Answer) -> str:
     return f"{AgentmemError(Reason.SAVE_NOT_CONFIRMED)} ({answer.outcome})"
 
 
-CONFIRMED = SaveIntentName.USER_CONFIRMED.value
+@dataclass(frozen=True)
+class Intent:
+    save_intent: str
+    source: str
+    evidence: str
+
+
+async def settle(
+    ctx: Context, gateway: AsyncClient, content: str, given: Intent, timeout: float
+) -> Intent:
+    """The save intent to send with an insert: `given` as the model wrote it, or, where the
+    host can ask its user and should, the user's confirmation. ToolError when the user gave
+    no yes (nothing is stored) or the gateway refused to say what it accepts."""
+    if not can_ask(ctx):
+        return given
+    try:
+        caps = await gateway.get_capabilities()
+    except ApiError as e:
+        raise ToolError(e.explain()) from None
+    policy = common_pb2.InsertPolicy.Name(caps.insert_policy)
+    policy = policy.removeprefix("INSERT_POLICY_").lower()
+    if plan(given.save_intent, policy, caps.caller.trusted_save_intents) is Step.FORWARD:
+        return given
+    answer = await ask(ctx, content, timeout)
+    if not answer.confirmed:
+        raise ToolError(not_saved(answer))
+    return Intent(SaveIntentName.USER_CONFIRMED.value, host_name(ctx), EVIDENCE)

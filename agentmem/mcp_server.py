@@ -195,22 +195,14 @@ def build(
         request_id: Annotated[str, Field(description="makes a retry return the first result")] = "",
     ) -> dict[str, Any]:
         gateway = caller(ctx)
-        intent = (save_intent or "", save_intent_source, save_intent_evidence)
-        if mcp_confirm.can_ask(ctx):
-            caps = await call(gateway.get_capabilities())
-            policy = caps.get("insert_policy", "").removeprefix("INSERT_POLICY_").lower()
-            trusted = caps.get("caller", {}).get("trusted_save_intents", [])
-            if mcp_confirm.plan(intent[0], policy, trusted) is mcp_confirm.Step.ASK:
-                answer = await mcp_confirm.ask(ctx, content, confirm_timeout)
-                if not answer.confirmed:
-                    raise ToolError(mcp_confirm.not_saved(answer))
-                intent = (mcp_confirm.CONFIRMED, mcp_confirm.host_name(ctx), mcp_confirm.EVIDENCE)
+        given = mcp_confirm.Intent(save_intent or "", save_intent_source, save_intent_evidence)
+        intent = await mcp_confirm.settle(ctx, gateway, content, given, confirm_timeout)
         return await call(
             gateway.insert_memory(
                 content=content,
-                save_intent=intent[0],
-                save_intent_source=intent[1],
-                save_intent_evidence=intent[2],
+                save_intent=intent.save_intent,
+                save_intent_source=intent.source,
+                save_intent_evidence=intent.evidence,
                 thread_id=thread_id,
                 request_id=request_id,
             )
