@@ -4,19 +4,18 @@ show the claimed intent, who claimed it, and that it was held."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentmem.cli.main import main
 from agentmem.core import config
-from tests import browser as chromium
-from tests.harness import ADMIN_A, KEYS, LoopThread, Process, Stack, base_settings
+from tests import test_console
+from tests.harness import ADMIN_A, KEYS, LoopThread, Stack, base_settings
 from tests.memory_helpers import insert
-from tests.test_console import sign_in
 from tests.test_trusted_intents import AGENT, USER, agent_config
 
+# The console's fixtures, run against this module's stack.
+console, browser = test_console.console, test_console.browser
 SQUIER = "I have a yellow Squier Tele with a black pickguard and Nocaster pickups"
 
 
@@ -58,25 +57,17 @@ def test_the_cli_lists_the_held_claim(stack, held, monkeypatch, capsys):
         assert shown in line
 
 
-@pytest.fixture(scope="module")
-def console(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp: Path = tmp_path_factory.mktemp("held-console")
-    proc = Process(["console", "--listen", "127.0.0.1:0", "--addr", stack.address], {}, tmp, "c")
-    yield f"http://127.0.0.1:{proc.port}"
-    proc.terminate()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from chromium.browser()
-
-
-def test_the_inbox_shows_who_claimed_what_and_that_it_was_held(stack, held, console, browser):
+def test_the_inbox_shows_who_claimed_what_and_that_it_was_held(
+    stack,
+    held,
+    console,
+    browser,
+):
     ctx = browser.new_context(base_url=console, viewport={"width": 1200, "height": 900})
     ctx.set_default_timeout(15_000)
     try:
         page = ctx.new_page()
-        sign_in(page, USER)
+        test_console.sign_in(page, USER)
         card = page.locator(f"li.card[data-source-id='{held}']")
         assert card.locator(".inserted-by").inner_text() == "opencode-agent"
         assert card.locator(".save-intent").inner_text() == "explicit user request"
