@@ -25,6 +25,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 import agentmem
+from agentmem import mcp_confirm
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason
@@ -133,7 +134,13 @@ def _request_token(ctx: Context) -> str | None:
     return access.token if access is not None else None
 
 
-def build(client: AsyncClient, *, http_auth: AuthSettings | None = None) -> MCPServer:
+def build(
+    client: AsyncClient,
+    *,
+    http_auth: AuthSettings | None = None,
+    confirm_timeout: float = mcp_confirm.DEFAULT_TIMEOUT,
+) -> MCPServer:
+    """`confirm_timeout`: seconds the user has to answer the host's "Save this memory?"."""
     server = MemoryMCPServer(
         "agentmem",
         instructions=INSTRUCTIONS,
@@ -172,7 +179,9 @@ def build(client: AsyncClient, *, http_auth: AuthSettings | None = None) -> MCPS
         "something (save_intent='explicit_user_request'), confirms when you ask "
         "('user_confirmed'), or has turned on auto-save ('client_auto_save'). Do NOT call for "
         "ordinary statements made in conversation. save_intent_source names your client; "
-        "save_intent_evidence is a short non-sensitive note, never prompt history.",
+        "save_intent_evidence is a short non-sensitive note, never prompt history. "
+        "Where your host can ask the user, the user is asked to confirm before anything is "
+        "stored.",
         _write("Save a memory"),
         sources_pb2.InsertMemoryResponse,
     )
@@ -185,12 +194,15 @@ def build(client: AsyncClient, *, http_auth: AuthSettings | None = None) -> MCPS
         thread_id: ThreadId = "",
         request_id: Annotated[str, Field(description="makes a retry return the first result")] = "",
     ) -> dict[str, Any]:
+        gateway = caller(ctx)
+        given = mcp_confirm.Intent(save_intent or "", save_intent_source, save_intent_evidence)
+        intent = await mcp_confirm.settle(ctx, gateway, content, given, confirm_timeout)
         return await call(
-            caller(ctx).insert_memory(
+            gateway.insert_memory(
                 content=content,
-                save_intent=save_intent or "",
-                save_intent_source=save_intent_source,
-                save_intent_evidence=save_intent_evidence,
+                save_intent=intent.save_intent,
+                save_intent_source=intent.source,
+                save_intent_evidence=intent.evidence,
                 thread_id=thread_id,
                 request_id=request_id,
             )
@@ -365,11 +377,15 @@ def run(
     host: str,
     port: int,
     experimental: list[str] | None = None,
+    confirm_timeout: float = mcp_confirm.DEFAULT_TIMEOUT,
 ) -> None:
     if transport == "stdio":
-        build(AsyncClient(address, token, experimental=experimental)).run("stdio")
+        client = AsyncClient(address, token, experimental=experimental)
+        build(client, confirm_timeout=confirm_timeout).run("stdio")
         return
     # HTTP: no server credential; each request's own bearer token is used.
     client = AsyncClient(address, "", experimental=experimental)
     auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)
-    build(client, http_auth=auth).run("streamable-http", host=host, port=port)
+    build(client, http_auth=auth, confirm_timeout=confirm_timeout).run(
+        "streamable-http", host=host, port=port
+    )

@@ -62,6 +62,9 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
                 scopes=sorted(principal.scopes),
                 surface="grpc",
                 trace_id=trace_id,
+                save_intent_trust=rpb.SaveIntentTrust(
+                    intents=sorted(principal.trusted_save_intents)
+                ),
             )
         )
         return {

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentmem.core import save_intents
 from agentmem.core.config import ApiKey
 from agentmem.core.errors import AgentmemError, Reason
 
@@ -23,6 +24,8 @@ class Principal:
     tenant_id: str
     kind: str  # user | agent | service
     scopes: frozenset[str]
+    # The save intents this principal's claims are believed for (the runtime decides).
+    trusted_save_intents: frozenset[str] = save_intents.ALL
 
 
 class TokenVerifier(Protocol):
@@ -33,7 +36,13 @@ class TokenVerifier(Protocol):
 class Authenticator:
     def __init__(self, api_keys: Sequence[ApiKey], jwt: TokenVerifier | None = None) -> None:
         self._by_hash = {
-            k.sha256: Principal(k.principal, k.tenant, k.kind.value, frozenset(k.scopes))
+            k.sha256: Principal(
+                k.principal,
+                k.tenant,
+                k.kind.value,
+                frozenset(k.scopes),
+                frozenset(k.trusted_save_intents),
+            )
             for k in api_keys
         }
         self._jwt = jwt

@@ -16,7 +16,8 @@ from typing import Any
 
 import jwt
 
-from agentmem.core.config import SCOPES, Oidc
+from agentmem.core import save_intents
+from agentmem.core.config import SCOPES, Oidc, PrincipalKindName
 from agentmem.core.errors import AgentmemError, Reason
 from protocol_svc.auth import Principal
 
@@ -92,7 +93,14 @@ class JwtVerifier:
         raw = claims.get(c.scopes_claim, "")
         scopes = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
         known = frozenset(s for s in scopes if isinstance(s, str) and s in SCOPES)
-        return Principal(principal_id=principal, tenant_id=tenant, kind=kind, scopes=known)
+        trusted = c.trusted_save_intents_by_kind.get(PrincipalKindName(kind), save_intents.ALL)
+        return Principal(
+            principal_id=principal,
+            tenant_id=tenant,
+            kind=kind,
+            scopes=known,
+            trusted_save_intents=frozenset(trusted),
+        )
 
 
 def _valid_id(value: object) -> bool:

@@ -37,7 +37,8 @@ INSERT_POLICIES = {
 
 
 def _fields(call: rpb.CallContext) -> dict[str, Any]:
-    return {f.name: getattr(call, f.name) for f in call.DESCRIPTOR.fields}
+    """The fields that are set (an unset message field stays unset in the copy)."""
+    return {f.name: value for f, value in call.ListFields()}
 
 
 class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
@@ -120,6 +121,7 @@ def _caller(call: rpb.CallContext) -> capabilities_pb2.Caller:
         principal_id=call.principal_id,
         principal_kind=kinds.get(call.principal_kind, "service"),
         scopes=sorted(call.scopes),
+        trusted_save_intents=sorted(call.save_intent_trust.intents),
     )
 
 

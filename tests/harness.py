@@ -41,14 +41,17 @@ class Key:
     tenant: str
     scopes: tuple[str, ...]
     kind: str = "user"
+    trusted_save_intents: tuple[str, ...] | None = None  # None: the default (all)
 
     def config(self) -> dict[str, Any]:
+        trusted = self.trusted_save_intents
         return {
             "principal": self.principal,
             "tenant": self.tenant,
             "kind": self.kind,
             "scopes": list(self.scopes),
             "sha256": hashlib.sha256(self.token.encode()).hexdigest(),
+            **({} if trusted is None else {"trusted_save_intents": list(trusted)}),
         }
 
 

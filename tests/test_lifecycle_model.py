@@ -1,6 +1,7 @@
 """Model-based test of the source lifecycle through real servers.
 
-Random sequences of inserts (every policy and save intent), classification, review (by a
+Random sequences of inserts (every policy and save intent; the agent's key is trusted for
+client_auto_save only, so its other claims are held for review), classification, review (by a
 user and by the inserting agent), revocation, assent revocation, erasure, foreign admission
 (valid and invalid assent) and thread-mode changes run against a small model of what must
 hold; after every step every retrieval surface is checked against the model:
@@ -84,6 +85,7 @@ def keys(i: int) -> dict[str, Key]:
             tenant,
             ("memory.read", "memory.write", "memory.review"),
             kind="agent",
+            trusted_save_intents=("client_auto_save",),
         ),
         "user": Key(
             f"tok-user-{i}",
@@ -218,10 +220,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         if threaded and self.thread_disabled[0]:
             return self._refused(call, "THREAD_MEMORY_DISABLED")
         r = call()
-        pending = not intent and self.policy[0] == "review_pending"
+        held = by == "agent" and intent not in ("", "client_auto_save")
+        pending = held or (not intent and self.policy[0] == "review_pending")
         assert r.status == (
             sources_pb2.STATUS_PENDING_REVIEW if pending else sources_pb2.STATUS_ACTIVE
         )
+        assert (r.save_intent_held, r.receipt.save_intent_held) == (held, held)
+        assert r.receipt.save_intent == intent
         self.sources.append(
             Model(
                 r.source_id,

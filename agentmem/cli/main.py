@@ -42,6 +42,7 @@ def _mcp(args: argparse.Namespace) -> int:
         args.host,
         args.port,
         experimental=args.experimental,
+        confirm_timeout=args.confirm_timeout,
     )
     return 0
 
@@ -93,6 +94,14 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         metavar="CAPABILITY",
         help=f"opt in to an experimental capability (repeatable; env {ENV_EXPERIMENTAL})",
+    )
+    mcp.add_argument(
+        "--confirm-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="seconds the user has to answer the host's 'Save this memory?' (clients that "
+        "can ask their user); no answer stores nothing",
     )
     mcp.set_defaults(func=_mcp)
     con = sub.add_parser(

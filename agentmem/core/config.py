@@ -25,6 +25,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from agentmem.core.save_intents import SaveIntentName
+
 SCOPES = (
     "memory.read",
     "memory.write",
@@ -81,6 +83,9 @@ class ApiKey(_Strict):
     kind: PrincipalKindName = PrincipalKindName.USER
     scopes: tuple[str, ...] = ()
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="hex SHA-256 of the token")
+    # The save intents this key's claims are believed for; a claim outside the list is
+    # stored pending review (held), whatever the insert policy.
+    trusted_save_intents: tuple[SaveIntentName, ...] = tuple(SaveIntentName)
 
     @field_validator("scopes")
     @classmethod
@@ -112,6 +117,8 @@ class Oidc(_Strict):
     default_kind: PrincipalKindName = PrincipalKindName.USER
     # A space-separated string or a list; scopes agentmem does not know are ignored.
     scopes_claim: str = "scope"
+    # The save intents each principal kind is trusted to claim (a kind not listed: all).
+    trusted_save_intents_by_kind: dict[PrincipalKindName, tuple[SaveIntentName, ...]] = {}
 
     @field_validator("algorithms")
     @classmethod

@@ -33,6 +33,7 @@ class Reason(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     NOT_PENDING_REVIEW = "NOT_PENDING_REVIEW"
     SELF_APPROVAL_DENIED = "SELF_APPROVAL_DENIED"
+    SAVE_NOT_CONFIRMED = "SAVE_NOT_CONFIRMED"
     SOURCE_REVOKED = "SOURCE_REVOKED"
     SOURCE_ERASED = "SOURCE_ERASED"
     EVENTS_COMPACTED = "EVENTS_COMPACTED"
@@ -98,6 +99,10 @@ CATALOG: dict[Reason, Entry] = {
     ),
     Reason.SELF_APPROVAL_DENIED: Entry(
         "PERMISSION_DENIED", "an agent cannot approve a memory it inserted itself"
+    ),
+    # The MCP server asked the user through the host before saving, and got no yes.
+    Reason.SAVE_NOT_CONFIRMED: Entry(
+        "FAILED_PRECONDITION", "the user did not confirm saving this memory; nothing was stored"
     ),
     Reason.SOURCE_REVOKED: Entry(
         "FAILED_PRECONDITION",

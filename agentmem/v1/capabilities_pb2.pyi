@@ -40,14 +40,16 @@ class GetCapabilitiesResponse(_message.Message):
     def __init__(self, api_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[Capability, _Mapping]]] = ..., insert_policy: _Optional[_Union[_common_pb2.InsertPolicy, str]] = ..., experimental_opt_in: _Optional[str] = ..., caller: _Optional[_Union[Caller, _Mapping]] = ..., retrieval: _Optional[_Union[RetrievalStatus, _Mapping]] = ...) -> None: ...
 
 class Caller(_message.Message):
-    __slots__ = ("principal_id", "principal_kind", "scopes")
+    __slots__ = ("principal_id", "principal_kind", "scopes", "trusted_save_intents")
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_KIND_FIELD_NUMBER: _ClassVar[int]
     SCOPES_FIELD_NUMBER: _ClassVar[int]
+    TRUSTED_SAVE_INTENTS_FIELD_NUMBER: _ClassVar[int]
     principal_id: str
     principal_kind: str
     scopes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+    trusted_save_intents: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., trusted_save_intents: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalStatus(_message.Message):
     __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending")

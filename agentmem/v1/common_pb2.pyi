@@ -30,7 +30,7 @@ INSERT_POLICY_REQUIRE_SAVE_INTENT: InsertPolicy
 INSERT_POLICY_REVIEW_PENDING: InsertPolicy
 
 class AuditReceipt(_message.Message):
-    __slots__ = ("receipt_id", "sequence", "at", "action", "target_kind", "target_id", "target_revision", "principal_id", "request_id", "prev_hash", "hash")
+    __slots__ = ("receipt_id", "sequence", "at", "action", "target_kind", "target_id", "target_revision", "principal_id", "request_id", "prev_hash", "hash", "save_intent", "save_intent_held")
     RECEIPT_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +42,8 @@ class AuditReceipt(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     PREV_HASH_FIELD_NUMBER: _ClassVar[int]
     HASH_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
     receipt_id: str
     sequence: int
     at: _timestamp_pb2.Timestamp
@@ -53,4 +55,6 @@ class AuditReceipt(_message.Message):
     request_id: str
     prev_hash: str
     hash: str
-    def __init__(self, receipt_id: _Optional[str] = ..., sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., action: _Optional[str] = ..., target_kind: _Optional[str] = ..., target_id: _Optional[str] = ..., target_revision: _Optional[int] = ..., principal_id: _Optional[str] = ..., request_id: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ...) -> None: ...
+    save_intent: str
+    save_intent_held: bool
+    def __init__(self, receipt_id: _Optional[str] = ..., sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., action: _Optional[str] = ..., target_kind: _Optional[str] = ..., target_id: _Optional[str] = ..., target_revision: _Optional[int] = ..., principal_id: _Optional[str] = ..., request_id: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...

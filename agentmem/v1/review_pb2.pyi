@@ -45,7 +45,7 @@ class ListMemoriesRequest(_message.Message):
     def __init__(self, status_filter: _Optional[_Union[MemoryStatusFilter, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages")
+    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages", "save_intent_held")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     SOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
@@ -59,6 +59,7 @@ class Memory(_message.Message):
     REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     source_kind: _sources_pb2.SourceKind
@@ -72,7 +73,8 @@ class Memory(_message.Message):
     reviewed_at: _timestamp_pb2.Timestamp
     content: str
     messages: _containers.RepeatedCompositeFieldContainer[_sources_pb2.Message]
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ...) -> None: ...
+    save_intent_held: bool
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")

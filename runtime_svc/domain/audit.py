@@ -45,14 +45,32 @@ class Receipt:
     request_id: str
     prev_hash: str = ""
     hash: str = ""
+    # An insert's save-intent claim (see `Claim`).
+    save_intent: str = ""
+    save_intent_held: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What an insert's receipt records of its save intent: the marker the caller claimed
+    ("" for none), and whether the claim was held (not trusted for the caller)."""
+
+    save_intent: str
+    held: bool
 
 
 _FIELDS = tuple(f.name for f in fields(Receipt))
+# Fields added after receipts were first chained: hashed only when set, so every receipt
+# stored before them keeps its hash.
+_HASHED_WHEN_SET = ("save_intent", "save_intent_held")
 
 
 def compute_hash(receipt: Receipt, tenant_id: str) -> str:
     # The receipt's fields as `asdict` gives them (all are flat values), without its hash.
     values = {name: getattr(receipt, name) for name in _FIELDS}
+    for name in _HASHED_WHEN_SET:
+        if not values[name]:
+            del values[name]
     values["hash"] = ""
     values["tenant_id"] = tenant_id
     canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))

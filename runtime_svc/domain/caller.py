@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentmem.core import save_intents
+
 
 @dataclass(frozen=True)
 class Caller:
@@ -14,3 +16,5 @@ class Caller:
     # The caller's idempotency key (the request's request_id field), or "".
     request_id: str = ""
     surface: str = "grpc"
+    # The save intents this caller's claims are believed for (its credential's list).
+    trusted_save_intents: frozenset[str] = save_intents.ALL

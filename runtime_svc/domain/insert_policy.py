@@ -3,16 +3,24 @@
 - permissive: every insert is stored active; a marker, when given, must still be valid.
 - require_save_intent: an insert without a valid marker is refused; nothing is stored.
 - review_pending: an insert without a marker is stored pending review.
+
+Whatever the policy, a claimed marker the caller's credential is not trusted for is held:
+the memory is stored pending review (so nothing the user wanted is lost, and nothing
+unconfirmed is retrievable) and the result says so. A claim is not refused, because the
+agent cannot tell a wrong claim from a missing trust setting; the user can, in review.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from enum import StrEnum
 
+from agentmem.core import save_intents
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason, invalid_field
 from runtime_svc.domain.sources import SaveIntent, Status
 
-SAVE_INTENTS = frozenset({"explicit_user_request", "user_confirmed", "client_auto_save"})
+SAVE_INTENTS = save_intents.ALL
 MAX_INTENT_SOURCE = 64
 MAX_INTENT_EVIDENCE = 200
 
@@ -21,6 +29,13 @@ class InsertPolicy(StrEnum):
     PERMISSIVE = "permissive"
     REQUIRE_SAVE_INTENT = "require_save_intent"
     REVIEW_PENDING = "review_pending"
+
+
+@dataclass(frozen=True)
+class InsertDecision:
+    status: Status
+    # The claimed marker is not one the caller is trusted for: pending whatever the policy.
+    held: bool = False
 
 
 def check_intent(intent: SaveIntent) -> SaveIntent:
@@ -41,16 +56,24 @@ def check_intent(intent: SaveIntent) -> SaveIntent:
     return intent
 
 
-def decide(policy: InsertPolicy, intent: SaveIntent) -> Status:
-    """The status an insert gets under `policy`, or SAVE_INTENT_REQUIRED."""
+def decide(policy: InsertPolicy, intent: SaveIntent, *, trusted: Collection[str]) -> InsertDecision:
+    """The status an insert gets under `policy` for a caller trusted to claim `trusted`,
+    or SAVE_INTENT_REQUIRED."""
     check_intent(intent)
     if intent.intent:
-        return Status.ACTIVE
+        if intent.intent not in trusted:
+            return InsertDecision(Status.PENDING_REVIEW, held=True)
+        return InsertDecision(Status.ACTIVE)
     if policy is InsertPolicy.REQUIRE_SAVE_INTENT:
         raise AgentmemError(
             Reason.SAVE_INTENT_REQUIRED,
             violations=(FieldViolation("metadata.save_intent", "required by the insert policy"),),
         )
     if policy is InsertPolicy.REVIEW_PENDING:
-        return Status.PENDING_REVIEW
-    return Status.ACTIVE
+        return InsertDecision(Status.PENDING_REVIEW)
+    return InsertDecision(Status.ACTIVE)
+
+
+def held_reason(claimed: str) -> str:
+    """Why a claim was held, in words: names the claim, never the memory."""
+    return f"the credential is not trusted to claim save intent {claimed}; held for a user's review"

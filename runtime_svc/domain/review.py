@@ -1,9 +1,10 @@
 """Review of pending inserts (review_pending).
 
 Approval needs the memory.review scope (checked by the gateway); an agent may not approve
-what it inserted itself unless the deployment allows it; a user's approval records the save
-intent as user_confirmed. Rejection keeps the memory out of every read but the explicit
-rejected filter.
+what it inserted itself unless the deployment allows it, and never a claim of its own that
+was held (an untrusted save intent: allowing it would let the claim through after all); a
+user's approval records the save intent as user_confirmed. Rejection keeps the memory out
+of every read but the explicit rejected filter.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def review(
         decision is Decision.APPROVE
         and own
         and reviewer.principal_kind == "agent"
-        and not allow_self_approval
+        and (source.save_intent_held or not allow_self_approval)
     ):
         raise AgentmemError(Reason.SELF_APPROVAL_DENIED)
     intent = source.save_intent

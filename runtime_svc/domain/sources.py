@@ -190,6 +190,10 @@ class Source:
     provenance: Provenance
     save_intent: SaveIntent
     labels: dict[str, str] = field(default_factory=dict)
+    # The inserted claim was not trusted for its caller: stored pending review, and only a
+    # user's approval makes it retrievable (an agent's, even its deployment allowing
+    # self-approval, does not).
+    save_intent_held: bool = False
     created_at_us: int = 0
     updated_at_us: int = 0
     revoked_at_us: int = 0

@@ -100,6 +100,8 @@ def receipt(r: Receipt | None) -> common_pb2.AuditReceipt | None:
         request_id=r.request_id,
         prev_hash=r.prev_hash,
         hash=r.hash,
+        save_intent=r.save_intent,
+        save_intent_held=r.save_intent_held,
     )
 
 
@@ -123,6 +125,7 @@ def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Sourc
         ),
         save_intent=s.save_intent.intent,
         save_intent_source=s.save_intent.source,
+        save_intent_held=s.save_intent_held,
         labels=s.labels,
         content_sha256="" if s.erased_at_us else s.body.sha256(),
     )
@@ -237,6 +240,7 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
         inserted_by=s.provenance.principal_id,
         save_intent=s.save_intent.intent,
         save_intent_source=s.save_intent.source,
+        save_intent_held=s.save_intent_held,
     )
     if s.review is not None:
         out.reviewed_by = s.review.reviewer_id

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from agentmem.core import internal_call, metrics
+from agentmem.core import internal_call, metrics, save_intents
 from agentmem.core.errors import invalid_field
 from agentmem.core.scopes import Scope
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
@@ -173,6 +173,8 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             status=STATUSES.to_proto(result.status),
             receipt=mapping.receipt(result.receipt),
             deduplicated=result.deduplicated,
+            save_intent_held=bool(result.held_reason),
+            save_intent_held_reason=result.held_reason,
         )
 
     async def ListSources(self, request, context):  # type: ignore[no-untyped-def]
@@ -553,4 +555,8 @@ def caller_from(ctx) -> Caller:  # type: ignore[no-untyped-def]
         scopes=frozenset(ctx.scopes),
         request_id=ctx.request_id,
         surface=ctx.surface or "grpc",
+        # An older gateway sends no trust list: its callers keep every intent (the default).
+        trusted_save_intents=frozenset(ctx.save_intent_trust.intents)
+        if ctx.HasField("save_intent_trust")
+        else save_intents.ALL,
     )

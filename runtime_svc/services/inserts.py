@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
 from runtime_svc.domain import insert_policy, sources, thread_mode
-from runtime_svc.domain.audit import Action, Receipt
+from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import InsertPolicyUpdated, MemoryInserted
 from runtime_svc.domain.facts import Triple
@@ -44,6 +44,8 @@ class Inserted:
     status: Status
     receipt: Receipt | None
     deduplicated: bool = False
+    # The claimed save intent was not trusted for the caller: why, in words ("" if not held).
+    held_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,9 @@ class Inserts:
         insert_policy.check_intent(cmd.intent)
         if cmd.validate_only:
             with self._uow.read(caller.tenant_id) as tx:
-                status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
+                decision = self._decide(tx, caller, cmd)
                 self._check_thread(tx, cmd.thread_id)
-            return Inserted("", 0, status, None)
+            return Inserted("", 0, decision.status, None, held_reason=_held(decision, cmd))
         return Prepared(body, kind, labels, self._extraction.triples(body))
 
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
@@ -114,7 +116,7 @@ class Inserts:
                     return _replay(tx, earlier, cmd, prepared)
             if self._quotas is not None:  # under the tenant's row lock: exact on any replica
                 self._quotas.check_insert(tx, caller, len(prepared.body.raw().encode()))
-            status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
+            decision = self._decide(tx, caller, cmd)
             self._check_thread(tx, cmd.thread_id)
             now = self._clock()
             source = Source(
@@ -122,13 +124,14 @@ class Inserts:
                 revision=1,
                 kind=prepared.kind,
                 classification=Classification.ACTIVE,
-                status=status,
+                status=decision.status,
                 thread_id=cmd.thread_id,
                 body=prepared.body,
                 provenance=sources.Provenance(
                     caller.principal_id, caller.principal_kind, caller.surface, caller.request_id
                 ),
                 save_intent=cmd.intent,
+                save_intent_held=decision.held,
                 labels=prepared.labels,
                 created_at_us=now,
                 updated_at_us=now,
@@ -140,11 +143,20 @@ class Inserts:
                     Transition.INSERT,
                     source,
                     Action.MEMORY_INSERT,
-                    MemoryInserted(source.source_id, 1, prepared.kind.value, status.value),
+                    MemoryInserted(source.source_id, 1, prepared.kind.value, decision.status.value),
                     prepared.triples,
+                    claim=Claim(cmd.intent.intent, decision.held),
                 ),
             )
-        return Inserted(source.source_id, 1, status, receipt)
+        return Inserted(
+            source.source_id, 1, decision.status, receipt, held_reason=_held(decision, cmd)
+        )
+
+    def _decide(
+        self, tx: Transaction, caller: Caller, cmd: InsertCommand
+    ) -> insert_policy.InsertDecision:
+        policy = self.policy_in_force(tx)[0]
+        return insert_policy.decide(policy, cmd.intent, trusted=caller.trusted_save_intents)
 
     def policy_in_force(self, tx: Transaction) -> tuple[insert_policy.InsertPolicy, int]:
         """The tenant's override if an admin set one, else the configured policy; and the
@@ -200,6 +212,10 @@ def _kind(requested: str, body: sources.Body) -> SourceKind:
     return kind
 
 
+def _held(decision: insert_policy.InsertDecision, cmd: InsertCommand) -> str:
+    return insert_policy.held_reason(cmd.intent.intent) if decision.held else ""
+
+
 def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prepared) -> Inserted:
     """A retried insert: the first result, if every field of the request is the same."""
     s = earlier.source
@@ -218,5 +234,10 @@ def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prep
         raise invalid_field("request_id", "was already used for a different request")
     receipts = tx.receipts.page(s.source_id, 0, 1)
     return Inserted(
-        s.source_id, s.revision, s.status, receipts[0] if receipts else None, deduplicated=True
+        s.source_id,
+        s.revision,
+        s.status,
+        receipts[0] if receipts else None,
+        deduplicated=True,
+        held_reason=insert_policy.held_reason(cmd.intent.intent) if s.save_intent_held else "",
     )

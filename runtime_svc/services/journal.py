@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from runtime_svc.domain import events as domain_events
-from runtime_svc.domain.audit import Receipt
+from runtime_svc.domain.audit import Claim, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.ids import new_id
 from runtime_svc.storage.unit_of_work import Transaction
@@ -41,6 +41,7 @@ class Journal:
         target: Target,
         event: domain_events.DomainEvent | None,
         at_us: int,
+        claim: Claim | None = None,
     ) -> Receipt:
         if event is not None:  # some mutations are audited without an event
             tx.events.append(tx.counters, event, new_id("evt"), at_us)
@@ -59,6 +60,8 @@ class Journal:
                 target_revision=target.revision,
                 principal_id=caller.principal_id,
                 request_id=caller.request_id,
+                save_intent=claim.save_intent if claim else "",
+                save_intent_held=claim.held if claim else False,
             ),
         )
         tenant_id = caller.tenant_id

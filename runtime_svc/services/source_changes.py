@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runtime_svc.domain import events
-from runtime_svc.domain.audit import Action, Receipt
+from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import RULES, Derived, Phase, Transition
@@ -33,6 +33,7 @@ class Change:
     event: events.DomainEvent
     triples: Sequence[Triple] = ()  # the facts to store when the source becomes active
     at_us: int = 0  # when it happened, if not the new revision's time (a repeated revoke)
+    claim: Claim | None = None  # an insert's save-intent claim, for its receipt
 
 
 class SourceChanges:
@@ -80,4 +81,5 @@ class SourceChanges:
             target=Target("source", s.source_id, s.revision),
             event=change.event,
             at_us=change.at_us or s.updated_at_us,
+            claim=change.claim,
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Float,
     Index,
     Integer,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, REAL
@@ -91,6 +93,9 @@ class AuditReceiptRow(Base):
     request_id: Mapped[str] = mapped_column(String(128))
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+    # An insert's save-intent claim, and whether it was held (hashed only when set).
+    save_intent: Mapped[str] = mapped_column(String(32), server_default="")
+    save_intent_held: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
     __table_args__ = (Index("ix_audit_receipts_target", "tenant_id", "target_id", "sequence"),)
 
@@ -125,6 +130,8 @@ class SourceRow(Base):
     save_intent: Mapped[str] = mapped_column(String(32))
     save_intent_source: Mapped[str] = mapped_column(String(64))
     save_intent_evidence: Mapped[str] = mapped_column(String(200))
+    # The claimed save intent was not trusted for the inserting credential (held for review).
+    save_intent_held: Mapped[bool] = mapped_column(Boolean, server_default=false())
     labels: Mapped[str] = mapped_column(Text)  # JSON object
     created_at_us: Mapped[int] = mapped_column(BigInteger)
     updated_at_us: Mapped[int] = mapped_column(BigInteger)

@@ -1,0 +1,221 @@
+"""Asking the user through the MCP host before a memory is saved: the official MCP client
+library plays the host (in process, and over stdio with `agentmem mcp`), its elicitation
+callback plays the user."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from agentmem import mcp_confirm, mcp_server
+from agentmem.client import AsyncClient
+from agentmem.v1 import sources_pb2
+from tests.harness import ADMIN_A, KEYS, ROOT, Key
+from tests.memory_helpers import get_source, search_ids
+from tests.test_mcp import payload, stored, text
+
+SQUIER = "I have a yellow Squier Tele with a black pickguard and Nocaster pickups"
+HOST = types.Implementation(name="test-host", version="1.0")
+# The MCP server's own credential trusted for what it can vouch for: a user's answer to the
+# host's prompt, and auto-save.
+SERVER_KEY = Key(
+    "tok-mcp-server",
+    "mcp-server",
+    "tenant-a",
+    ("memory.read", "memory.write"),
+    kind="agent",
+)
+Callback = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+
+
+@pytest.fixture
+def mcp_stack(make_stack):
+    def make(policy: str, trusted: tuple[str, ...] = ("user_confirmed", "client_auto_save")):
+        server = {**SERVER_KEY.config(), "trusted_save_intents": list(trusted)}
+        return make_stack(
+            memory__insert_policy=policy, auth__api_keys=[*(k.config() for k in KEYS), server]
+        )
+
+    return make
+
+
+class User:
+    """Answers the host's prompts; records what it was asked."""
+
+    def __init__(self, action: str = "accept", save: bool = True) -> None:
+        self.action, self.save = action, save
+        self.asked: list[str] = []
+        self.never = anyio.Event()  # set by nobody: a user who never answers
+
+    async def answer(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.message)
+        if self.action == "wait":
+            await self.never.wait()
+        content = {"save": self.save} if self.action == "accept" else None
+        return types.ElicitResult(action=self.action, content=content)
+
+
+def call(stack, args: dict, user: User | None, *, timeout: float = 30.0) -> types.CallToolResult:
+    """memory_insert from an in-process host (with elicitation when `user` is given)."""
+
+    async def main() -> types.CallToolResult:
+        gateway = AsyncClient(stack.address, SERVER_KEY.token)
+        server = mcp_server.build(gateway, confirm_timeout=timeout)
+        try:
+            async with Client(
+                server,
+                mode="legacy",
+                client_info=HOST,
+                elicitation_callback=user.answer if user else None,
+            ) as host:
+                return await host.call_tool("memory_insert", args)
+        finally:
+            await gateway.close()
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+@pytest.mark.parametrize("policy", ["permissive", "require_save_intent", "review_pending"])
+def test_an_accepted_prompt_stores_an_active_user_confirmed_memory(mcp_stack, policy):
+    stack = mcp_stack(policy)
+    user = User("accept")
+    # what the model claims is not forwarded: the user is asked instead
+    saved = payload(call(stack, {"content": SQUIER, "save_intent": "explicit_user_request"}, user))
+    assert saved["status"] == "STATUS_ACTIVE"
+    assert user.asked == [f"Save this memory?\n\n{SQUIER}"]
+    source = get_source(stack.client(), saved["source_id"])
+    assert (source.save_intent, source.save_intent_source) == ("user_confirmed", "test-host")
+    assert search_ids(stack.client(), "Squier") == [saved["source_id"]]
+    evidence = stack.sql(
+        "SELECT save_intent_evidence FROM sources WHERE source_id = :s", s=saved["source_id"]
+    )
+    assert evidence == [("confirmed through the host's prompt",)]
+
+
+def test_no_marker_under_review_pending_asks_the_user(mcp_stack):
+    stack = mcp_stack("review_pending")
+    user = User("accept")
+    saved = payload(call(stack, {"content": SQUIER}, user))
+    assert saved["status"] == "STATUS_ACTIVE" and len(user.asked) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (User("decline"), "the user declined"),
+        (User("cancel"), "the user cancelled"),
+        (User("accept", save=False), "the user declined"),
+    ],
+)
+def test_a_declined_or_cancelled_prompt_stores_nothing(mcp_stack, answer, said):
+    stack = mcp_stack("review_pending")
+    result = call(stack, {"content": SQUIER, "save_intent": "user_confirmed"}, answer)
+    assert result.is_error
+    assert text(result).startswith("SAVE_NOT_CONFIRMED: ") and said in text(result)
+    assert "Squier" not in text(result)
+    assert stored(stack) == 0
+
+
+def test_no_answer_before_the_timeout_stores_nothing(mcp_stack):
+    stack = mcp_stack("require_save_intent")
+    user = User("wait")
+    result = call(stack, {"content": SQUIER}, user, timeout=0.5)
+    assert result.is_error and "no answer within 0.5 seconds" in text(result)
+    assert len(user.asked) == 1
+    assert stored(stack) == 0
+
+
+def test_a_trusted_auto_save_is_not_asked_about(mcp_stack):
+    stack = mcp_stack("require_save_intent")
+    user = User("decline")
+    saved = payload(call(stack, {"content": SQUIER, "save_intent": "client_auto_save"}, user))
+    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+
+
+def test_permissive_without_a_marker_is_not_asked_about(mcp_stack):
+    stack = mcp_stack("permissive")
+    user = User("decline")
+    saved = payload(call(stack, {"content": SQUIER}, user))
+    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+
+
+def test_a_server_key_not_trusted_for_confirmations_holds_the_answer_for_review(mcp_stack):
+    stack = mcp_stack("permissive", trusted=("client_auto_save",))
+    user = User("accept")
+    saved = payload(call(stack, {"content": SQUIER, "save_intent": "user_confirmed"}, user))
+    assert (saved["status"], saved["save_intent_held"]) == ("STATUS_PENDING_REVIEW", True)
+    assert len(user.asked) == 1
+
+
+@pytest.mark.parametrize(
+    ("policy", "args", "status"),
+    [
+        ("permissive", {"save_intent": "explicit_user_request"}, "STATUS_ACTIVE"),
+        ("review_pending", {}, "STATUS_PENDING_REVIEW"),
+    ],
+)
+def test_a_client_without_elicitation_keeps_the_plain_behaviour(mcp_stack, policy, args, status):
+    stack = mcp_stack(policy, trusted=("explicit_user_request", "user_confirmed"))
+    saved = payload(call(stack, {"content": SQUIER, **args}, None))
+    assert saved["status"] == status
+    source = get_source(stack.client(), saved["source_id"])
+    assert source.save_intent == args.get("save_intent", "")
+
+
+def test_required_marker_without_elicitation_is_still_refused(mcp_stack):
+    stack = mcp_stack("require_save_intent")
+    result = call(stack, {"content": SQUIER}, None)
+    assert result.is_error and text(result).startswith("SAVE_INTENT_REQUIRED")
+    assert stored(stack) == 0
+
+
+def test_the_prompt_over_stdio_with_agentmem_mcp(mcp_stack):
+    stack = mcp_stack("review_pending")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentmem.cli.main", "mcp", "--confirm-timeout", "30"],
+        cwd=str(ROOT),
+        env={**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": SERVER_KEY.token},
+    )
+    yes, no = User("accept"), User("decline")
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        results = []
+        for user in (yes, no):
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write, elicitation_callback=user.answer, client_info=HOST) as s,
+            ):
+                await s.initialize()
+                results.append(await s.call_tool("memory_insert", {"content": SQUIER}))
+        return results[0], results[1]
+
+    accepted, declined = asyncio.run(asyncio.wait_for(main(), 120))
+    saved = payload(accepted)
+    assert saved["status"] == "STATUS_ACTIVE" and len(yes.asked) == 1
+    assert declined.is_error and text(declined).startswith("SAVE_NOT_CONFIRMED")
+    assert stored(stack) == 1
+    assert get_source(stack.client(ADMIN_A), saved["source_id"]).status == (
+        sources_pb2.STATUS_ACTIVE
+    )
+
+
+def test_the_plan_for_a_client_that_can_ask():
+    trusted = {"user_confirmed", "client_auto_save"}
+    for policy in ("permissive", "require_save_intent", "review_pending"):
+        for claimed in ("explicit_user_request", "user_confirmed"):
+            assert mcp_confirm.plan(claimed, policy, trusted) is mcp_confirm.Step.ASK
+        assert mcp_confirm.plan("client_auto_save", policy, trusted) is mcp_confirm.Step.FORWARD
+        assert mcp_confirm.plan("client_auto_save", policy, set()) is mcp_confirm.Step.ASK
+    assert mcp_confirm.plan("", "permissive", trusted) is mcp_confirm.Step.FORWARD
+    assert mcp_confirm.plan("", "require_save_intent", trusted) is mcp_confirm.Step.ASK
+    assert mcp_confirm.plan("", "review_pending", trusted) is mcp_confirm.Step.ASK
