@@ -5,9 +5,9 @@ trusted for, so the memory was stored pending review. `audit_receipts.save_inten
 `save_intent_held`: what an insert's receipt records of that claim (hashed only when set,
 so receipts chained before keep their hashes).
 
-Revision ID: 0017
+Revision ID: 0014
 Revises: 0013
-Create Date: 2026-12-08
+Create Date: 2026-12-01
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
+revision = "0014"
 down_revision = "0013"
 branch_labels = None
 depends_on = None
