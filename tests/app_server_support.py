@@ -180,7 +180,7 @@ class WebSocketHost(Host):
 
         super().__init__()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.ws = connect(url, additional_headers=headers, **kwargs)
+        self.ws = connect(url, additional_headers=headers, **kwargs).__enter__()
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:

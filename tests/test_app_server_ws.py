@@ -29,26 +29,28 @@ def stack(loop_thread, tmp_path_factory):
     shared.stop()
 
 
+def _bridge(stack: Stack, listen: str, *more: str) -> list[str]:
+    """The command line of a bridge in front of `stack`'s gateway."""
+    return [
+        *(sys.executable, "-m", "agentmem.cli.main", "app-server"),
+        *("--addr", stack.address, "--listen", listen, *more),
+    ]
+
+
 @pytest.fixture(scope="module")
 def url(stack, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ws-bridge")
     port_file, log = tmp / "port", tmp / "stderr.log"
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "agentmem.cli.main",
-                "app-server",
-                "--addr",
-                stack.address,
-                "--listen",
+            _bridge(
+                stack,
                 "ws://127.0.0.1:0",
                 "--port-file",
                 str(port_file),
                 "--max-message-bytes",
                 "65536",
-            ],
+            ),
             env={k: v for k, v in os.environ.items() if k != "AGENTMEM_TOKEN"},
             stderr=stderr,
             cwd=ROOT,
@@ -154,16 +156,7 @@ def test_a_port_in_use_is_one_line_naming_the_address(stack):
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agentmem.cli.main",
-                "app-server",
-                "--addr",
-                stack.address,
-                "--listen",
-                f"ws://127.0.0.1:{port}",
-            ],
+            _bridge(stack, f"ws://127.0.0.1:{port}"),
             capture_output=True,
             text=True,
             timeout=60,

@@ -108,7 +108,7 @@ def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         if e.errno != errno.EADDRINUSE:
             raise
-        # TODO(lead): the shared start-up helper for ADDRESS_IN_USE, once it lands
+        # a local check: the servers' shared start-up helper for ADDRESS_IN_USE replaces it
         print(f"ADDRESS_IN_USE: {args.listen} is already in use", file=sys.stderr)
         return 1
 
@@ -133,8 +133,10 @@ async def _websocket(
 
     def ready(bound: int) -> None:
         log.info("listening", extra={"host": host, "port": bound})
-        if port_file:
-            Path(port_file).write_text(str(bound))
+        if port_file:  # written whole, then renamed: a reader never sees it half written
+            partial = Path(f"{port_file}.partial")
+            partial.write_text(str(bound))
+            partial.replace(port_file)
 
     serving = asyncio.create_task(Listener(gateway, limits).serve(host, port, ready))
     loop = asyncio.get_running_loop()
