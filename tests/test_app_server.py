@@ -491,3 +491,19 @@ def test_notifications_resume_across_a_gateway_restart(make_stack, tmp_path):
     assert sequences == list(range(sequences[0], sequences[0] + 3))  # no gap, no duplicate
     assert host.result("thread/memoryMode/read", {"threadId": "gw-3"})["revision"] == 1
     assert host.close() == 0
+
+
+def test_a_resume_point_the_log_no_longer_holds_stops_notifications_with_a_reason(
+    make_stack, tmp_path
+):
+    stack = make_stack(events__max_events_per_tenant=3)
+    writer = stack.client()
+    for i in range(6):  # events 1..3 are compacted away
+        writer.set_thread_memory_mode(thread_id=f"cp-{i}", mode="disabled", expected_revision=0)
+    host = StdioHost(stack.address, ADMIN_A.token, tmp_path)
+    host.initialize(eventsAfterSequence=1)
+    stopped = host.notification("memory/events/stopped")
+    conforms(stopped, "EventsStoppedNotification")
+    assert (stopped["reason"], stopped["lastEventSequence"]) == ("EVENTS_COMPACTED", 1)
+    assert host.result("thread/memoryMode/read", {"threadId": "cp-5"})["revision"] == 1
+    assert host.close() == 0
