@@ -12,7 +12,6 @@ Nothing here is kept past the connection: state lives in the gateway and the run
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -81,10 +80,11 @@ class Session:
         pending = list(self._in_flight.values())
         if drain and pending:
             await asyncio.wait(pending)
-        for task in [*self._in_flight.values(), *([self._relay] if self._relay else [])]:
+        tasks = [*self._in_flight.values(), *([self._relay] if self._relay else [])]
+        for task in tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        # a task may also have ended on its own, e.g. writing to a host that went away
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _request(self, request: wire.Request) -> None:
         if request.method == "initialize":
