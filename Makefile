@@ -38,8 +38,11 @@ wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem
 soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
 	$(BIN)/python -m tests.soak $(SOAK_ARGS)
 
-proto: install ## regenerate Python code and JSON Schemas from protos/
+proto: install ## regenerate Python code and JSON Schemas from protos/ (and the app-server's)
 	$(BIN)/python scripts/codegen.py
+	rm -rf schemas/app-server
+	$(BIN)/agentmem app-server generate-json-schema --experimental --out schemas/app-server/json
+	$(BIN)/agentmem app-server generate-ts --experimental --out schemas/app-server/typescript
 
 proto-check: install
 	$(BIN)/python scripts/codegen.py --check

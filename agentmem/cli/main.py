@@ -7,6 +7,7 @@ import os
 import sys
 
 import agentmem
+from agentmem.app_server import cli as app_server
 from agentmem.cli import client, rpcs, servers
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
 from agentmem.core import config
@@ -104,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
         "can ask their user); no answer stores nothing",
     )
     mcp.set_defaults(func=_mcp)
+    app_server.add_parser(sub)
     con = sub.add_parser(
         "console", help="serve the web console for people (review, inspect, erase)"
     )

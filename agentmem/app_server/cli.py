@@ -1,0 +1,152 @@
+"""`agentmem app-server`: serve the memory API as JSON-RPC to Codex-style hosts, and
+generate the protocol's JSON Schemas and TypeScript types."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from agentmem.app_server.gateway import Gateway
+from agentmem.app_server.wire import Limits
+from agentmem.client import ENV_ADDRESS, ENV_TOKEN
+from agentmem.core import config, logs
+
+log = logging.getLogger("agentmem.app_server")
+DEFAULT_LIMITS = Limits()
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "app-server",
+        help="serve the memory API to Codex-style hosts: JSON-RPC on stdio or WebSocket",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--listen",
+        default="stdio://",
+        help="stdio:// (default: JSON Lines on stdin/stdout) or ws://HOST:PORT",
+    )
+    p.add_argument(
+        "--addr",
+        default=os.environ.get(ENV_ADDRESS, "127.0.0.1:50051"),
+        help=f"gateway address (env {ENV_ADDRESS}; https://HOST:PORT for TLS)",
+    )
+    p.add_argument("--token", help=f"stdio: the credential to act with (default: env {ENV_TOKEN})")
+    p.add_argument("--port-file", help="ws: write the bound port here once listening")
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_LIMITS.max_message_bytes,
+        help="largest message (line or frame) accepted",
+    )
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=DEFAULT_LIMITS.max_in_flight,
+        help="requests one connection may have unanswered (-32001 beyond)",
+    )
+    p.add_argument(
+        "--log-level", default="WARNING", help="JSON log lines on stderr from this level"
+    )
+    p.set_defaults(func=serve)
+    generators = p.add_subparsers(dest="generator", metavar="GENERATOR")
+    for name, what in (
+        ("generate-json-schema", "JSON Schemas"),
+        ("generate-ts", "TypeScript types"),
+    ):
+        g = generators.add_parser(name, help=f"write the protocol's {what} into --out")
+        g.add_argument("--out", required=True, help="directory to write into")
+        g.add_argument(
+            "--experimental",
+            action="store_true",
+            help="include the methods of experimental capabilities",
+        )
+        g.add_argument(
+            "--config",
+            help="whose capability settings say what is experimental (default: built-in)",
+        )
+        g.set_defaults(func=generate)
+
+
+def generate(args: argparse.Namespace) -> int:
+    from agentmem.app_server import schemas, typescript  # the models: made on first use
+
+    settings = config.load(args.config) if args.config else None
+    out = Path(args.out)
+    if args.generator == "generate-ts":
+        written = typescript.write(out, args.experimental, settings)
+    else:
+        written = schemas.write_json(out, args.experimental, settings)
+    print(f"wrote {len(written)} files to {out}")
+    return 0
+
+
+def serve(args: argparse.Namespace) -> int:
+    limits = Limits(max_message_bytes=args.max_message_bytes, max_in_flight=args.max_in_flight)
+    target = urlsplit(args.listen)
+    if target.scheme not in ("stdio", "ws") or (target.scheme == "ws" and not target.hostname):
+        print("agentmem: --listen takes stdio:// or ws://HOST:PORT", file=sys.stderr)
+        return 2
+    logs.configure("app-server", args.log_level.upper())
+    if target.scheme == "stdio":
+        token = args.token if args.token is not None else os.environ.get(ENV_TOKEN, "")
+        if not token:
+            print(f"agentmem: set {ENV_TOKEN} (or --token) to your credential", file=sys.stderr)
+            return 2
+        return asyncio.run(_stdio(args.addr, token, limits))
+    host, port = target.hostname or "", target.port or 0
+    try:
+        return asyncio.run(_websocket(args.addr, host, port, limits, args.port_file))
+    except OSError as e:
+        if e.errno != errno.EADDRINUSE:
+            raise
+        # a local check: the servers' shared start-up helper for ADDRESS_IN_USE replaces it
+        print(f"ADDRESS_IN_USE: {args.listen} is already in use", file=sys.stderr)
+        return 1
+
+
+async def _stdio(address: str, token: str, limits: Limits) -> int:
+    from agentmem.app_server import stdio
+
+    gateway = Gateway.connect(address, token)
+    try:
+        await stdio.serve(gateway, limits)
+    finally:
+        await gateway.close()
+    return 0
+
+
+async def _websocket(
+    address: str, host: str, port: int, limits: Limits, port_file: str | None
+) -> int:
+    from agentmem.app_server.websocket import Listener
+
+    gateway = Gateway.connect(address, "")  # each connection acts with its own credential
+
+    def ready(bound: int) -> None:
+        log.info("listening", extra={"host": host, "port": bound})
+        if port_file:  # written whole, then renamed: a reader never sees it half written
+            partial = Path(f"{port_file}.partial")
+            partial.write_text(str(bound))
+            partial.replace(port_file)
+
+    serving = asyncio.create_task(Listener(gateway, limits).serve(host, port, ready))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, serving.cancel)
+    try:
+        await serving
+    except asyncio.CancelledError:
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            await gateway.close()
+    return 0
