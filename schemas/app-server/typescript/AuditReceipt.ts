@@ -11,4 +11,6 @@ export type AuditReceipt = {
   requestId: string,
   prevHash: string,
   hash: string,
+  saveIntent: string,
+  saveIntentHeld: boolean,
 };

@@ -3,4 +3,5 @@ export type Caller = {
   principalId: string,
   principalKind: string,
   scopes: Array<string>,
+  trustedSaveIntents: Array<string>,
 };

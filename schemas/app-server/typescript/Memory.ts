@@ -18,4 +18,5 @@ export type Memory = {
   reviewedAt: string | null,
   content: string,
   messages: Array<Message>,
+  saveIntentHeld: boolean,
 };

@@ -9,4 +9,6 @@ export type MemoryInsertResponse = {
   status: Status | null,
   receipt: AuditReceipt | null,
   deduplicated: boolean,
+  saveIntentHeld: boolean,
+  saveIntentHeldReason: string,
 };

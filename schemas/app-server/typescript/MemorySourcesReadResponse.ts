@@ -24,4 +24,5 @@ export type MemorySourcesReadResponse = {
   contentSha256: string,
   content: string,
   messages: Array<Message>,
+  saveIntentHeld: boolean,
 };
