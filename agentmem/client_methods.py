@@ -8,9 +8,11 @@ short lower-case name (`"disabled"`, `"cold"`, `"approve"`) or the proto value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.v1 import (
     audit_pb2,
@@ -119,7 +121,7 @@ class Methods:
         self,
         *,
         content: str = "",
-        messages: Sequence[Mapping[str, str]] = (),
+        messages: Sequence[sources_pb2.Message | Mapping[str, Any]] = (),
         thread_id: str = "",
         source_kind: str | int | None = None,
         save_intent: str = "",
@@ -135,7 +137,7 @@ class Methods:
             "InsertMemory",
             sources_pb2.InsertMemoryRequest(
                 content=content,
-                messages=[sources_pb2.Message(**m) for m in messages],
+                messages=[message(m) for m in messages],
                 thread_id=thread_id,
                 source_kind=enum_value(sources_pb2.SourceKind, "SOURCE_KIND_", source_kind),
                 metadata=sources_pb2.InsertMetadata(
@@ -464,6 +466,30 @@ class Methods:
         self, *, timeout: float | None = None
     ) -> audit_pb2.VerifyAuditChainResponse:
         return self._call("VerifyAuditChain", audit_pb2.VerifyAuditChainRequest(), timeout)
+
+
+def timestamp(value: datetime | str | Timestamp) -> Timestamp:
+    """A protobuf Timestamp from a datetime (naive: UTC), an RFC 3339 string or itself."""
+    if isinstance(value, Timestamp):
+        return value
+    out = Timestamp()
+    if isinstance(value, datetime):
+        out.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
+    else:
+        out.FromJsonString(value)
+    return out
+
+
+def message(m: sources_pb2.Message | Mapping[str, Any]) -> sources_pb2.Message:
+    """A conversation message from {"role", "content", "name"?, "sent_at"?}."""
+    if isinstance(m, sources_pb2.Message):
+        return m
+    out = sources_pb2.Message(
+        role=m.get("role", ""), content=m.get("content", ""), name=m.get("name", "")
+    )
+    if m.get("sent_at"):
+        out.sent_at.CopyFrom(timestamp(m["sent_at"]))
+    return out
 
 
 def _pointer(pointer: foreign_pb2.ThinPointer | Mapping[str, str]) -> foreign_pb2.ThinPointer:

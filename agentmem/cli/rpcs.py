@@ -428,8 +428,9 @@ def _import(client: Client, args: argparse.Namespace) -> int:
 
 
 def _export(client: Client, args: argparse.Namespace) -> int:
-    """Revoked memories are left out: an export must never bring them back."""
-    revoked, token = set(), ""
+    """Revoked and erased memories are left out (counted apart): an export must never
+    bring them back."""
+    revoked, erased, token = set(), 0, ""
     while True:
         page = client.list_sources(effective_state="revoked", page_size=1000, page_token=token)
         revoked.update(s.source_id for s in page.sources)
@@ -441,13 +442,16 @@ def _export(client: Client, args: argparse.Namespace) -> int:
             status_filter="all", page_size=1000, page_token=token, timeout=60
         )
         for memory in page.memories:
-            if memory.source_id not in revoked:
+            if memory.status == sources_pb2.STATUS_ERASED:
+                erased += 1
+            elif memory.source_id not in revoked:
                 print(jsonl.export_line(memory))
         token = page.next_page_token
         if not token:
             break
-    if revoked:
-        print(f"agentmem: left out {len(revoked)} revoked memories", file=sys.stderr)
+    left_out = [f"{n} {what}" for n, what in ((len(revoked), "revoked"), (erased, "erased")) if n]
+    if left_out:
+        print(f"agentmem: left out {' and '.join(left_out)} memories", file=sys.stderr)
     return 0
 
 
