@@ -451,13 +451,18 @@ class AsyncMethods:
         target_id: str = "",
         page_size: int = 0,
         page_token: str = "",
+        newest_first: bool = False,
         timeout: float | None = None,
     ) -> audit_pb2.ListAuditReceiptsResponse:
-        """The tenant's audit receipts, oldest first (memory.admin)."""
+        """The tenant's audit receipts, oldest first (the chain's order) or `newest_first`
+        (memory.admin)."""
         return await self._call(
             "ListAuditReceipts",
             audit_pb2.ListAuditReceiptsRequest(
-                target_id=target_id, page_size=page_size, page_token=page_token
+                target_id=target_id,
+                page_size=page_size,
+                page_token=page_token,
+                newest_first=newest_first,
             ),
             timeout,
         )
