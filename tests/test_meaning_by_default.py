@@ -64,7 +64,7 @@ def test_what_guitar_do_i_have_finds_the_guitar_offline(
     ],
 )
 def test_without_a_model_the_service_starts_lexical_only_and_says_why(
-    loop_thread, tmp_path, monkeypatch, caplog, local_model, hidden, reason
+    loop_thread, tmp_path, monkeypatch, caplog, local_model, vector_backend, hidden, reason
 ):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setitem(sys.modules, hidden, None)  # as if it were not installed
