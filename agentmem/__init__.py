@@ -1,13 +1,22 @@
 """agentmem: memory for AI agents that the user stays in charge of.
 
-`agentmem.Client` / `agentmem.AsyncClient` are the typed clients of the public API; their
-errors are in `agentmem.client_errors`.
+    import agentmem
+
+    with agentmem.Client() as memory:        # AGENTMEM_ADDR / AGENTMEM_TOKEN by default
+        memory.insert_memory(content="I have a yellow Squier Tele")
+        for hit in memory.search_memories(query="what guitar do I have").hits:
+            print(hit.source_id, hit.snippet)
+
+`Client` (blocking) and `AsyncClient` (asyncio) are the typed clients of the public API;
+every failure raises an `ApiError` subclass (`NotFound`, `InvalidArgument`,
+`RevisionMismatch`, …). The names below are imported on first use, so `import agentmem`
+stays cheap for the servers.
 """
 
 from __future__ import annotations
 
 from importlib import metadata as _metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 DISTRIBUTION = "agentmem-service"
 try:
@@ -15,12 +24,78 @@ try:
 except _metadata.PackageNotFoundError:  # running from a checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["AsyncClient", "Client", "RetryPolicy", "__version__"]
+__all__ = [
+    "Aborted",
+    "ApiError",
+    "AssentDenied",
+    "AsyncClient",
+    "CapabilityDisabled",
+    "Client",
+    "DeadlineExceeded",
+    "ExperimentalNotEnabled",
+    "FailedPrecondition",
+    "Internal",
+    "InvalidArgument",
+    "InvalidPageToken",
+    "MissingScope",
+    "NotFound",
+    "NotPendingReview",
+    "OutOfRange",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "RetryPolicy",
+    "RevisionMismatch",
+    "SaveIntentInvalid",
+    "SaveIntentRequired",
+    "ThreadMemoryDisabled",
+    "Unauthenticated",
+    "Unavailable",
+    "Unimplemented",
+    "__version__",
+]
+_CLIENT = frozenset({"AsyncClient", "Client", "RetryPolicy"})
+_ERRORS = frozenset(__all__) - _CLIENT - {"__version__"}
+
+if TYPE_CHECKING:
+    from agentmem.client import AsyncClient, Client, RetryPolicy
+    from agentmem.client_errors import (
+        Aborted,
+        ApiError,
+        AssentDenied,
+        CapabilityDisabled,
+        DeadlineExceeded,
+        ExperimentalNotEnabled,
+        FailedPrecondition,
+        Internal,
+        InvalidArgument,
+        InvalidPageToken,
+        MissingScope,
+        NotFound,
+        NotPendingReview,
+        OutOfRange,
+        PermissionDenied,
+        ResourceExhausted,
+        RevisionMismatch,
+        SaveIntentInvalid,
+        SaveIntentRequired,
+        ThreadMemoryDisabled,
+        Unauthenticated,
+        Unavailable,
+        Unimplemented,
+    )
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import agentmem` stays cheap for the servers
-    if name in ("Client", "AsyncClient", "RetryPolicy"):
+    if name in _CLIENT:
         from agentmem import client
 
         return getattr(client, name)
-    raise AttributeError(name)
+    if name in _ERRORS:
+        from agentmem import client_errors
+
+        return getattr(client_errors, name)
+    raise AttributeError(f"module 'agentmem' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, "DISTRIBUTION", *(n for n in globals() if n.startswith("__"))})

@@ -10,8 +10,11 @@
         for hit in memory.search_memories(query="seat preference", limit=5).hits:
             print(hit.source_id, hit.snippet)
 
-Every method takes keyword arguments and returns the response message; a failure raises
-a typed `agentmem.client_errors.ApiError` subclass decoded from the ErrorInfo. Idempotent
+Every method takes keyword arguments and returns the response message (`AsyncClient`'s
+are coroutines); a failure raises a typed `agentmem.ApiError` subclass decoded from the
+ErrorInfo, whose `str()` says what failed (`NOT_FOUND: source src_… was not found`). A
+value the client cannot send (`classification="frozen"`) raises `agentmem.InvalidArgument`
+naming the field and what it accepts, before any call. Idempotent
 calls (reads, and inserts carrying a `request_id`) are retried on UNAVAILABLE with
 exponential backoff (tenacity). `watch()` iterates events and resumes from the last
 sequence it saw across disconnects.
@@ -40,8 +43,10 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from agentmem.client_async import AsyncMethods
 from agentmem.client_errors import ApiError, SubscriberTooSlow, Unavailable, from_grpc_error
-from agentmem.client_methods import IDEMPOTENT, Methods, event_kinds, target_of
+from agentmem.client_methods import Methods
+from agentmem.client_values import IDEMPOTENT, event_kinds, target_of
 from agentmem.core import experimental as experimental_optin
 from agentmem.v1 import events_pb2, memory_service_pb2_grpc
 
@@ -130,7 +135,9 @@ def _settings(
     )
 
 
-class _Base(Methods):
+class _Base:
+    """Settings, credentials and metadata shared by `Client` and `AsyncClient`."""
+
     def __init__(
         self,
         address: str | None = None,
@@ -192,7 +199,7 @@ class _Base(Methods):
         return name in IDEMPOTENT or (name == "InsertMemory" and bool(request.request_id))
 
 
-class Client(_Base):
+class Client(_Base, Methods):
     """Blocking client. Use as a context manager, or call `close()`."""
 
     def __init__(
@@ -319,7 +326,7 @@ class _RawStub:
         return call
 
 
-class AsyncClient(_Base):
+class AsyncClient(_Base, AsyncMethods):
     """asyncio client: the same methods as `Client`, each a coroutine."""
 
     def __init__(self, address: str | None = None, token: str | None = None, **kwargs: Any):
@@ -344,7 +351,7 @@ class AsyncClient(_Base):
         _ = self._stub  # share one channel
         return other
 
-    async def _call(self, name: str, request: Any, timeout: float | None) -> Any:  # type: ignore[override]
+    async def _call(self, name: str, request: Any, timeout: float | None) -> Any:
         method = getattr(self._stub, name)
         target = target_of(request)
 

@@ -58,12 +58,16 @@ class ApiError(grpc.RpcError):
         return self._cause.trailing_metadata() if self._cause is not None else ()  # type: ignore[attr-defined]
 
     def __str__(self) -> str:
-        head = self.reason or self.status_code.name
-        return f"{head}: {self.message}" if self.message else head
+        return self.explain()
 
     def explain(self) -> str:
-        """One line for a person: the reason, what it was about, and what to do next."""
-        return str(self)
+        """One line for a person: the reason, what it was about, the fields at fault, and
+        what to do next (also what `str()` gives)."""
+        head = self.reason or self.status_code.name
+        text = f"{head}: {self.message}" if self.message else head
+        fields = "; ".join(f"{f}: {d}" for f, d in self.violations if f not in text)
+        about = f" ({self.target})" if self.target and self.target not in text else ""
+        return text + (f" [{fields}]" if fields else "") + about
 
 
 class InvalidArgument(ApiError):

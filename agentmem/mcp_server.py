@@ -46,6 +46,16 @@ INSTRUCTIONS = (
 SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
 Mode = Literal["enabled", "disabled"]
 ClassificationName = Literal["active", "cold"]
+StateName = Literal[
+    "eligible",
+    "cold",
+    "pending_review",
+    "rejected",
+    "revoked",
+    "assent_invalid",
+    "assent_expired",
+    "erased",
+]
 SourceId = Annotated[str, Field(description="a source id (src_…)")]
 Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
 ThreadId = Annotated[str, Field(description="the conversation thread (optional)")]
@@ -251,10 +261,14 @@ def build(
         page_size: int = 50,
         page_token: str = "",
         classification: ClassificationName | None = None,
+        effective_state: StateName | None = None,
     ) -> dict[str, Any]:
         return await call(
             caller(ctx).list_sources(
-                page_size=page_size, page_token=page_token, classification=classification
+                page_size=page_size,
+                page_token=page_token,
+                classification=classification,
+                effective_state=effective_state,
             )
         )
 

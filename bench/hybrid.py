@@ -29,7 +29,7 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.storage import vectors
 from runtime_svc.storage.db import open_database
 
-MODEL_ID = "local:all-MiniLM-L6-v2"
+MODEL_ID = "local:sentence-transformers/all-MiniLM-L6-v2"  # the default settings' model id
 
 
 def model_dir() -> str:
@@ -39,12 +39,10 @@ def model_dir() -> str:
 
 
 def hybrid_env() -> dict[str, str]:
-    return {
-        "HF_HUB_OFFLINE": "1",
-        "AGENTMEM_RETRIEVAL__EMBEDDINGS": "local",
-        "AGENTMEM_RETRIEVAL__MODEL": model_dir(),
-        "AGENTMEM_RETRIEVAL__MODEL_ID": MODEL_ID,
-    }
+    """The default retrieval settings (by meaning, the default model from its installed
+    copy), offline."""
+    model_dir()  # the installed copy must be there
+    return {"HF_HUB_OFFLINE": "1", "AGENTMEM_RETRIEVAL__EMBEDDINGS": "local"}
 
 
 def wait_embedded(client, timeout: float = 3600) -> float:  # type: ignore[no-untyped-def]

@@ -94,7 +94,13 @@ def agentmem(
 ):
     """Runtime and gateway as two processes; yields the gateway address. The runtime's
     database is `storage_url` if given, else SQLite in `data_dir`."""
-    env = {"AGENTMEM_INTERNAL__TOKEN": "bench-internal", **(extra_env or {})}
+    # Words only unless the bench asks for meaning (the default loads a model): the lexical
+    # figures stay comparable with their floors.
+    env = {
+        "AGENTMEM_INTERNAL__TOKEN": "bench-internal",
+        "AGENTMEM_RETRIEVAL__EMBEDDINGS": "none",
+        **(extra_env or {}),
+    }
     tag = str(time.monotonic_ns())
     config = tmp / f"config-{tag}.yaml"
     settings: dict = {"auth": {"api_keys": keys}}

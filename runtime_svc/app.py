@@ -13,12 +13,11 @@ import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from agentmem.core import internal_call, metrics, paging, serving, tls, tracing, transport
-from agentmem.core.config import Retrieval as RetrievalSettings
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
-from runtime_svc.domain.embeddings import Embedder
+from runtime_svc.adapters import embedders
 from runtime_svc.domain.facts import Extractor, RuleExtractor
 from runtime_svc.domain.fusion import Weights
 from runtime_svc.domain.insert_policy import InsertPolicy
@@ -71,7 +70,7 @@ async def start(
     pool = tracing.ContextExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     _pool_gauges(db, pool)
     wakeups = TenantWakeups(loop)
-    semantic, lexical_only_reason = None, "disabled"
+    semantic, lexical_only_reason = None, embedders.Reason.DISABLED
     if settings.retrieval.enabled:
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, _semantic_side, settings, db
@@ -290,10 +289,13 @@ def _warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
 
 
 def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, str]:
-    """The embedding model and the vector store, or why retrieval stays lexical-only. A
-    missing vector store (PostgreSQL without pgvector) is logged and reported, not fatal;
-    a model that cannot be loaded stops start-up."""
+    """The embedding model and the vector store, or why retrieval stays lexical-only: the
+    model's library missing, no vector store (PostgreSQL without pgvector), or no model that
+    can be loaded. Each is logged once and reported, never fatal."""
     r = settings.retrieval
+    missing = embedders.missing_library(r)
+    if missing is not None:
+        return None, missing.reason
     with db.writer.connect() as conn:
         reason = vector_search.unavailable_reason(conn)
         conn.commit()
@@ -303,8 +305,10 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
             reason,
             r.embeddings.value,
         )
-        return None, "vector_store_unavailable"
-    embedder = _embedder(r)
+        return None, embedders.Reason.VECTOR_STORE_UNAVAILABLE
+    embedder = embedders.open_embedder(r)
+    if isinstance(embedder, embedders.Unavailable):
+        return None, embedder.reason
     with db.writer.begin() as conn:
         queued = vectors.backfill(conn, embedder.model_id, system_clock())
     log.info(
@@ -318,25 +322,3 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
             weights, r.candidates, r.exact_search_max, r.min_similarity, r.held_max_vectors
         ),
     ), ""
-
-
-def _embedder(r: RetrievalSettings) -> Embedder:
-    if r.embeddings == "openai_compatible":
-        from runtime_svc.adapters.openai_embeddings import OpenAICompatibleEmbedder
-
-        return OpenAICompatibleEmbedder(
-            endpoint=r.endpoint,
-            model=r.model,
-            model_id=r.vector_model_id,
-            api_key=os.environ.get(r.api_key_env, ""),
-            timeout=r.timeout,
-        )
-    try:
-        from runtime_svc.adapters.local_embeddings import LocalEmbedder
-
-        return LocalEmbedder(r.model, r.vector_model_id)
-    except ImportError as e:
-        raise SystemExit(
-            "retrieval.embeddings: local needs sentence-transformers "
-            "(pip install 'agentmem[embeddings]', with the CPU build of torch first)"
-        ) from e

@@ -92,8 +92,15 @@ def drop_database(url: str) -> None:
     admin.dispose()
 
 
+# Retrieval by meaning is on by default and loads a model (seconds); tests that are not
+# about meaning search by words only. The first-hour and hybrid tests run the default.
+LEXICAL_ONLY = {"retrieval.embeddings": "none"}
+SERVER_ENV = {"AGENTMEM_RETRIEVAL__EMBEDDINGS": "none"}  # the same, for servers as processes
+
+
 def base_settings(db_path: Path, **overrides: Any) -> dict[str, Any]:
     return {
+        **LEXICAL_ONLY,
         "storage.url": database_url(db_path),
         "auth.api_keys": [k.config() for k in KEYS],
         "internal.token": INTERNAL_TOKEN,
@@ -258,7 +265,7 @@ class Process:
         self._log_handle = self.log.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentmem.cli.main", *args, "--port-file", str(self.port_file)],
-            env={**os.environ, **env},
+            env={**os.environ, **SERVER_ENV, **env},
             stdout=subprocess.PIPE,
             stderr=self._log_handle,
             cwd=ROOT,

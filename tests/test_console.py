@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentmem.core import config
-from agentmem.v1 import capabilities_pb2, review_pb2, sources_pb2
+from agentmem.v1 import capabilities_pb2, foreign_pb2, review_pb2, sources_pb2
 from tests import browser as chromium
 from tests.harness import ADMIN_A, KEYS, READER_A, Key, LoopThread, Process, Stack, base_settings
 from tests.memory_helpers import get_source, insert, search_ids
@@ -225,6 +225,60 @@ def test_review_live_then_explain_cold_revoke_and_erase(stack: Stack, open_page:
     shot(page, "activity")
 
 
+def test_pages_that_list_sources_show_first_lines_newest_first(
+    stack: Stack, open_page: Any
+) -> None:
+    """With memory.content.read, each listed source shows its first line beside its id;
+    lists go newest first; an active memory's readback reads as in use, not as a failure."""
+    admin = stack.client(ADMIN_A)
+    intent = {"save_intent": "explicit_user_request"}
+    older = insert(admin, "My zqkayak is red\nand it leaks a little", **intent).source_id
+    newer = insert(admin, "My zqcanoe is blue", **intent).source_id
+    page = open_page()
+
+    page.goto("/sources")
+    ids = page.locator("#sources tbody tr").evaluate_all("rs => rs.map(r => r.dataset.sourceId)")
+    assert ids.index(newer) < ids.index(older)
+    row = page.locator(f"#sources tr[data-source-id='{older}']")
+    assert row.locator(".first-line").inner_text() == "My zqkayak is red"
+    assert older in row.inner_text()  # beside the id, not instead of it
+    shot(page, "sources-first-lines")
+
+    page.goto("/explain?q=zqkayak+zqcanoe")
+    for sid, line in ((older, "My zqkayak is red"), (newer, "My zqcanoe is blue")):
+        cell = page.locator(f"#explanation tr[data-source-id='{sid}'] .first-line")
+        assert cell.inner_text() == line
+
+    page.goto("/activity")
+    sequences = [
+        int(x) for x in page.locator("#receipts tbody tr td:first-child").all_inner_texts()
+    ]
+    assert sequences == sorted(sequences, reverse=True) and len(sequences) > 1
+    assert "My zqcanoe is blue" in page.locator("#receipts").inner_text()
+
+    page.goto(f"/sources/{newer}")
+    verdict = page.locator("#readback-verdict").inner_text()
+    assert verdict.startswith("In use") and "Not clean" not in verdict, verdict
+    assert page.locator(".checklist li.bad").count() == 0
+    shot(page, "source-active-readback")
+
+    # Erased reads as erased (never revoked), and its readback stays strict.
+    admin.EraseSource(foreign_pb2.EraseSourceRequest(source_id=older, expected_revision=1))
+    page.goto(f"/sources/{older}")
+    assert page.locator("#state").inner_text() == "erased"
+    assert page.locator("#final").inner_text() == "(erased for good)"
+    assert page.locator("#readback-verdict").inner_text().startswith("Clean")
+    page.goto("/sources?state=erased")
+    assert page.locator(f"#sources tr[data-source-id='{older}']").count() == 1
+    assert page.locator("#sources tr .first-line").count() == 0  # nothing of it is left
+
+    # Without memory.content.read: ids only.
+    reader = open_page(READER_A)
+    reader.goto("/sources")
+    assert reader.locator(f"#sources tr[data-source-id='{newer}']").count() == 1
+    assert reader.locator(".first-line").count() == 0
+
+
 def test_conflict_shows_what_changed_and_self_approval_is_explained(
     stack: Stack, open_page: Any
 ) -> None:
@@ -373,7 +427,7 @@ def test_agentmem_up_serves_the_console_beside_the_gateway(tmp_path: Path) -> No
     import subprocess
     import sys
 
-    from tests.harness import ROOT
+    from tests.harness import ROOT, SERVER_ENV
 
     proc = subprocess.Popen(
         [
@@ -389,7 +443,7 @@ def test_agentmem_up_serves_the_console_beside_the_gateway(tmp_path: Path) -> No
             "127.0.0.1:0",
         ],
         cwd=ROOT,
-        env={**os.environ, "AGENTMEM_DEV_TOKEN": ""},
+        env={**os.environ, **SERVER_ENV, "AGENTMEM_DEV_TOKEN": ""},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -295,7 +295,9 @@ def test_erasure_sticks_for_any_source(stack):
     assert facts(client, "Squier", status=3) == [] and search_ids(client, "Squier") == []
     tomb = get_source(client, s.source_id, include_content=True)
     assert tomb.content == "" and tomb.content_sha256 == ""  # ids only, no hash of the content
-    assert tomb.effective_retrieval_state == sources_pb2.EFFECTIVE_RETRIEVAL_STATE_REVOKED
+    # Erased is its own state, never read as revoked.
+    assert tomb.effective_retrieval_state == sources_pb2.EFFECTIVE_RETRIEVAL_STATE_ERASED
+    assert tomb.status == sources_pb2.STATUS_ERASED
 
 
 def test_events_and_receipts_carry_no_pointer_text(setup):

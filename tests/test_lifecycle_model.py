@@ -38,6 +38,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from agentmem.client_methods import enum_name
 from agentmem.core import config
 from agentmem.v1 import (
     audit_pb2,
@@ -120,14 +121,22 @@ class Model:
 
     @property
     def state(self) -> str:
-        """The eligibility predicate's first reason, in its order."""
-        if self.classification == "cold":
-            return "cold"
-        if self.status != "active":
-            return self.status
+        """The eligibility predicate's first reason, in lifecycle order: a terminal phase
+        (erased, then revoked), then the review status, then the classification."""
+        if self.erased:
+            return "erased"
         if self.revoked:
             return "revoked"
+        if self.status != "active":
+            return self.status
+        if self.classification == "cold":
+            return "cold"
         return "eligible"
+
+    @property
+    def shown_status(self) -> str:
+        """The review status a read reports: an erased source's is `erased`."""
+        return "erased" if self.erased else self.status
 
     @property
     def eligible(self) -> bool:
@@ -491,6 +500,38 @@ class LifecycleMachine(RuleBasedStateMachine):
         )
         got = {e.source_id: e.reason for e in entries}
         assert got == {m.source_id: REASONS[m.state] for m in self.sources if not m.erased}
+        filtered = [e for e in entries if not e.included and e.reason != REASONS["eligible"]]
+        assert all(e.score == e.lexical_score == e.semantic_score == 0 for e in filtered)
+
+    @invariant()
+    def reads_report_the_lifecycle_state(self) -> None:
+        """GetSource and ListSources (filtered by the state) name each source's state and
+        status as the model does: erased as erased, never as revoked."""
+        admin = self.c["admin"]
+        for m in self.sources:
+            got = admin.GetSource(sources_pb2.GetSourceRequest(source_id=m.source_id))
+            assert (
+                enum_name(
+                    sources_pb2.EffectiveRetrievalState,
+                    "EFFECTIVE_RETRIEVAL_STATE_",
+                    got.effective_retrieval_state,
+                ),
+                enum_name(sources_pb2.Status, "STATUS_", got.status),
+            ) == (m.state, m.shown_status), m
+        for state in ("erased", "revoked"):
+            listed = admin.ListSources(
+                sources_pb2.ListSourcesRequest(
+                    page_size=1000,
+                    filter=sources_pb2.SourceFilter(
+                        effective_state=sources_pb2.EffectiveRetrievalState.Value(
+                            "EFFECTIVE_RETRIEVAL_STATE_" + state.upper()
+                        )
+                    ),
+                )
+            ).sources
+            assert {s.source_id for s in listed} == {
+                m.source_id for m in self.sources if m.state == state
+            }
 
     @invariant()
     def ended_sources_stay_clean(self) -> None:

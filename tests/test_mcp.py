@@ -227,6 +227,15 @@ async def every_tool(session: ClientSession, stack) -> None:
     )
     listed = payload(await session.call_tool("memory_sources_list", {"classification": "cold"}))
     assert [s["source_id"] for s in listed["sources"]] == [saved["source_id"]]
+    # an erased source reads as erased, never as revoked
+    gone = admin.insert_memory(content="an MCP memory to erase")
+    admin.erase_source(source_id=gone.source_id, expected_revision=1)
+    erased = payload(await session.call_tool("memory_sources_list", {"effective_state": "erased"}))[
+        "sources"
+    ]
+    assert {s["source_id"]: s["effective_retrieval_state"] for s in erased}[gone.source_id] == (
+        "EFFECTIVE_RETRIEVAL_STATE_ERASED"
+    )
 
     # thread memory mode
     mode = payload(await session.call_tool("memory_thread_mode_get", {"thread_id": "t-mcp"}))

@@ -24,6 +24,7 @@ from tests.harness import (
     INTERNAL_TOKEN,
     KEYS,
     ROOT,
+    SERVER_ENV,
     Process,
     free_port,
     health,
@@ -181,7 +182,7 @@ def test_sigterm_drains_in_flight_calls(processes, tmp_path, victim):
 
 def test_agentmem_up_serves_and_prints_a_dev_credential(tmp_path):
     port_file = tmp_path / "gw.port"
-    env = {**os.environ, "AGENTMEM_DEV_TOKEN": ""}
+    env = {**os.environ, **SERVER_ENV, "AGENTMEM_DEV_TOKEN": ""}
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -12,8 +12,9 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from agentmem.cli import render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
-from agentmem.client_errors import ApiError
+from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
 from agentmem.v1 import common_pb2, events_pb2
 
@@ -33,6 +34,9 @@ def common_options() -> argparse.ArgumentParser:
         help=f"gateway address HOST:PORT (env {ENV_ADDRESS}; default 127.0.0.1:50051)",
     )
     common.add_argument("--json", action="store_true", help="print JSON (for scripts)")
+    common.add_argument(
+        "--receipt", action="store_true", help="after a write, print its audit receipt too"
+    )
     common.add_argument(
         "--experimental",
         action="append",
@@ -113,6 +117,8 @@ def run(fn: Callable[[Client, argparse.Namespace], int]) -> Callable[[argparse.N
         with client_for(args) as client:
             try:
                 return fn(client, args)
+            except Unavailable as e:
+                return fail(_unreachable(e, client.address, bool(client.settings.credentials)))
             except ApiError as e:
                 return fail(e.explain())
             except OSError as e:  # a file named on the command line
@@ -123,6 +129,20 @@ def run(fn: Callable[[Client, argparse.Namespace], int]) -> Callable[[argparse.N
                 return 130
 
     return command
+
+
+def _unreachable(e: ApiError, address: str, tls: bool) -> str:
+    """One line for a gateway that cannot be reached (never gRPC's own log lines)."""
+    detail = e.message.lower()
+    if tls and ("handshake" in detail or "ssl" in detail or "tls" in detail):
+        return (
+            f"the TLS handshake with {address} failed: is the gateway serving plaintext? "
+            f"(use {address} without https://), or is its certificate not trusted "
+            f"(set AGENTMEM_CA_FILE)?"
+        )
+    if "failed to connect" in detail or "connection refused" in detail:
+        return f"no gateway answers at {address}: is it running? (agentmem up; {ENV_ADDRESS})"
+    return e.explain()
 
 
 def emit(message: Any, args: argparse.Namespace, human: str) -> None:
@@ -145,14 +165,24 @@ def _capabilities(client: Client, args: argparse.Namespace) -> int:
     ]
     policy = enum_name(common_pb2.InsertPolicy, "INSERT_POLICY_", r.insert_policy)
     note = f"experimental capabilities need --experimental NAME (metadata {r.experimental_opt_in})"
-    emit(r, args, "\n".join([f"api {r.api_version}, insert policy {policy}", *rows, note]))
+    retrieval = (
+        f"retrieval by words and meaning ({r.retrieval.embedding_model})"
+        if r.retrieval.mode == "hybrid"
+        else f"retrieval by words only ({r.retrieval.lexical_only_reason or 'lexical'})"
+    )
+    head = f"api {r.api_version}, insert policy {policy}, {retrieval}"
+    emit(r, args, "\n".join([head, *rows, note]))
     return 0
 
 
 def _thread_get(client: Client, args: argparse.Namespace) -> int:
     r = client.read_thread_memory_mode(thread_id=args.thread_id)
-    at = r.effective_at.ToJsonString() if r.HasField("effective_at") else "-"
-    emit(r, args, f"{r.thread_id}: {_mode(r.mode)} (revision {r.revision}, effective {at})")
+    since = (
+        f"revision {r.revision}, since {render.relative(r.effective_at)}"
+        if r.HasField("effective_at")
+        else "never set: the default"
+    )
+    emit(r, args, f"thread {r.thread_id}: memory {_mode(r.mode)} ({since})")
     return 0
 
 
@@ -160,12 +190,7 @@ def _thread_set(client: Client, args: argparse.Namespace) -> int:
     r = client.set_thread_memory_mode(
         thread_id=args.thread_id, mode=args.mode, expected_revision=args.expected_revision
     )
-    emit(
-        r,
-        args,
-        f"{r.thread_id}: {_mode(r.previous_mode)} -> {_mode(r.mode)} "
-        f"(revision {r.revision}, receipt {r.receipt.receipt_id})",
-    )
+    emit(r, args, "\n".join(render.write(r, ("thread-mode", "set"), args.receipt)))
     return 0
 
 

@@ -3,16 +3,20 @@
 One JSON object per line:
 
     {"source_id": "src_…", "revision": 1, "source_kind": "memory", "status": "active",
-     "classification": "active", "save_intent": "explicit_user_request",
-     "save_intent_source": "opencode", "inserted_by": "alice",
+     "classification": "active", "thread_id": "chat-7", "labels": {"topic": "boats"},
+     "save_intent": "explicit_user_request", "save_intent_source": "opencode",
+     "save_intent_evidence": "User said: remember this", "inserted_by": "alice",
      "received_at": "2026-…Z", "content": "I have a red kayak"}
 
-Import needs `content` (a string) or `messages` (a list of {"role", "content"}), and takes
-`thread_id`, `source_kind` (memory | conversation), `save_intent`, `save_intent_source`,
-`save_intent_evidence`, `labels` (an object of strings), `request_id`, `classification`
-(active | cold) and `status`. The other export fields (`revision`, `inserted_by`,
-`received_at`, `reviewed_by`, `reviewed_at`) are accepted and ignored; any other key makes
-the line bad, so a typo is not silently dropped.
+Import needs `content` (a string) or `messages` (a list of {"role", "content"} with optional
+"name" and "sent_at", an RFC 3339 time), and takes `thread_id`, `source_kind` (memory |
+conversation), `save_intent`, `save_intent_source`, `save_intent_evidence`, `labels` (an
+object of strings), `request_id`, `classification` (active | cold), `status` and
+`observed_at` (RFC 3339: when it was said or true; default `received_at`, the time the
+first server received it). The observed time is sent with the insert where the server's
+API has the field (`InsertMemoryRequest.observed_at`), else kept in the file only. The
+other export fields (`revision`, `inserted_by`, `reviewed_by`, `reviewed_at`) are accepted
+and ignored; any other key makes the line bad, so a typo is not silently dropped.
 
 Ids are re-minted: the target mints its own source ids and revisions. The exported
 `source_id` becomes the insert's request id (`import-<source_id>`), so importing the same
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client_methods import enum_name
 from agentmem.v1 import review_pb2, sources_pb2
@@ -42,11 +47,15 @@ STRING_FIELDS = (
     "request_id",
     "source_id",
 )
-IGNORED_FIELDS = frozenset({"revision", "inserted_by", "received_at", "reviewed_by", "reviewed_at"})
+IGNORED_FIELDS = frozenset({"revision", "inserted_by", "reviewed_by", "reviewed_at"})
+TIME_FIELDS = ("observed_at", "received_at")
 KNOWN_FIELDS = frozenset(
-    {*STRING_FIELDS, *IGNORED_FIELDS, "messages", "labels", "source_kind", "classification"}
-    | {"status"}
+    {*STRING_FIELDS, *IGNORED_FIELDS, *TIME_FIELDS, "messages", "labels", "source_kind"}
+    | {"classification", "status"}
 )
+MESSAGE_FIELDS = frozenset({"role", "content", "name", "sent_at"})
+# Whether inserts can carry the observed time (InsertMemoryRequest.observed_at).
+OBSERVED_AT = "observed_at" in sources_pb2.InsertMemoryRequest.DESCRIPTOR.fields_by_name
 
 
 class BadLine(ValueError):
@@ -63,6 +72,7 @@ class Line:
     insert: dict[str, Any] = field(default_factory=dict)  # insert_memory keyword arguments
     cold: bool = False
     skip_status: str = ""  # non-empty: not imported, with this status
+    observed_at: str = ""  # RFC 3339, "" when the line gives no time
 
 
 def export_line(memory: review_pb2.Memory) -> str:
@@ -75,11 +85,20 @@ def export_line(memory: review_pb2.Memory) -> str:
             sources_pb2.Classification, "CLASSIFICATION_", memory.classification
         ),
     }
-    for name in ("save_intent", "save_intent_source", "inserted_by", "reviewed_by"):
+    for name in (
+        "thread_id",
+        "save_intent",
+        "save_intent_source",
+        "save_intent_evidence",
+        "inserted_by",
+        "reviewed_by",
+    ):
         if getattr(memory, name):
             data[name] = getattr(memory, name)
-    for name in ("received_at", "reviewed_at"):
-        if memory.HasField(name):
+    if memory.labels:
+        data["labels"] = dict(sorted(memory.labels.items()))
+    for name in ("observed_at", "received_at", "reviewed_at"):
+        if name in memory.DESCRIPTOR.fields_by_name and memory.HasField(name):
             data[name] = getattr(memory, name).ToJsonString()
     if memory.content:
         data["content"] = memory.content
@@ -123,11 +142,17 @@ def parse_line(number: int, text: str, salt: str) -> Line:
     messages = record.get("messages", [])
     if not isinstance(messages, list) or not all(
         isinstance(m, dict)
-        and set(m) <= {"role", "content"}
+        and set(m) <= MESSAGE_FIELDS
         and all(isinstance(v, str) for v in m.values())
         for m in messages
     ):
-        raise BadLine(number, 'messages must be a list of {"role", "content"} strings')
+        raise BadLine(
+            number, 'messages must be a list of {"role", "content", "name", "sent_at"} strings'
+        )
+    for i, m in enumerate(messages):
+        if "sent_at" in m:
+            _time(number, f"messages[{i}].sent_at", m["sent_at"])
+    observed = {name: _time(number, name, record[name]) for name in TIME_FIELDS if name in record}
     labels = record.get("labels", {})
     if not isinstance(labels, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
@@ -140,6 +165,7 @@ def parse_line(number: int, text: str, salt: str) -> Line:
             "(an export made without memory.content.read has neither)",
         )
     line.skip_status = "" if status == "active" else status
+    line.observed_at = observed.get("observed_at") or observed.get("received_at", "")
     line.cold = classification == "cold"
     request_id = record.get("request_id") or (
         f"import-{record['source_id']}"
@@ -157,4 +183,19 @@ def parse_line(number: int, text: str, salt: str) -> Line:
         "labels": labels,
         "request_id": request_id,
     }
+    if OBSERVED_AT and line.observed_at:
+        line.insert["observed_at"] = line.observed_at
     return line
+
+
+def _time(number: int, name: str, value: object) -> str:
+    """An RFC 3339 time as given (checked), e.g. 2026-05-01T10:00:00Z."""
+    if not isinstance(value, str):
+        raise BadLine(number, f"{name} must be an RFC 3339 time string")
+    try:
+        Timestamp().FromJsonString(value)
+    except ValueError:
+        raise BadLine(
+            number, f"{name} must be an RFC 3339 time, e.g. 2026-05-01T10:00:00Z"
+        ) from None
+    return value

@@ -68,8 +68,25 @@ def _console(args: argparse.Namespace) -> int:
     )
 
 
+ENV_HELP = (
+    f"Commands that call the service read {ENV_ADDRESS} (the gateway's HOST:PORT, default "
+    f"127.0.0.1:50051; https://HOST:PORT for TLS) and {ENV_TOKEN} (your credential). "
+    "They print for people; add --json for scripts."
+)
+
+
+def _with_env_help(p: argparse.ArgumentParser) -> None:
+    """Every command that calls the gateway says which environment it reads."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _with_env_help(sub)
+        elif action.dest == "addr" and p.epilog is None:
+            p.epilog = ENV_HELP
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="agentmem", description=__doc__)
+    p = argparse.ArgumentParser(prog="agentmem", description=__doc__, epilog=ENV_HELP)
     p.add_argument("--version", action="version", version=f"agentmem {agentmem.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     servers.add_parsers(sub)
@@ -128,6 +145,7 @@ def parser() -> argparse.ArgumentParser:
     ht = sub.add_parser("hash-token", help="print the sha256 to put in auth.api_keys for a token")
     ht.add_argument("token", help="the token, or - to read it from standard input")
     ht.set_defaults(func=_hash_token)
+    _with_env_help(p)
     return p
 
 

@@ -17,41 +17,27 @@ import grpc
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from agentmem.cli import jsonl
+from agentmem.cli import jsonl, render
 from agentmem.cli.client import client_for, fail, run
 from agentmem.client import ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
+from agentmem.client_values import enum_names
 from agentmem.v1 import sources_pb2
 
 Call = Callable[[Client, argparse.Namespace], Any]
 COLD = sources_pb2.CLASSIFICATION_COLD
 SAVE_INTENTS = ("explicit_user_request", "user_confirmed", "client_auto_save")
+STATES = enum_names(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
 
 
 def _show(message: Any, args: argparse.Namespace) -> None:
-    data = json_format.MessageToDict(
-        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
     if args.json:
+        data = json_format.MessageToDict(
+            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
         print(json.dumps(data))
         return
-    for key, value in data.items():
-        if isinstance(value, list):
-            print(f"{key}: {len(value)}")
-            for item in value:
-                print(
-                    "  "
-                    + "  ".join(
-                        f"{k}={v}" for k, v in item.items() if not isinstance(v, (dict, list))
-                    )
-                )
-        elif isinstance(value, dict):
-            print(
-                f"{key}: "
-                + "  ".join(f"{k}={v}" for k, v in value.items() if not isinstance(v, (dict, list)))
-            )
-        else:
-            print(f"{key}: {value}")
+    print("\n".join(render.show(message, args.words, receipt=args.receipt)))
 
 
 def _pointer(a: argparse.Namespace) -> dict[str, str]:
@@ -78,6 +64,7 @@ def _review(c: Client, a: argparse.Namespace) -> Any:
 THREAD = ("--thread", {"default": "", "help": "the thread it belongs to (optional)"})
 LIMIT = ("--limit", {"type": int, "default": 10, "help": "at most this many results (1-100)"})
 PAGE_SIZE = ("--page-size", {"type": int, "default": 100, "help": "items per page (1-1000)"})
+PAGE_TOKEN = ("--page-token", {"default": "", "help": "the next page (as the last page said)"})
 SOURCE_ID = ("source_id", {"help": "the source id (src_…)"})
 EXPECTED = (
     "--expected-revision",
@@ -128,9 +115,23 @@ SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
     (
         ("sources", "list"),
         "list sources (metadata only)",
-        lambda c, a: c.list_sources(page_size=a.page_size, classification=a.classification),
+        lambda c, a: c.list_sources(
+            page_size=a.page_size,
+            page_token=a.page_token,
+            classification=a.classification,
+            effective_state=a.state,
+        ),
         [
             PAGE_SIZE,
+            PAGE_TOKEN,
+            (
+                "--state",
+                {
+                    "default": "",
+                    "choices": ["", *STATES],
+                    "help": "only sources in this retrieval state",
+                },
+            ),
             (
                 "--classification",
                 {"default": "", "choices": ["", "active", "cold"], "help": "only active or cold"},
@@ -205,7 +206,9 @@ SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
     (
         ("memories", "list"),
         "list memories by review status",
-        lambda c, a: c.list_memories(status_filter=a.status, page_size=a.page_size),
+        lambda c, a: c.list_memories(
+            status_filter=a.status, page_size=a.page_size, page_token=a.page_token
+        ),
         [
             (
                 "--status",
@@ -216,6 +219,7 @@ SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
                 },
             ),
             PAGE_SIZE,
+            PAGE_TOKEN,
         ],
     ),
     (
@@ -336,7 +340,7 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
             POINTER_ARGS if words[0] == "foreign" and words[1] != "revoke-assent" else []
         ) + arguments:
             parser.add_argument(name, **options)
-        parser.set_defaults(func=run(_rpc(call)))
+        parser.set_defaults(func=run(_rpc(call)), words=words)
 
     imp = sub.add_parser(
         "import", parents=[common], help="insert memories from a JSON Lines file (see README)"
@@ -428,8 +432,9 @@ def _import(client: Client, args: argparse.Namespace) -> int:
 
 
 def _export(client: Client, args: argparse.Namespace) -> int:
-    """Revoked memories are left out: an export must never bring them back."""
-    revoked, token = set(), ""
+    """Revoked and erased memories are left out (counted apart): an export must never
+    bring them back."""
+    revoked, erased, token = set(), 0, ""
     while True:
         page = client.list_sources(effective_state="revoked", page_size=1000, page_token=token)
         revoked.update(s.source_id for s in page.sources)
@@ -441,13 +446,16 @@ def _export(client: Client, args: argparse.Namespace) -> int:
             status_filter="all", page_size=1000, page_token=token, timeout=60
         )
         for memory in page.memories:
-            if memory.source_id not in revoked:
+            if memory.status == sources_pb2.STATUS_ERASED:
+                erased += 1
+            elif memory.source_id not in revoked:
                 print(jsonl.export_line(memory))
         token = page.next_page_token
         if not token:
             break
-    if revoked:
-        print(f"agentmem: left out {len(revoked)} revoked memories", file=sys.stderr)
+    left_out = [f"{n} {what}" for n, what in ((len(revoked), "revoked"), (erased, "erased")) if n]
+    if left_out:
+        print(f"agentmem: left out {' and '.join(left_out)} memories", file=sys.stderr)
     return 0
 
 

@@ -65,7 +65,12 @@ class Child:
             self.proc.wait()
 
 
-def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> int:
+# The runtime loads the embedding model before it serves (retrieval by meaning is on by
+# default): seconds on an idle machine, a minute or more on a busy one.
+START_TIMEOUT_S = 300.0
+
+
+def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = START_TIMEOUT_S) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
@@ -73,7 +78,7 @@ def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = 60.0) ->
         if proc.poll() is not None:
             raise SystemExit(f"agentmem: a service exited during start-up (code {proc.returncode})")
         time.sleep(0.05)
-    raise SystemExit("agentmem: a service did not start within 60 s")
+    raise SystemExit(f"agentmem: a service did not start within {timeout:.0f} s")
 
 
 def stop_all(children: list[Child]) -> None:

@@ -35,9 +35,9 @@ CLASSIFICATIONS = {
     "cold": sources_pb2.CLASSIFICATION_COLD,
 }
 STATUSES = {
-    "active": sources_pb2.STATUS_ACTIVE,
-    "pending_review": sources_pb2.STATUS_PENDING_REVIEW,
-    "rejected": sources_pb2.STATUS_REJECTED,
+    name.removeprefix("STATUS_").lower(): value
+    for name, value in sources_pb2.Status.items()
+    if value
 }
 STATES = {
     name.removeprefix("EFFECTIVE_RETRIEVAL_STATE_").lower(): value
@@ -262,10 +262,11 @@ class Gateway:
     async def receipts(
         self, token: str, target_id: str = "", page_token: str = "", page_size: int = 50
     ) -> audit_pb2.ListAuditReceiptsResponse:
+        """Receipts newest first."""
         return await self._call(
             "ListAuditReceipts",
             audit_pb2.ListAuditReceiptsRequest(
-                target_id=target_id, page_size=page_size, page_token=page_token
+                target_id=target_id, page_size=page_size, page_token=page_token, newest_first=True
             ),
             token,
         )

@@ -8,9 +8,10 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console import labels
+from agentmem.console import first_lines, labels
 from agentmem.console.gateway import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
+from agentmem.v1 import audit_pb2
 
 MAX_QUERY = 500
 
@@ -21,10 +22,14 @@ async def explain(request: Request) -> Response:
     thread = request.query_params.get("thread", "").strip()
     limit = request.query_params.get("limit", "5")
     limit_n = int(limit) if limit.isdigit() and 0 < int(limit) <= 50 else 5
-    result = None
+    result, lines = None, {}
     if query:
+        gateway = console(request).gateway
         try:
-            result = await console(request).gateway.explain(session.token, query, thread, limit_n)
+            result = await gateway.explain(session.token, query, thread, limit_n)
+            lines = await first_lines.lookup(
+                gateway, session, (e.source_id for e in result.entries)
+            )
         except GatewayError as e:
             return refused(request, session, e, back="/explain")
     return render(
@@ -35,6 +40,7 @@ async def explain(request: Request) -> Response:
         thread=thread,
         limit=limit_n,
         result=result,
+        lines=lines,
         reasons=labels.REASONS,
     )
 
@@ -87,13 +93,19 @@ async def activity(request: Request) -> Response:
     target = request.query_params.get("target", "").strip()[:128]
     if not session.caller.may("memory.admin"):  # type: ignore[union-attr]
         return render(request, "activity.html", session, page=None, target=target, verified=None)
+    gateway = console(request).gateway
     try:
-        page = await console(request).gateway.receipts(
-            session.token, target, request.query_params.get("page", "")
-        )
+        page = await gateway.receipts(session.token, target, request.query_params.get("page", ""))
+        lines = await first_lines.lookup(gateway, session, _source_targets(page))
     except GatewayError as e:
         return refused(request, session, e, back="/inbox")
-    return render(request, "activity.html", session, page=page, target=target, verified=None)
+    return render(
+        request, "activity.html", session, page=page, target=target, verified=None, lines=lines
+    )
+
+
+def _source_targets(page: audit_pb2.ListAuditReceiptsResponse) -> list[str]:
+    return [r.target_id for r in page.receipts if r.target_kind == "source"]
 
 
 async def verify(request: Request) -> Response:
@@ -102,6 +114,9 @@ async def verify(request: Request) -> Response:
     try:
         verified = await gateway.verify_chain(session.token)
         page = await gateway.receipts(session.token)
+        lines = await first_lines.lookup(gateway, session, _source_targets(page))
     except GatewayError as e:
         return refused(request, session, e, back="/activity")
-    return render(request, "activity.html", session, page=page, target="", verified=verified)
+    return render(
+        request, "activity.html", session, page=page, target="", verified=verified, lines=lines
+    )

@@ -8,11 +8,12 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console import labels
+from agentmem.console import first_lines, labels
 from agentmem.console.gateway import CLASSIFICATIONS, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
+from agentmem.v1 import sources_pb2
 
-FINAL_ACTIONS = {"source.revoke": "revoked", "source.erase": "erased"}
+FINAL_STATES = ("revoked", "erased")
 SERVICE_FILTERS = ("state", "classification", "status", "kind", "thread")
 PAGE_FILTERS = ("label", "save_intent_source")  # applied to the page the service returned
 
@@ -39,10 +40,11 @@ async def source_list(request: Request) -> Response:
     q = request.query_params
     wanted = {k: q.get(k, "").strip() for k in (*SERVICE_FILTERS, *PAGE_FILTERS)}
     gateway = console(request).gateway
+    readable = first_lines.may_read(session)
     try:
         page = await gateway.sources(session.token, wanted, q.get("page", ""))
         details = await asyncio.gather(
-            *(gateway.source(session.token, s.source_id, content=False) for s in page.sources),
+            *(gateway.source(session.token, s.source_id, content=readable) for s in page.sources),
             return_exceptions=True,
         )
     except GatewayError as e:
@@ -53,6 +55,7 @@ async def source_list(request: Request) -> Response:
         "sources.html",
         session,
         rows=rows,
+        lines=first_lines.from_sources(rows),
         wanted=wanted,
         choices=labels.filters(),
         next_page=urlencode(
@@ -78,9 +81,9 @@ async def source_detail(request: Request) -> Response:
         )
     except GatewayError as e:
         return refused(request, session, e, back="/sources")
-    # The retrieval state names the first reason only (a cold source that was revoked
-    # reads "cold"); the audit trail, where the key may read it, says what is final.
-    final = next((r.action for r in history or () if r.action in FINAL_ACTIONS), "")
+    # The retrieval state names the terminal phase first (revoked, erased): it says what
+    # is final.
+    state = labels.enum(sources_pb2.EffectiveRetrievalState, source.effective_retrieval_state)
     return render(
         request,
         "source.html",
@@ -88,7 +91,7 @@ async def source_detail(request: Request) -> Response:
         source=source,
         readback=readback,
         history=history,
-        final=FINAL_ACTIONS.get(final, ""),
+        final=state if state in FINAL_STATES else "",
     )
 
 

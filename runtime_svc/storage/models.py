@@ -159,6 +159,8 @@ class SourceRow(Base):
             sqlite_where=text("request_id != ''"),
             postgresql_where=text("request_id != ''"),
         ),
+        # Listings, newest first (ListSources, ListMemories).
+        Index("ix_sources_created", "tenant_id", "created_at_us", "source_id"),
     )
 
 

@@ -280,15 +280,26 @@ class ReceiptChain(_Repository):
             compiled.execute(self.conn, _INSERT_RECEIPT, row)
         return linked
 
-    def page(self, target_id: str, after_sequence: int, limit: int) -> list[Receipt]:
+    def page(
+        self, target_id: str, after_sequence: int, limit: int, newest_first: bool = False
+    ) -> list[Receipt]:
+        """Receipts in chain order after `after_sequence`, or `newest_first` before it (0:
+        from the newest)."""
         if self._rows is not None:
             self._rows.flush()
+        seq = _receipts.c.sequence
+        if newest_first:
+            bound, order = (seq < after_sequence) if after_sequence else None, seq.desc()
+        else:
+            bound, order = seq > after_sequence, seq
         stmt = (
             select(*_receipt_columns())
-            .where(_receipts.c.tenant_id == self.tenant_id, _receipts.c.sequence > after_sequence)
-            .order_by(_receipts.c.sequence)
+            .where(_receipts.c.tenant_id == self.tenant_id)
+            .order_by(order)
             .limit(limit)
         )
+        if bound is not None:
+            stmt = stmt.where(bound)
         if target_id:
             stmt = stmt.where(_receipts.c.target_id == target_id)
         return [Receipt(**r._mapping) for r in self.conn.execute(stmt)]

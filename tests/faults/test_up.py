@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentmem.client import connect
 from tests.faults.conftest import wait_until
-from tests.harness import ADMIN_A, ROOT
+from tests.harness import ADMIN_A, ROOT, SERVER_ENV
 from tests.test_thread_mode import DISABLED, read, set_mode
 
 UP = [sys.executable, "-m", "agentmem.cli.main", "up", "--listen", "127.0.0.1:0"]
@@ -60,7 +60,7 @@ def test_up_uses_storage_url_restarts_a_dead_runtime_and_drains_gateway_first(se
         up = subprocess.Popen(
             [*UP, "--config", str(services.config), "--port-file", str(port_file)],
             cwd=workdir,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, **SERVER_ENV, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,
             stderr=err,
         )

@@ -19,4 +19,7 @@ export type Memory = {
   content: string,
   messages: Array<Message>,
   saveIntentHeld: boolean,
+  threadId: string,
+  labels: { [key in string]?: string },
+  saveIntentEvidence: string,
 };

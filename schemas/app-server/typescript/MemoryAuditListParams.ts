@@ -4,4 +4,5 @@ export type MemoryAuditListParams = {
   targetId?: string | null,
   limit?: number | null,
   cursor?: string | null,
+  newestFirst?: boolean | null,
 };

@@ -1,0 +1,141 @@
+"""Values the client's methods take: enum names, times, messages, thin pointers; and which
+calls are safe to repeat. A bad value raises the client's own `InvalidArgument` naming the
+field and what it accepts, before anything is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from agentmem.client_errors import InvalidArgument
+from agentmem.v1 import events_pb2, foreign_pb2, sources_pb2
+
+# The calls that are safe to repeat; InsertMemory joins them when it carries a request_id.
+IDEMPOTENT = frozenset(
+    {
+        "GetCapabilities",
+        "ReadThreadMemoryMode",
+        "ListSources",
+        "GetSource",
+        "SearchMemories",
+        "AssemblePrompt",
+        "ExplainRetrieval",
+        "ListMemories",
+        "GetInsertPolicy",
+        "SearchFacts",
+        "GetProfile",
+        "Ask",
+        "PrepareForeignSource",
+        "ReadbackSource",
+        "ListAuditReceipts",
+        "VerifyAuditChain",
+        "WatchEvents",
+    }
+)
+
+
+class ProtoEnum(Protocol):
+    """A generated protobuf enum (its wrapper: `Name`, `Value`, `items`)."""
+
+    def Name(self, number: int) -> str: ...
+
+    def Value(self, name: str) -> int: ...
+
+    def items(self) -> list[tuple[str, int]]: ...
+
+
+def bad_value(field: str, allowed: Iterable[str]) -> InvalidArgument:
+    """The client's refusal of a value it cannot send (the value itself is not echoed)."""
+    choices = ", ".join(allowed)
+    return InvalidArgument(
+        f"{field} must be one of: {choices}",
+        reason="INVALID_FIELD",
+        metadata={"field": field},
+        violations=((field, f"must be one of: {choices}"),),
+    )
+
+
+def enum_value(enum: ProtoEnum, prefix: str, value: str | int | None, field: str) -> int:
+    """`"disabled"`, `"MEMORY_MODE_DISABLED"` or the number itself; None/"" is unspecified.
+    Anything else raises `InvalidArgument` naming `field` and the allowed names."""
+    if value is None or value == "":
+        return 0
+    numbers = {number for _, number in enum.items()}
+    if isinstance(value, int) and not isinstance(value, bool) and value in numbers:
+        return value
+    if isinstance(value, str):
+        name = value.upper()
+        name = name if name.startswith(prefix) else prefix + name
+        if name in {n for n, _ in enum.items()} and not name.endswith("_UNSPECIFIED"):
+            return enum.Value(name)
+    raise bad_value(field, enum_names(enum, prefix))
+
+
+def enum_names(enum: ProtoEnum, prefix: str) -> list[str]:
+    """The short lower-case names an enum accepts (`active`, `cold`)."""
+    return [n.removeprefix(prefix).lower() for n, v in enum.items() if v]
+
+
+def enum_name(enum: ProtoEnum, prefix: str, value: int) -> str:
+    """The short lower-case name of a proto enum value (`"disabled"`)."""
+    return enum.Name(value).removeprefix(prefix).lower()
+
+
+def timestamp(value: datetime | str | Timestamp, field: str = "time") -> Timestamp:
+    """A protobuf Timestamp from a datetime (naive: UTC), an RFC 3339 string or itself."""
+    if isinstance(value, Timestamp):
+        return value
+    out = Timestamp()
+    if isinstance(value, datetime):
+        out.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
+        return out
+    try:
+        out.FromJsonString(value)
+    except (ValueError, TypeError, AttributeError):
+        raise InvalidArgument(
+            f"{field} must be a datetime or an RFC 3339 time such as 2026-05-01T10:00:00Z",
+            reason="INVALID_FIELD",
+            metadata={"field": field},
+        ) from None
+    return out
+
+
+def message(m: sources_pb2.Message | Mapping[str, Any], index: int = 0) -> sources_pb2.Message:
+    """A conversation message from {"role", "content", "name"?, "sent_at"?} (sent_at: a
+    datetime or an RFC 3339 string)."""
+    if isinstance(m, sources_pb2.Message):
+        return m
+    out = sources_pb2.Message(
+        role=m.get("role", ""), content=m.get("content", ""), name=m.get("name", "")
+    )
+    if m.get("sent_at"):
+        out.sent_at.CopyFrom(timestamp(m["sent_at"], f"messages[{index}].sent_at"))
+    return out
+
+
+def pointer(value: foreign_pb2.ThinPointer | Mapping[str, str]) -> foreign_pb2.ThinPointer:
+    """A foreign source's thin pointer from a mapping of its fields (or itself)."""
+    if isinstance(value, foreign_pb2.ThinPointer):
+        return value
+    return foreign_pb2.ThinPointer(**value)
+
+
+def event_kinds(kinds: Iterable[str | int]) -> list[int]:
+    """Event kind filters (`"memory_inserted"`, …) as proto values."""
+    return [enum_value(events_pb2.EventKind, "EVENT_KIND_", k, "kinds") for k in kinds]
+
+
+def target_of(request: Any) -> str:
+    """What a request is about, in ids only: used to say what was not found."""
+    fields = request.DESCRIPTOR.fields_by_name
+    for name, label in (("source_id", "source"), ("thread_id", "thread")):
+        if name in fields and getattr(request, name):
+            return f"{label} {getattr(request, name)}"
+    if "key_id" in fields:
+        return f"owner key {request.owner_id}/{request.key_id}"
+    if "fact_id" in fields and getattr(request, "fact_id", ""):
+        return f"fact {request.fact_id}"
+    return ""
