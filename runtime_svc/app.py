@@ -338,5 +338,5 @@ def _embedder(r: RetrievalSettings) -> Embedder:
     except ImportError as e:
         raise SystemExit(
             "retrieval.embeddings: local needs sentence-transformers "
-            "(pip install 'agentmem[embeddings]', with the CPU build of torch first)"
+            "(pip install 'agentmem-service[embeddings]', with the CPU build of torch first)"
         ) from e

@@ -7,10 +7,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
+from agentmem.core import config
 from tests.harness import ROOT
 
 README = ROOT / "README.md"
@@ -65,3 +68,29 @@ def test_docs_and_code_comments_do_not_narrate_how_they_were_made():
         if NARRATION.search(line)
     ]
     assert not found, "\n".join(found[:20])
+
+
+def _keys(model: type, prefix: str = "") -> Iterator[str]:
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        inner = [a for a in getattr(kind, "__args__", ()) if isinstance(a, type)]
+        nested = next(
+            (t for t in (kind, *inner) if isinstance(t, type) and issubclass(t, BaseModel)), None
+        )
+        if nested is not None and name not in ("api_keys",):
+            yield from _keys(nested, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}"
+
+
+def test_the_configuration_reference_names_every_key():
+    page = (ROOT / "docs/configuration.md").read_text()
+    sections = re.split(r"^## ", page, flags=re.M)
+    missing = []
+    for key in _keys(config.Settings):
+        section, *rest = key.split(".")
+        body = next((s for s in sections if s.startswith(f"`{section}`")), "")
+        leaf = ".".join(rest[-2:]) if rest[-2:-1] == ["passages"] else rest[-1]
+        if f"`{leaf}`" not in body and f"`{leaf}," not in body and f", `{leaf}`" not in body:
+            missing.append(key)
+    assert not missing
