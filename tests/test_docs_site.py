@@ -94,3 +94,14 @@ def test_the_configuration_reference_names_every_key():
         if f"`{leaf}`" not in body and f"`{leaf}," not in body and f", `{leaf}`" not in body:
             missing.append(key)
     assert not missing
+
+
+def test_install_lines_name_the_distribution():
+    """`agentmem` on the package index is another project: extras go on agentmem-service."""
+    wrong = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in [README, *ROOT.glob("docs/**/*.md")]
+        for line in path.read_text().splitlines()
+        if re.search(r"(?<![-\w])agentmem\[", line)
+    ]
+    assert not wrong

@@ -136,11 +136,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     data_dir = args.data_dir
     if data_dir is None and settings.storage.url == config.Storage().url:
         data_dir = "./data"
-    home = Path(data_dir or "./data")
-    log_dir = home.resolve() / LOG_DIR
+    # With a data directory, the services log to files in it; with a configured storage.url
+    # and no data directory, to stderr as a service manager expects.
+    log_dir = Path(data_dir).resolve() / LOG_DIR if data_dir else None
     dev = None
     if not settings.auth.api_keys:
-        dev = dev_credential.load_or_mint(str(home), rotate=args.rotate_dev_token)
+        dev = dev_credential.load_or_mint(data_dir or "./data", rotate=args.rotate_dev_token)
         env["AGENTMEM_AUTH__API_KEYS"] = json.dumps(
             [
                 {
@@ -160,14 +161,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="agentmem-up-") as tmp:
         runtime = supervisor.Child(
             "runtime",
-            [*base, "runtime", *cfg, *storage, "--log-file", str(log_dir / "runtime.log")],
+            [*base, "runtime", *cfg, *storage, *_log_file(log_dir, "runtime")],
             env,
             Path(tmp, "runtime.port"),
             listen="127.0.0.1:0",
         )
         gateway = supervisor.Child(
             "gateway",
-            [*base, "gateway", *cfg, "--log-file", str(log_dir / "gateway.log")],
+            [*base, "gateway", *cfg, *_log_file(log_dir, "gateway")],
             env,
             Path(tmp, "gateway.port"),
             args.listen,
@@ -199,7 +200,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                 print(
                     f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev.token}", flush=True
                 )
-            print(f"call logs in {log_dir}/ (warnings and errors also show here)", flush=True)
+            if log_dir:
+                print(f"call logs in {log_dir}/ (warnings and errors also show here)", flush=True)
             return supervisor.supervise(children)
         except supervisor.StartFailed as e:
             if e.code == listen.EXIT_ADDRESS_IN_USE:  # the service said so, in one line
@@ -207,6 +209,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             raise SystemExit(f"agentmem: {e}") from None
         finally:
             supervisor.stop_all(children)
+
+
+def _log_file(log_dir: Path | None, service: str) -> list[str]:
+    return ["--log-file", str(log_dir / f"{service}.log")] if log_dir else []
 
 
 def _console(

@@ -78,8 +78,9 @@ class Child:
 def _wait_for_port(path: Path, proc: subprocess.Popen, name: str, timeout: float = 60.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists():
-            return int(path.read_text())
+        written = path.read_text().strip() if path.exists() else ""
+        if written.isdigit():  # a file being written may be empty for a moment
+            return int(written)
         if proc.poll() is not None:
             raise StartFailed(name, proc.returncode)
         time.sleep(0.05)  # polling the port file a child writes; nothing to wait on
