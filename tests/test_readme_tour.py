@@ -28,7 +28,7 @@ def as_dev(stack_for_tour, monkeypatch):
 
 
 @pytest.fixture
-def stack_for_tour(local_model, make_stack):
+def stack_for_tour(local_model, vector_backend, make_stack):
     """A stack with the retrieval `make run` serves: words and meaning."""
     return make_stack(**hybrid_settings())
 
