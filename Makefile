@@ -8,7 +8,7 @@ DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install run test fuzz wheel-test soak proto proto-check lint format bench clean
+.PHONY: install run test fuzz wheel-test soak proto proto-check lint docs format bench clean
 
 install: $(STAMP)
 
@@ -47,9 +47,12 @@ proto: install ## regenerate Python code and JSON Schemas from protos/ (and the 
 proto-check: install
 	$(BIN)/python scripts/codegen.py --check
 
-lint: install
+lint: install docs
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+docs: install ## the documentation site (docs/, mkdocs.yml); a broken link or anchor fails
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -28,6 +28,7 @@ import agentmem
 from agentmem import mcp_confirm
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
+from agentmem.core import listen as listening
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason
 from agentmem.mcp_schemas import output_schema
 from agentmem.v1 import (
@@ -398,6 +399,10 @@ def run(
         build(client, confirm_timeout=confirm_timeout).run("stdio")
         return
     # HTTP: no server credential; each request's own bearer token is used.
+    try:
+        listening.ensure_free(f"{host}:{port}", "MCP server")
+    except listening.AddressInUse as e:
+        listening.refuse(e)
     client = AsyncClient(address, "", experimental=experimental)
     auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)
     build(client, http_auth=auth, confirm_timeout=confirm_timeout).run(

@@ -236,7 +236,7 @@ def scenario(
         floor = naive_floor(url, tmp, questions[: plan.floor_questions])
         # The targets relative to the echo compare with an echo measured here, just before
         # these calls (back to back, as the run's first): the machine's speed drifts over
-        # the minutes a run takes (see README, Performance).
+        # the minutes a run takes (docs/benchmarks.md).
         echo_now = echo_floor(tmp) if plan.everyday else None
         token_for = lambda i: f"tok-{tenant_ids[i % plan.tenants]}"  # noqa: E731
         with contextlib.ExitStack() as stacks:

@@ -1,5 +1,5 @@
 """The Kubernetes deployment: both overlays build with kustomize and validate against the
-Kubernetes schemas; production keeps the promises the README makes."""
+Kubernetes schemas; production keeps the promises the documentation makes."""
 
 from __future__ import annotations
 
@@ -182,12 +182,12 @@ def test_production_identity_image_reflection_scraping_and_public_tls():
     assert public["secretName"] == "agentmem-gateway-public-tls"
 
 
-def test_dockerfile_readme_and_deployments_agree_on_entrypoints():
+def test_dockerfile_docs_and_deployments_agree_on_entrypoints():
     dockerfile = (ROOT / "deploy/Dockerfile").read_text()
     assert 'ENTRYPOINT ["agentmem"]' in dockerfile
-    readme = (ROOT / "README.md").read_text()
+    page = (ROOT / "docs/kubernetes.md").read_text()
     for name, pod in _pods(build("dev")).items():
         args = pod["containers"][0]["args"]
         assert args[0] == name.removeprefix("agentmem-")
-        assert f"agentmem {args[0]}" in readme
-    assert "python -m protocol_svc" in readme and "python -m runtime_svc" in readme
+        assert f"agentmem {args[0]}" in page
+    assert "python -m protocol_svc" in page and "python -m runtime_svc" in page

@@ -49,14 +49,12 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _console(args: argparse.Namespace) -> int:
-    try:
-        from agentmem.console import server  # needs the `console` extra
-    except ImportError as e:
-        print(
-            f"agentmem: the console needs the 'console' extra ({e.name} is missing)",
-            file=sys.stderr,
-        )
+    missing = servers.console_missing()
+    if missing:
+        print(f"agentmem: the console cannot start: {missing}", file=sys.stderr)
         return 2
+    from agentmem.console import server
+
     return server.run(
         args.listen,
         args.addr,

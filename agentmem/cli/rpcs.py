@@ -343,7 +343,9 @@ def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
         parser.set_defaults(func=run(_rpc(call)), words=words)
 
     imp = sub.add_parser(
-        "import", parents=[common], help="insert memories from a JSON Lines file (see README)"
+        "import",
+        parents=[common],
+        help="insert memories from a JSON Lines file, as export writes them",
     )
     imp.add_argument("file", help="the .jsonl file, as `agentmem export` writes it")
     imp.add_argument("--in-flight", type=int, default=16, help="inserts in flight at once")

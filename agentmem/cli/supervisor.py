@@ -25,6 +25,24 @@ STOP_TIMEOUT_S = 60.0
 _POLL_S = 0.2
 
 
+# The runtime loads the embedding model before it serves (retrieval by meaning is on by
+# default): seconds on an idle machine, a minute or more on a busy one.
+START_TIMEOUT_S = 300.0
+
+
+class StartFailed(Exception):
+    """A service ended, or did not serve in time, while starting; `code` is its exit code
+    (None when it did not exit)."""
+
+    def __init__(self, name: str, code: int | None) -> None:
+        self.name, self.code = name, code
+        if code is None:
+            what = f"did not start within {START_TIMEOUT_S:.0f} s"
+        else:
+            what = f"exited with code {code}"
+        super().__init__(f"the {name} {what} during start-up")
+
+
 @dataclass
 class Child:
     name: str
@@ -43,7 +61,7 @@ class Child:
             [*self.argv, "--listen", self.listen, "--port-file", str(self.port_file)],
             env=self.env,
         )
-        port = _wait_for_port(self.port_file, self.proc)
+        port = _wait_for_port(self.port_file, self.proc, self.name)
         self.listen = f"{self.listen.rsplit(':', 1)[0]}:{port}"
         return port
 
@@ -65,20 +83,18 @@ class Child:
             self.proc.wait()
 
 
-# The runtime loads the embedding model before it serves (retrieval by meaning is on by
-# default): seconds on an idle machine, a minute or more on a busy one.
-START_TIMEOUT_S = 300.0
-
-
-def _wait_for_port(path: Path, proc: subprocess.Popen, timeout: float = START_TIMEOUT_S) -> int:
+def _wait_for_port(
+    path: Path, proc: subprocess.Popen, name: str, timeout: float = START_TIMEOUT_S
+) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists():
-            return int(path.read_text())
+        written = path.read_text().strip() if path.exists() else ""
+        if written.isdigit():  # a file being written may be empty for a moment
+            return int(written)
         if proc.poll() is not None:
-            raise SystemExit(f"agentmem: a service exited during start-up (code {proc.returncode})")
-        time.sleep(0.05)
-    raise SystemExit(f"agentmem: a service did not start within {timeout:.0f} s")
+            raise StartFailed(name, proc.returncode)
+        time.sleep(0.05)  # polling the port file a child writes; nothing to wait on
+    raise StartFailed(name, None)
 
 
 def stop_all(children: list[Child]) -> None:
@@ -124,8 +140,8 @@ def supervise(children: list[Child]) -> int:
             if not stopping:
                 try:
                     child.start()
-                except SystemExit as e:
-                    print(f"{e} ({child.name} restart)", file=sys.stderr, flush=True)
+                except StartFailed as e:
+                    print(f"agentmem: {e} (restart)", file=sys.stderr, flush=True)
                 else:
                     print(f"agentmem: the {child.name} is serving again", file=sys.stderr)
         if not stopping:

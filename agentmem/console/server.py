@@ -10,6 +10,7 @@ import uvicorn
 
 from agentmem.console.app import create_app
 from agentmem.console.gateway import Gateway
+from agentmem.core import listen as listening
 
 
 def _split(listen: str) -> tuple[str, int]:
@@ -46,9 +47,13 @@ def run(
         server_header=False,
     )
     server = uvicorn.Server(config)
+    try:  # bound here, without SO_REUSEPORT: a taken port is refused in one line
+        sock = listening.bind(listen, "console")
+    except listening.AddressInUse as e:
+        listening.refuse(e)
 
     async def serve() -> None:
-        task = asyncio.create_task(server.serve())
+        task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
         if server.started:

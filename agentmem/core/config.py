@@ -97,7 +97,7 @@ class ApiKey(_Strict):
 
 
 class Oidc(_Strict):
-    """Bearer JWTs from an OpenID Connect provider, beside API keys (see README, "OIDC")."""
+    """Bearer JWTs from an OpenID Connect provider, beside API keys (docs/operations.md, "OIDC")."""
 
     issuer: str = Field(min_length=1)
     audience: str = Field(min_length=1)
@@ -211,12 +211,12 @@ class Facts(_Strict):
 class Search(_Strict):
     # Most postings a search reads per query word, best impact first; only a word in more of
     # the tenant's eligible memories than this can leave top k bounded instead of exact
-    # (see README, "Search").
+    # (docs/retrieval.md).
     posting_budget: int = Field(default=20_000, ge=100)
     # A tenant with at least this many index entries (memories, or a conversation's passages)
-    # is searched through its postings held in memory, scored exactly with numpy (see README,
-    # "Search"); 0: every tenant. Held postings cost about 16 bytes each, in all at most
-    # `held_max_postings` (least recently searched tenants go first).
+    # is searched through its postings held in memory, scored exactly with numpy
+    # (docs/retrieval.md); 0: every tenant. Held postings cost about 16 bytes each, in all
+    # at most `held_max_postings` (least recently searched tenants go first).
     held_min_entries: int = Field(default=5_000, ge=0)
     held_max_postings: int = Field(default=20_000_000, ge=0)
     # Before serving, the runtime loads the largest such tenants' postings (every word,
@@ -257,7 +257,7 @@ class Retrieval(_Strict):
     timeout: float = Field(default=10.0, gt=0)
     # Fusion: weight of the lexical score (bm25 divided by the best one, times the squared
     # share of the query's words the match holds) and of the cosine similarity. Tuned on
-    # LoCoMo-dev and a paraphrase set (see README, "Hybrid retrieval").
+    # LoCoMo-dev and a paraphrase set (docs/benchmarks.md).
     lexical_weight: float = Field(default=0.4, ge=0)
     semantic_weight: float = Field(default=0.6, ge=0)
     # The semantic side returns only sources at least this similar to the query (cosine):

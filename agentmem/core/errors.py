@@ -45,6 +45,8 @@ class Reason(StrEnum):
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN"
     MALFORMED_REQUEST = "MALFORMED_REQUEST"
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
+    # A start-up error of any server, never an RPC's: its listening address is taken.
+    ADDRESS_IN_USE = "ADDRESS_IN_USE"
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ CATALOG: dict[Reason, Entry] = {
     Reason.MESSAGE_TOO_LARGE: Entry(
         "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
     ),
+    Reason.ADDRESS_IN_USE: Entry("UNAVAILABLE", "the address is already in use"),
 }
 
 

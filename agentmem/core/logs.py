@@ -16,6 +16,7 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 
 from agentmem.core.tracing import current_ids
 
@@ -53,13 +54,26 @@ class JsonFormatter(logging.Formatter):
         return _ENCODER.encode(out)
 
 
-def configure(service: str, level: str = "INFO") -> logging.Handler:
-    """A service's logging: JSON lines on stderr. Records keep no caller location, thread
-    or process: the lines never show them. Returns the handler."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter(service))
+def configure(service: str, level: str = "INFO", file: str | None = None) -> logging.Handler:
+    """A service's logging: JSON lines on stderr, or with `file` every line in that file
+    (appended) and only warnings and errors on stderr, so that a terminal shows what needs a
+    person and not one line per call. Records keep no caller location, thread or process:
+    the lines never show them. Returns the handler that gets every line."""
+    formatter = JsonFormatter(service)
+    handler: logging.Handler
+    handlers: list[logging.Handler] = []
+    if file:
+        Path(file).parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(file, encoding="utf-8")
+        terminal = logging.StreamHandler(sys.stderr)
+        terminal.setLevel(logging.WARNING)
+        terminal.setFormatter(formatter)
+        handlers.append(terminal)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [handler, *handlers]
     root.setLevel(level)
     # The logging HOWTO's optimizations: no stack walk or lookups per record for fields
     # that no line shows.

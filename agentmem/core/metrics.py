@@ -8,6 +8,7 @@ number of series stays bounded whatever the traffic.
 from __future__ import annotations
 
 import contextlib
+import errno
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from agentmem.core.listen import AddressInUse
 
 # Per RPC, after the naming of the Prometheus gRPC ecosystem (go-grpc-prometheus).
 RPC_LABELS = ("grpc_type", "grpc_service", "grpc_method")
@@ -131,6 +134,10 @@ def serve(listen: str) -> MetricsServer:
     host = host.strip("[]") or "0.0.0.0"
     try:
         server, thread = start_http_server(int(port), addr=host)
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise AddressInUse(listen, "metrics server") from None
+        raise OSError(f"cannot serve metrics on {listen}: {e}") from None
+    except ValueError as e:
         raise OSError(f"cannot serve metrics on {listen}: {e}") from None
     return MetricsServer(server, thread)

@@ -15,6 +15,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from agentmem.core import listen as listening
 from agentmem.core import metrics
 from agentmem.core.guard import CallGuard
 from agentmem.core.rpc_metrics import RpcMetrics
@@ -71,9 +72,16 @@ async def start(
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> Served:
     """`interceptors` run outside the guard (tracing first); with `metrics_listen`, every
-    RPC is also counted and timed, and /metrics is served there over plaintext HTTP."""
+    RPC is also counted and timed, and /metrics is served there over plaintext HTTP.
+    Raises `listen.AddressInUse` when an address is taken, before anything listens."""
+    for address in (listen, health_listen, metrics_listen):
+        if address:
+            listening.ensure_free(address)
     outer = [*interceptors, *([RpcMetrics()] if metrics_listen else [])]
-    server = grpc.aio.server(interceptors=[*outer, guard], options=list(options))
+    server = grpc.aio.server(
+        interceptors=[*outer, guard],
+        options=[*listening.GRPC_SERVER_OPTIONS, *options],
+    )
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -86,26 +94,43 @@ async def start(
             ],
             server,
         )
-    if credentials is None:
-        port = server.add_insecure_port(listen)
-    else:
-        port = server.add_secure_port(listen, credentials)
-    if port == 0:
-        raise OSError(f"cannot listen on {listen}")
+    port = await _add_port(server, listen, credentials)
     await server.start()
     for name in ["", *services]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_server = None
     if health_listen:  # plaintext, health only: for kubelet probes beside an mTLS port
-        health_server = grpc.aio.server()
+        health_server = grpc.aio.server(options=listening.GRPC_SERVER_OPTIONS)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
-        if health_server.add_insecure_port(health_listen) == 0:
-            raise OSError(f"cannot listen on {health_listen}")
+        try:
+            await _add_port(health_server, health_listen, None)
+        except OSError:
+            await server.stop(None)
+            raise
         await health_server.start()
     served = Served(server, port, health_servicer, guard, grace, health_server)
     if metrics_listen:
         served.metrics_server = metrics.serve(metrics_listen)
     return served
+
+
+async def _add_port(
+    server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None
+) -> int:
+    """Binds `address`; a bind that fails (the address taken since `ensure_free`, or not
+    an address of this machine) stops the server, so nothing is left half started."""
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
+    except RuntimeError:  # grpcio raises instead of returning 0 on a failed bind
+        port = 0
+    if port == 0:
+        await server.stop(None)
+        listening.ensure_free(address)  # AddressInUse when that is why
+        raise OSError(f"cannot listen on {address}")
+    return port
 
 
 async def run_until_signal(served: Served, name: str, port_file: str | None = None) -> None:

@@ -28,7 +28,7 @@ NUMBERED = (
 
 class OpenAICompatibleExtractor:
     def __init__(self, *, endpoint: str, model: str, api_key: str, timeout: float) -> None:
-        from openai import OpenAI  # optional dependency: `pip install agentmem[llm]`
+        from openai import OpenAI  # optional dependency: `pip install agentmem-service[llm]`
 
         self._client = OpenAI(
             base_url=endpoint, api_key=api_key or "unused", timeout=timeout, max_retries=1

@@ -10,11 +10,11 @@ that have no vector yet (not embedded so far) are ranked by their lexical score 
 Candidates are keyed by any string (a source id, a passage's key).
 
 The formula and its weights were chosen offline (`bench.tune_fusion`) on LoCoMo-dev and the
-paraphrase set's tuning half. Measured on the same data and not kept (README, "Hybrid
-retrieval figures"): dividing by a query-dependent bound (the sum of the query words'
-largest idf x impact) instead of the best score, min-max calibration of the cosine within
-the candidates, gating the lexical score by the cosine, and reciprocal-rank fusion; each
-lost on LoCoMo-dev, or gained less on the paraphrase set for what it lost there.
+paraphrase set's tuning half. Measured on the same data and not kept (docs/benchmarks.md):
+dividing by a query-dependent bound (the sum of the query words' largest idf x impact)
+instead of the best score, min-max calibration of the cosine within the candidates,
+gating the lexical score by the cosine, and reciprocal-rank fusion; each lost on LoCoMo-dev,
+or gained less on the paraphrase set for what it lost there.
 """
 
 from __future__ import annotations

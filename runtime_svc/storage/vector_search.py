@@ -559,7 +559,10 @@ def unavailable_reason(conn: Connection) -> str:
         try:
             conn.execute(select(func.vec_version())).scalar_one()
         except Exception:
-            return "the sqlite-vec extension cannot be loaded (pip install 'agentmem[vectors]')"
+            return (
+                "the sqlite-vec extension cannot be loaded "
+                "(pip install 'agentmem-service[vectors]')"
+            )
         return ""
     if conn.exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'vector'").first():
         return ""
