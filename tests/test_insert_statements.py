@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from agentmem.core.config import Storage
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Classification
 from runtime_svc.domain.thread_mode import Mode

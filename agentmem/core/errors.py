@@ -44,6 +44,8 @@ class Reason(StrEnum):
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN"
     MALFORMED_REQUEST = "MALFORMED_REQUEST"
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
+    FACT_RETRACTED = "FACT_RETRACTED"
+    USER_PRINCIPAL_REQUIRED = "USER_PRINCIPAL_REQUIRED"
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,10 @@ CATALOG: dict[Reason, Entry] = {
     ),
     Reason.MESSAGE_TOO_LARGE: Entry(
         "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
+    ),
+    Reason.FACT_RETRACTED: Entry("FAILED_PRECONDITION", "the fact was already retracted"),
+    Reason.USER_PRINCIPAL_REQUIRED: Entry(
+        "PERMISSION_DENIED", "only a user (not an agent or a service) may do this"
     ),
 }
 
