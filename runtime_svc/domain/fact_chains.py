@@ -29,7 +29,7 @@ from dataclasses import dataclass
 class Statement:
     fact_id: str
     value: str  # the object as compared (`attributes.value_key`)
-    valid_from_us: int
+    valid_from_us: int  # > 0: a time of 0 would read as "still current" once it closed one
     seq: int  # the order it was stored in: breaks ties of time
     ends: bool = False  # a statement that the value ended
     live: bool = True  # of an eligible source, and not retracted
