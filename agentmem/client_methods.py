@@ -8,9 +8,11 @@ short lower-case name (`"disabled"`, `"cold"`, `"approve"`) or the proto value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.v1 import (
     audit_pb2,
@@ -63,10 +65,26 @@ def enum_name(enum: EnumTypeWrapper, prefix: str, value: int) -> str:
     return enum.Name(value).removeprefix(prefix).lower()
 
 
+Moment = datetime | str | None
+
+
+def timestamp_of(value: Moment) -> Timestamp | None:
+    """A time argument: a datetime (naive ones are UTC) or an ISO 8601 string
+    ("2024-06-01", "2024-06-01T09:30:00Z"); None leaves the field unset."""
+    if value is None or value == "":
+        return None
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    ts = Timestamp()
+    ts.FromDatetime(moment)
+    return ts
+
+
 def target_of(request: Any) -> str:
     """What a request is about, in ids only: used to say what was not found."""
     fields = request.DESCRIPTOR.fields_by_name
-    for name, label in (("source_id", "source"), ("thread_id", "thread")):
+    for name, label in (("source_id", "source"), ("thread_id", "thread"), ("fact_id", "fact")):
         if name in fields and getattr(request, name):
             return f"{label} {getattr(request, name)}"
     if "key_id" in fields:
@@ -128,9 +146,11 @@ class Methods:
         labels: Mapping[str, str] | None = None,
         request_id: str = "",
         validate_only: bool = False,
+        observed_at: Moment = None,
         timeout: float | None = None,
     ) -> sources_pb2.InsertMemoryResponse:
-        """Give a `request_id` to make the insert safe to retry (it is retried on UNAVAILABLE)."""
+        """Give a `request_id` to make the insert safe to retry (it is retried on UNAVAILABLE);
+        `observed_at` when the content was said or true (default: now)."""
         return self._call(
             "InsertMemory",
             sources_pb2.InsertMemoryRequest(
@@ -146,6 +166,7 @@ class Methods:
                 ),
                 request_id=request_id,
                 validate_only=validate_only,
+                observed_at=timestamp_of(observed_at),
             ),
             timeout,
         )
@@ -313,8 +334,11 @@ class Methods:
         save_intent_source: str = "",
         status: str | int | None = None,
         limit: int = 0,
+        as_of: Moment = None,
+        include_superseded: bool = False,
         timeout: float | None = None,
     ) -> facts_pb2.SearchFactsResponse:
+        """The current facts; `as_of` those current then; `include_superseded` the history."""
         return self._call(
             "SearchFacts",
             facts_pb2.SearchFactsRequest(
@@ -323,24 +347,46 @@ class Methods:
                 save_intent_source=save_intent_source,
                 status=enum_value(facts_pb2.FactStatus, "FACT_STATUS_", status),
                 limit=limit,
+                as_of=timestamp_of(as_of),
+                include_superseded=include_superseded,
             ),
             timeout,
         )
 
     def get_profile(
-        self, *, save_intent_source: str = "", timeout: float | None = None
+        self, *, save_intent_source: str = "", as_of: Moment = None, timeout: float | None = None
     ) -> facts_pb2.GetProfileResponse:
         return self._call(
             "GetProfile",
-            facts_pb2.GetProfileRequest(save_intent_source=save_intent_source),
+            facts_pb2.GetProfileRequest(
+                save_intent_source=save_intent_source, as_of=timestamp_of(as_of)
+            ),
             timeout,
         )
 
     def ask(
-        self, *, question: str, token_budget: int = 300, timeout: float | None = None
+        self,
+        *,
+        question: str,
+        token_budget: int = 300,
+        as_of: Moment = None,
+        timeout: float | None = None,
     ) -> facts_pb2.AskResponse:
         return self._call(
-            "Ask", facts_pb2.AskRequest(question=question, token_budget=token_budget), timeout
+            "Ask",
+            facts_pb2.AskRequest(
+                question=question, token_budget=token_budget, as_of=timestamp_of(as_of)
+            ),
+            timeout,
+        )
+
+    def retract_fact(
+        self, *, fact_id: str, reason: str = "", timeout: float | None = None
+    ) -> facts_pb2.RetractFactResponse:
+        """The user says the fact is wrong: it leaves every read, the value before it is
+        current again, its memory stays (needs memory.review and a user principal)."""
+        return self._call(
+            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), timeout
         )
 
     # foreign sources, revocation, erasure
