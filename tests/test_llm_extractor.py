@@ -73,12 +73,15 @@ def model_endpoint():
     server.shutdown()
 
 
-def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
+def model_stack(make_stack, endpoint):
+    """A stack whose facts come from the fake model at `endpoint`."""
+    return make_stack(
+        facts__extractor="openai_compatible", facts__endpoint=endpoint, facts__model="local-model"
     )
+
+
+def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     insert(client, SQUIER, save_intent="explicit_user_request")
     assert [f.statement for f in facts(client, "Telecaster")] == [
@@ -107,11 +110,7 @@ def test_the_model_names_the_message_and_only_a_sent_one_gives_a_passage(
         fact("the zqlute", 2),  # the assistant's, not sent to the model
         fact("the zqfife", "3"),  # not a number
     ]
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
-    )
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     s = insert_six(client)
     sent = FakeModel.requests[0]["messages"][-1]["content"]
@@ -126,11 +125,7 @@ def test_the_model_names_the_message_and_only_a_sent_one_gives_a_passage(
 
 def test_a_failing_model_falls_back_to_the_rules(make_stack, model_endpoint):
     FakeModel.fail = True
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
-    )
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     s = insert(client, SQUIER)
     assert [f.source_id for f in facts(client, "Squier")] == [s.source_id]
@@ -143,11 +138,7 @@ def test_the_model_extractor_needs_an_endpoint():
 
 
 def test_the_models_facts_take_the_rules_structure_and_time(make_stack, model_endpoint):
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
-    )
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     FakeModel.facts = [
         {"subject": "The user", "predicate": "moved to", "object": "Berlin", "quote": "I moved"},

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     Column,
     ColumnElement,
     Integer,
     MetaData,
-    Row,
     Table,
     Text,
     and_,
@@ -245,7 +245,7 @@ def _in(period: Period) -> ColumnElement[bool]:
         return and_(opened, facts.c.valid_from_us <= bindparam("as_of_us", period.as_of_us))
     if not period.as_of_us:
         return and_(opened, facts.c.valid_to_us == 0)
-    at = bindparam("as_of_us", period.as_of_us)
+    at: BindParameter[int] = bindparam("as_of_us", period.as_of_us)
     return and_(
         opened,
         facts.c.valid_from_us <= at,
@@ -253,7 +253,7 @@ def _in(period: Period) -> ColumnElement[bool]:
     )
 
 
-def _fact(r: Row[Any]) -> Fact:
+def _fact(r: Any) -> Fact:  # a row of _COLUMNS
     return Fact(
         r.fact_id,
         Triple(

@@ -75,7 +75,7 @@ def _chain_existing_facts() -> None:
     updates: dict[str, dict[str, object]] = {}
     for r in rows:
         key = attributes.key(r["subject"], r["predicate"], r["object"])
-        live = eligibility.eligible_regardless_of_time(r)
+        live = eligibility.eligible_regardless_of_time(dict(r))
         chains[(r["tenant_id"], key)].append(
             fact_chains.Statement(
                 r["fact_id"],
