@@ -43,11 +43,11 @@ def values(client, query="", **kw):  # type: ignore[no-untyped-def]
 
 
 def history(client, subject, predicate):  # type: ignore[no-untyped-def]
-    """An attribute's intervals in time order: (object, from day, to day or None)."""
+    """An attribute's intervals, in the order the history lists them (time order):
+    (object, from day, to day or None)."""
     found = [
         f for f in search(client, history=True) if (f.subject, f.predicate) == (subject, predicate)
     ]
-    found.sort(key=lambda f: (f.valid_from.seconds, f.fact_id))
     return [(f.object, day_of(f.valid_from), day_of(f.valid_to)) for f in found]
 
 

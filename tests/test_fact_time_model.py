@@ -102,6 +102,17 @@ def intervals(statements: list[Said]) -> list[tuple[str, int, int | None]]:
     return [tuple(i) for i in out]
 
 
+def _when(interval: tuple) -> tuple:  # type: ignore[type-arg]
+    """Intervals in time order; two statements at one time make an empty interval first."""
+    _, start, end = interval
+    return (start, float("inf") if end is None else end)
+
+
+def in_order(facts: list) -> list[tuple[str, float, float | None]]:  # type: ignore[type-arg]
+    found = [(f.object, day_of(f.valid_from), day_of(f.valid_to)) for f in facts]
+    return sorted(found, key=_when)
+
+
 class FactTimeMachine(RuleBasedStateMachine):
     stack = None  # set by the test
     tenants = None
@@ -179,20 +190,14 @@ class FactTimeMachine(RuleBasedStateMachine):
             single = ATTRIBUTES[(f.subject, f.predicate)][3]
             chain = (f.subject, f.predicate, "" if single else f.object)
             by_chain.setdefault(chain, []).append(f)
-        return {
-            chain: [
-                (f.object, day_of(f.valid_from), day_of(f.valid_to))
-                for f in sorted(found, key=lambda f: (f.valid_from.seconds, f.fact_id))
-            ]
-            for chain, found in by_chain.items()
-        }
+        return {chain: in_order(found) for chain, found in by_chain.items()}
 
     def _model(self) -> dict[tuple[str, str, str], list[tuple[str, int, int | None]]]:
         chains: dict[tuple[str, str, str], list[Said]] = {}
         for s in self.said:
             chains.setdefault(s.chain, []).append(s)
         modelled = {chain: intervals(statements) for chain, statements in chains.items()}
-        return {chain: found for chain, found in modelled.items() if found}
+        return {chain: sorted(found, key=_when) for chain, found in modelled.items() if found}
 
     # what must hold after every step
 

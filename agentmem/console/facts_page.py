@@ -67,6 +67,12 @@ def current_rows(entries: Sequence[Any], facts: Sequence[Any]) -> list[Row]:
     return rows
 
 
+def _when(f: Any) -> tuple[int, int]:
+    """In time order; two statements at one time make an empty interval, listed first."""
+    end = f.valid_to.ToMicroseconds() if f.HasField("valid_to") else 2**63
+    return (f.valid_from.ToMicroseconds(), end)
+
+
 def histories(facts: Sequence[Any]) -> list[Attribute]:
     """The attributes that changed: their intervals in time order."""
     groups: dict[str, list[Any]] = {}
@@ -74,7 +80,7 @@ def histories(facts: Sequence[Any]) -> list[Attribute]:
         groups.setdefault(f"{f.subject} {f.predicate}", []).append(f)
     out = []
     for key, found in sorted(groups.items()):
-        found.sort(key=lambda f: (f.valid_from.seconds, f.valid_from.nanos, f.fact_id))
+        found.sort(key=_when)
         if len(found) > 1 or found[0].superseded_by:
             intervals = tuple(
                 Interval(f.object, day(f.valid_from), day(f.valid_to), f.superseded_by)

@@ -54,10 +54,10 @@ class FactLinks(_Repository):
         return self._keys(facts.c.fact_id.in_(list(fact_ids)))
 
     def _keys(self, which: ColumnElement[bool]) -> set[AttributeKey]:
-        stmt = (
-            select(facts.c.subject, facts.c.predicate, facts.c.object_key)
-            .where(facts.c.tenant_id == self.tenant_id, which)
-            .distinct()
+        # No DISTINCT: it would have the planner walk the attribute index over the whole
+        # tenant instead of looking the few rows up by source or fact id.
+        stmt = select(facts.c.subject, facts.c.predicate, facts.c.object_key).where(
+            facts.c.tenant_id == self.tenant_id, which
         )
         return {AttributeKey(*r) for r in self.conn.execute(stmt)}
 

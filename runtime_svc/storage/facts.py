@@ -186,13 +186,13 @@ class FactRepository(_Repository):
             ),
         )
         order = [facts.c.confidence.desc(), facts.c.created_at_us, facts.c.fact_id]
-        if period.history:  # each attribute's intervals in time order
+        if period.history:  # each attribute's intervals in time order (ties: stored order)
             order = [
                 facts.c.subject,
                 facts.c.predicate,
                 facts.c.object_key,
                 facts.c.valid_from_us,
-                facts.c.fact_id,
+                facts.c.pk,
             ]
         if terms and not self._sqlite:
             vector = func.to_tsvector(literal_column("'english'"), facts.c.statement)
