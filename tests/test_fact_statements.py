@@ -15,7 +15,12 @@ from runtime_svc.services.fact_retraction import FactRetraction, RetractCommand
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.source_lifecycle import ClassifyCommand, EraseCommand
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from tests.test_insert_statements import CALLER, insert, parts  # noqa: F401 (fixture)
+from tests.test_insert_statements import (  # noqa: F401 (parts: a fixture)
+    CALLER,
+    assert_plans_avoid,
+    insert,
+    parts,
+)
 
 REVIEWER = Caller("tenant-a", "alice", "user", frozenset({"memory.review"}))
 
@@ -55,8 +60,4 @@ def test_chain_statements_read_only_their_attributes_rows(parts):  # noqa: F811
         (s, p) for s, p in statements if re.match(r"\s*(SELECT|UPDATE|DELETE)", s) and "facts" in s
     ]
     assert any("superseded_by" in s for s, _ in chain_reads)  # the chain's own statements ran
-    with db.writer.connect() as conn:
-        for statement, parameters in chain_reads:
-            plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
-            wide = [row[3] for row in plan if TENANT_WIDE.search(row[3])]
-            assert not wide, (statement, wide)
+    assert_plans_avoid(db, chain_reads, TENANT_WIDE)
