@@ -28,9 +28,9 @@ test: install ## the whole suite, through real servers
 
 FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40
-fuzz: install ## the source lifecycle's model-based test, many more sequences than make test
+fuzz: install ## the model-based tests (source lifecycle, facts over time), many more sequences than make test
 	AGENTMEM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) AGENTMEM_FUZZ_STEPS=$(FUZZ_STEPS) \
-		$(BIN)/pytest -q -p no:timeout tests/test_lifecycle_model.py
+		$(BIN)/pytest -q -p no:timeout tests/test_lifecycle_model.py tests/test_fact_time_model.py
 
 wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
 	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py

@@ -13,8 +13,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.client_errors import InvalidArgument
-from agentmem.client_values import enum_value, message, timestamp
+from agentmem.client_values import Moment, enum_value, message, timestamp
 from agentmem.client_values import pointer as thin_pointer
 from agentmem.v1 import (
     audit_pb2,
@@ -95,7 +94,7 @@ class AsyncMethods:
         "name"?, "sent_at"?}). `save_intent` is explicit_user_request | user_confirmed |
         client_auto_save. A `request_id` makes the insert safe to retry (it is retried on
         UNAVAILABLE and returns the first result). `validate_only` checks and stores
-        nothing. `observed_at`: when it was said or true, where the server's API has it."""
+        nothing. `observed_at`: when it was said or true (default: now)."""
         request = sources_pb2.InsertMemoryRequest(
             content=content,
             messages=[message(m, i) for i, m in enumerate(messages)],
@@ -113,12 +112,7 @@ class AsyncMethods:
             validate_only=validate_only,
         )
         if observed_at is not None:
-            field = request.DESCRIPTOR.fields_by_name.get("observed_at")
-            if field is None:
-                raise InvalidArgument(
-                    "observed_at is not in this version's API", reason="INVALID_FIELD"
-                )
-            getattr(request, field.name).CopyFrom(timestamp(observed_at, "observed_at"))
+            request.observed_at.CopyFrom(timestamp(observed_at, "observed_at"))
         return await self._call("InsertMemory", request, timeout)
 
     async def list_sources(
@@ -306,38 +300,58 @@ class AsyncMethods:
         save_intent_source: str = "",
         status: str | int | None = None,
         limit: int = 0,
+        as_of: Moment = None,
+        include_superseded: bool = False,
         timeout: float | None = None,
     ) -> facts_pb2.SearchFactsResponse:
         """Facts extracted from eligible memories, filtered by words, save intent, its source
-        and status (`"active"` by default), each with its source and confidence."""
-        return await self._call(
-            "SearchFacts",
-            facts_pb2.SearchFactsRequest(
-                query=query,
-                save_intent=save_intent,
-                save_intent_source=save_intent_source,
-                status=enum_value(facts_pb2.FactStatus, "FACT_STATUS_", status, "status"),
-                limit=limit,
-            ),
-            timeout,
+        and status (`"active"` by default), each with its source, confidence and validity
+        interval: the current facts; `as_of` those current then; `include_superseded` the
+        whole history."""
+        request = facts_pb2.SearchFactsRequest(
+            query=query,
+            save_intent=save_intent,
+            save_intent_source=save_intent_source,
+            status=enum_value(facts_pb2.FactStatus, "FACT_STATUS_", status, "status"),
+            limit=limit,
+            include_superseded=include_superseded,
         )
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return await self._call("SearchFacts", request, timeout)
 
     async def get_profile(
-        self, *, save_intent_source: str = "", timeout: float | None = None
+        self, *, save_intent_source: str = "", as_of: Moment = None, timeout: float | None = None
     ) -> facts_pb2.GetProfileResponse:
-        """What is known about the user, consolidated from eligible facts."""
-        return await self._call(
-            "GetProfile",
-            facts_pb2.GetProfileRequest(save_intent_source=save_intent_source),
-            timeout,
-        )
+        """What is known about the user, consolidated from eligible current facts (`as_of`:
+        as it was then), each value with the time it has held since."""
+        request = facts_pb2.GetProfileRequest(save_intent_source=save_intent_source)
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return await self._call("GetProfile", request, timeout)
 
     async def ask(
-        self, *, question: str, token_budget: int = 300, timeout: float | None = None
+        self,
+        *,
+        question: str,
+        token_budget: int = 300,
+        as_of: Moment = None,
+        timeout: float | None = None,
     ) -> facts_pb2.AskResponse:
-        """An answer to `question` from memory, with compact provenance of every piece."""
+        """An answer to `question` from memory (current facts; `as_of`: as it was then), with
+        compact provenance of every piece and when the answer last changed."""
+        request = facts_pb2.AskRequest(question=question, token_budget=token_budget)
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return await self._call("Ask", request, timeout)
+
+    async def retract_fact(
+        self, *, fact_id: str, reason: str = "", timeout: float | None = None
+    ) -> facts_pb2.RetractFactResponse:
+        """The user says the fact is wrong: it leaves every read, the value before it is
+        current again, its memory stays (needs memory.review and a user principal)."""
         return await self._call(
-            "Ask", facts_pb2.AskRequest(question=question, token_budget=token_budget), timeout
+            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), timeout
         )
 
     async def register_owner_key(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentmem.client_memory import Caller
-from agentmem.client_values import enum_value
+from agentmem.client_values import Moment, enum_value, timestamp
 from agentmem.client_values import pointer as thin_pointer
 from agentmem.v1 import audit_pb2, facts_pb2, foreign_pb2
 
@@ -21,38 +21,58 @@ class GovernanceMethods(Caller):
         save_intent_source: str = "",
         status: str | int | None = None,
         limit: int = 0,
+        as_of: Moment = None,
+        include_superseded: bool = False,
         timeout: float | None = None,
     ) -> facts_pb2.SearchFactsResponse:
         """Facts extracted from eligible memories, filtered by words, save intent, its source
-        and status (`"active"` by default), each with its source and confidence."""
-        return self._call(
-            "SearchFacts",
-            facts_pb2.SearchFactsRequest(
-                query=query,
-                save_intent=save_intent,
-                save_intent_source=save_intent_source,
-                status=enum_value(facts_pb2.FactStatus, "FACT_STATUS_", status, "status"),
-                limit=limit,
-            ),
-            timeout,
+        and status (`"active"` by default), each with its source, confidence and validity
+        interval: the current facts; `as_of` those current then; `include_superseded` the
+        whole history."""
+        request = facts_pb2.SearchFactsRequest(
+            query=query,
+            save_intent=save_intent,
+            save_intent_source=save_intent_source,
+            status=enum_value(facts_pb2.FactStatus, "FACT_STATUS_", status, "status"),
+            limit=limit,
+            include_superseded=include_superseded,
         )
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return self._call("SearchFacts", request, timeout)
 
     def get_profile(
-        self, *, save_intent_source: str = "", timeout: float | None = None
+        self, *, save_intent_source: str = "", as_of: Moment = None, timeout: float | None = None
     ) -> facts_pb2.GetProfileResponse:
-        """What is known about the user, consolidated from eligible facts."""
-        return self._call(
-            "GetProfile",
-            facts_pb2.GetProfileRequest(save_intent_source=save_intent_source),
-            timeout,
-        )
+        """What is known about the user, consolidated from eligible current facts (`as_of`:
+        as it was then), each value with the time it has held since."""
+        request = facts_pb2.GetProfileRequest(save_intent_source=save_intent_source)
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return self._call("GetProfile", request, timeout)
 
     def ask(
-        self, *, question: str, token_budget: int = 300, timeout: float | None = None
+        self,
+        *,
+        question: str,
+        token_budget: int = 300,
+        as_of: Moment = None,
+        timeout: float | None = None,
     ) -> facts_pb2.AskResponse:
-        """An answer to `question` from memory, with compact provenance of every piece."""
+        """An answer to `question` from memory (current facts; `as_of`: as it was then), with
+        compact provenance of every piece and when the answer last changed."""
+        request = facts_pb2.AskRequest(question=question, token_budget=token_budget)
+        if as_of is not None:
+            request.as_of.CopyFrom(timestamp(as_of, "as_of"))
+        return self._call("Ask", request, timeout)
+
+    def retract_fact(
+        self, *, fact_id: str, reason: str = "", timeout: float | None = None
+    ) -> facts_pb2.RetractFactResponse:
+        """The user says the fact is wrong: it leaves every read, the value before it is
+        current again, its memory stays (needs memory.review and a user principal)."""
         return self._call(
-            "Ask", facts_pb2.AskRequest(question=question, token_budget=token_budget), timeout
+            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), timeout
         )
 
     def register_owner_key(

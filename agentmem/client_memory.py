@@ -16,7 +16,6 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.client_errors import InvalidArgument
 from agentmem.client_values import enum_value, message, timestamp
 from agentmem.v1 import (
     capabilities_pb2,
@@ -94,7 +93,7 @@ class MemoryMethods(Caller):
         "name"?, "sent_at"?}). `save_intent` is explicit_user_request | user_confirmed |
         client_auto_save. A `request_id` makes the insert safe to retry (it is retried on
         UNAVAILABLE and returns the first result). `validate_only` checks and stores
-        nothing. `observed_at`: when it was said or true, where the server's API has it."""
+        nothing. `observed_at`: when it was said or true (default: now)."""
         request = sources_pb2.InsertMemoryRequest(
             content=content,
             messages=[message(m, i) for i, m in enumerate(messages)],
@@ -112,13 +111,7 @@ class MemoryMethods(Caller):
             validate_only=validate_only,
         )
         if observed_at is not None:
-            # The field arrives with the temporal facts; until then the client says so.
-            field = request.DESCRIPTOR.fields_by_name.get("observed_at")
-            if field is None:
-                raise InvalidArgument(
-                    "observed_at is not in this version's API", reason="INVALID_FIELD"
-                )
-            getattr(request, field.name).CopyFrom(timestamp(observed_at, "observed_at"))
+            request.observed_at.CopyFrom(timestamp(observed_at, "observed_at"))
         return self._call("InsertMemory", request, timeout)
 
     def list_sources(

@@ -84,6 +84,10 @@ def enum_name(enum: ProtoEnum, prefix: str, value: int) -> str:
     return enum.Name(value).removeprefix(prefix).lower()
 
 
+# A time argument: a datetime (naive: UTC), an ISO 8601 date or time, or a Timestamp.
+Moment = datetime | str | Timestamp | None
+
+
 def timestamp(value: datetime | str | Timestamp, field: str = "time") -> Timestamp:
     """A protobuf Timestamp from a datetime (naive: UTC), an RFC 3339 string or itself."""
     if isinstance(value, Timestamp):
@@ -93,13 +97,16 @@ def timestamp(value: datetime | str | Timestamp, field: str = "time") -> Timesta
         out.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
         return out
     try:
-        out.FromJsonString(value)
-    except (ValueError, TypeError, AttributeError):
+        # ISO 8601: a date ("2024-06-01") or a time ("2024-06-01T09:30:00Z"); UTC unless it says.
+        moment = datetime.fromisoformat(value)
+    except (ValueError, TypeError):
         raise InvalidArgument(
-            f"{field} must be a datetime or an RFC 3339 time such as 2026-05-01T10:00:00Z",
+            f"{field} must be a datetime or an ISO 8601 date or time such as "
+            "2026-05-01 or 2026-05-01T10:00:00Z",
             reason="INVALID_FIELD",
             metadata={"field": field},
         ) from None
+    out.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
     return out
 
 
@@ -131,7 +138,7 @@ def event_kinds(kinds: Iterable[str | int]) -> list[int]:
 def target_of(request: Any) -> str:
     """What a request is about, in ids only: used to say what was not found."""
     fields = request.DESCRIPTOR.fields_by_name
-    for name, label in (("source_id", "source"), ("thread_id", "thread")):
+    for name, label in (("source_id", "source"), ("thread_id", "thread"), ("fact_id", "fact")):
         if name in fields and getattr(request, name):
             return f"{label} {getattr(request, name)}"
     if "key_id" in fields:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from google.protobuf import json_format
@@ -60,6 +61,10 @@ StateName = Literal[
 SourceId = Annotated[str, Field(description="a source id (src_…)")]
 Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
 ThreadId = Annotated[str, Field(description="the conversation thread (optional)")]
+AsOf = Annotated[
+    datetime | None,
+    Field(description="as it was at this time (ISO 8601, e.g. 2024-06-01); default: now"),
+]
 
 # Which catalog reason an invalid argument maps to (default INVALID_FIELD).
 FIELD_REASONS = {"save_intent": Reason.SAVE_INTENT_INVALID}
@@ -236,8 +241,12 @@ def build(
         _read("Ask memory"),
         facts_pb2.AskResponse,
     )
-    async def memory_ask(ctx: Context, question: str, token_budget: int = 300) -> dict[str, Any]:
-        return await call(caller(ctx).ask(question=question, token_budget=token_budget))
+    async def memory_ask(
+        ctx: Context, question: str, token_budget: int = 300, as_of: AsOf = None
+    ) -> dict[str, Any]:
+        return await call(
+            caller(ctx).ask(question=question, token_budget=token_budget, as_of=as_of)
+        )
 
     @tool(
         "Explain which memories a query selects and why others are filtered "
@@ -316,7 +325,8 @@ def build(
         )
 
     @tool(
-        "Search facts extracted from the user's memories.",
+        "Search facts extracted from the user's memories: the current ones; as_of gives those "
+        "current at that time, include_superseded every value with its dates.",
         _read("Search facts"),
         facts_pb2.SearchFactsResponse,
     )
@@ -325,20 +335,43 @@ def build(
         query: str = "",
         save_intent_source: str = "",
         save_intent: SaveIntent | None = None,
+        as_of: AsOf = None,
+        include_superseded: bool = False,
     ) -> dict[str, Any]:
         return await call(
             caller(ctx).search_facts(
-                query=query, save_intent_source=save_intent_source, save_intent=save_intent or ""
+                query=query,
+                save_intent_source=save_intent_source,
+                save_intent=save_intent or "",
+                as_of=as_of,
+                include_superseded=include_superseded,
             )
         )
 
     @tool(
-        "The user's profile, consolidated from remembered facts.",
+        "The user's profile, consolidated from remembered facts (as it is now, or as_of).",
         _read("Profile"),
         facts_pb2.GetProfileResponse,
     )
-    async def memory_profile_get(ctx: Context, save_intent_source: str = "") -> dict[str, Any]:
-        return await call(caller(ctx).get_profile(save_intent_source=save_intent_source))
+    async def memory_profile_get(
+        ctx: Context, save_intent_source: str = "", as_of: AsOf = None
+    ) -> dict[str, Any]:
+        return await call(
+            caller(ctx).get_profile(save_intent_source=save_intent_source, as_of=as_of)
+        )
+
+    @tool(
+        "Retract a remembered fact the user says is wrong: the value before it becomes "
+        "current again; the memory stays. Only on the user's own word.",
+        _write("Retract a fact", destructive=True),
+        facts_pb2.RetractFactResponse,
+    )
+    async def memory_fact_retract(
+        ctx: Context,
+        fact_id: Annotated[str, Field(description="the fact id (fact_…)")],
+        reason: Annotated[str, Field(description="why (optional, not stored)")] = "",
+    ) -> dict[str, Any]:
+        return await call(caller(ctx).retract_fact(fact_id=fact_id, reason=reason))
 
     @tool(
         "Read a thread's memory mode (enabled or disabled).",

@@ -28,7 +28,7 @@ from agentmem.core import config
 from agentmem.core.config import Storage
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.passages import Window

@@ -45,6 +45,7 @@ POLICY: dict[str, Rule] = {
     _m("SearchFacts"): Rule("memory.read", "facts", idempotent=True),
     _m("GetProfile"): Rule("memory.read", "facts", idempotent=True),
     _m("Ask"): Rule("memory.read", "facts", idempotent=True),
+    _m("RetractFact"): Rule("memory.review", "facts", idempotent=False),
     _m("RegisterOwnerKey"): Rule("memory.admin", "foreign_sources", idempotent=False),
     _m("RevokeOwnerKey"): Rule("memory.admin", "foreign_sources", idempotent=False),
     _m("PrepareForeignSource"): Rule("memory.admit", "foreign_sources", idempotent=True),

@@ -128,6 +128,12 @@ def _ask(r: Any) -> None:
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 
+def _retract_fact(r: Any) -> None:
+    v.identifier("fact_id", r.fact_id)
+    if len(r.reason) > 200:
+        raise invalid_field("reason", "must be at most 200 characters")
+
+
 def _owner_key(r: Any) -> None:
     v.identifier("owner_id", r.owner_id)
     v.identifier("key_id", r.key_id)
@@ -179,6 +185,7 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "SearchFacts": _search_facts,
     "GetProfile": _nothing,
     "Ask": _ask,
+    "RetractFact": _retract_fact,
     "RegisterOwnerKey": _owner_key,
     "RevokeOwnerKey": _owner_key,
     "PrepareForeignSource": _foreign,

@@ -18,7 +18,8 @@ from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc.adapters import embedders
-from runtime_svc.domain.facts import Extractor, RuleExtractor
+from runtime_svc.domain.extraction import RuleExtractor
+from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.fusion import Weights
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.passages import Window
@@ -29,6 +30,7 @@ from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.fact_retraction import FactRetraction
 from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.foreign import ForeignSources
 from runtime_svc.services.inserts import Inserts
@@ -139,6 +141,7 @@ async def start(
         ),
         retrieval=retrieval,
         facts=Facts(uow, system_clock, retrieval),
+        retraction=FactRetraction(uow, journal, system_clock),
         foreign=ForeignSources(uow, journal, system_clock, changes),
         audit=Audit(uow),
         feed=feed,

@@ -64,6 +64,27 @@ def test_memory_commands(cli):
     cli("sources", "get", "src_missing", expect=1)
 
 
+def test_fact_time_commands(cli):
+    cli.json("insert", "I live in Lisbon", "--observed-at", "2023-01-01")
+    cli.json("insert", "I live in Berlin", "--observed-at", "2024-01-01T09:30:00Z")
+
+    def lives(*argv: str) -> list[str]:
+        return [f["object"] for f in cli.json("facts", "search", "live", *argv)["facts"]]
+
+    assert lives() == ["Berlin"]
+    assert lives("--as-of", "2023-06-01") == ["Lisbon"]
+    assert sorted(lives("--history")) == ["Berlin", "Lisbon"]
+    assert cli.json("profile", "--as-of", "2023-06-01")["entries"][0]["value"] == "Lisbon"
+    assert "Lisbon" in cli.json("ask", "where do I live", "--as-of", "2023-06-01")["answer"]
+    berlin = cli.json("facts", "search", "live")["facts"][0]["fact_id"]
+    assert cli.json("facts", "retract", berlin, "--reason", "wrong")["fact_id"] == berlin
+    assert lives() == ["Lisbon"]
+    cli("facts", "retract", berlin, expect=1)  # FACT_RETRACTED
+    with pytest.raises(SystemExit) as e:  # argparse refuses a time it cannot read
+        main(["facts", "search", "--as-of", "last tuesday"])
+    assert e.value.code == 2
+
+
 def test_policy_and_review_commands(cli):
     assert (
         cli.json("policy", "set", "review_pending", "--expected-revision", "0")["revision"] == "1"

@@ -127,6 +127,34 @@ def test_a_fact_from_a_conversation_names_the_messages_it_was_stated_in(
     assert card.locator(".passage").inner_text() == "messages 2 to 3"
 
 
+def test_the_profile_shows_since_when_how_it_changed_and_retracts_a_wrong_value(
+    stack: Stack, open_page: Any
+) -> None:
+    admin = stack.client(ADMIN_A)
+    for text, day in (("I live in Lisbon", "2023-01-01"), ("I live in Berlin", "2024-01-01")):
+        admin.insert_memory(content=text, observed_at=day, save_intent="explicit_user_request")
+    page = open_page()
+    page.goto("/facts")
+    row = page.locator("#profile tbody tr", has_text="user lives in")
+    assert row.locator(".value").inner_text() == "Berlin"
+    assert row.locator(".since").inner_text() == "since 2024-01-01"
+    history = page.locator("table.history[data-attribute='user lives in'] tbody tr")
+    assert history.all_inner_texts() == [
+        "Lisbon\t2023-01-01\t2024-01-01",
+        "Berlin\t2024-01-01\tnow",
+    ]
+    shot(page, "facts-over-time")
+
+    fact_id = row.get_attribute("data-fact-id")
+    assert page.request.post(f"/facts/{fact_id}/retract", form={}).status == 403  # no CSRF
+    row.get_by_role("button", name="This is wrong").click()
+    page.get_by_text(f"Retracted fact {fact_id}").wait_for()
+    row = page.locator("#profile tbody tr", has_text="user lives in")
+    assert row.locator(".value").inner_text() == "Lisbon"
+    assert row.locator(".since").inner_text() == "since 2023-01-01"
+    assert search_ids(admin, "Berlin")  # the memory stays
+
+
 def test_get_capabilities_names_the_caller_and_its_scopes(stack: Stack) -> None:
     caps = stack.client(READER_A).GetCapabilities(capabilities_pb2.GetCapabilitiesRequest())
     assert caps.caller.principal_id == "reader"

@@ -54,17 +54,18 @@ def test_the_seed_example_yields_a_fact_about_the_squier(stack):
 
 def test_auto_saved_facts_are_less_certain_and_say_why(stack):
     client = stack.client()
+    # "plays" holds many values: both stay current.
     insert(
-        client, "I live in Lisbon", save_intent="explicit_user_request", save_intent_source="claude"
+        client, "I play the cello", save_intent="explicit_user_request", save_intent_source="claude"
     )
-    insert(client, "I live in Porto", save_intent="client_auto_save", save_intent_source="opencode")
-    by_object = {f.object: f for f in facts(client, "live")}
-    assert by_object["Lisbon"].confidence > by_object["Porto"].confidence
-    assert "auto-save" in by_object["Porto"].confidence_reason
-    assert [f.object for f in facts(client, save_intent_source="opencode")] == ["Porto"]
-    assert [f.object for f in facts(client, save_intent="explicit_user_request")] == ["Lisbon"]
-    assert profile(client, save_intent_source="claude")[0].value == "Lisbon"
-    assert profile(client)[0].value == "Lisbon; Porto"  # most confident first
+    insert(client, "I play the oboe", save_intent="client_auto_save", save_intent_source="opencode")
+    by_object = {f.object: f for f in facts(client, "play")}
+    assert by_object["the cello"].confidence > by_object["the oboe"].confidence
+    assert "auto-save" in by_object["the oboe"].confidence_reason
+    assert [f.object for f in facts(client, save_intent_source="opencode")] == ["the oboe"]
+    assert [f.object for f in facts(client, save_intent="explicit_user_request")] == ["the cello"]
+    assert profile(client, save_intent_source="claude")[0].value == "the cello"
+    assert profile(client)[0].value == "the cello; the oboe"  # most confident first
 
 
 def test_cold_sources_facts_leave_every_surface_and_come_back(stack):

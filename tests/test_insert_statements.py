@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from agentmem.core.config import Storage
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Classification
 from runtime_svc.domain.thread_mode import Mode
@@ -92,8 +92,13 @@ def test_write_statements_read_only_their_own_rows(parts):
 
     reads = [(s, p) for s, p in statements if re.match(r"\s*(SELECT|UPDATE|DELETE)", s)]
     assert any("search_postings" in s for s, _ in reads)  # the index's own statements ran
+    assert_plans_avoid(db, reads, TENANT_WIDE)
+
+
+def assert_plans_avoid(db, reads, pattern) -> None:  # type: ignore[no-untyped-def]
+    """No statement's SQLite query plan has a step matching `pattern`."""
     with db.writer.connect() as conn:
         for statement, parameters in reads:
             plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
-            wide = [row[3] for row in plan if TENANT_WIDE.search(row[3])]
+            wide = [row[3] for row in plan if pattern.search(row[3])]
             assert not wide, (statement, wide)

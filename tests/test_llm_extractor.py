@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentmem.core import config
+from tests.fact_time_helpers import history, say
 from tests.memory_helpers import insert
 from tests.test_facts import SQUIER, ask, facts, insert_six, span
 
@@ -72,12 +73,15 @@ def model_endpoint():
     server.shutdown()
 
 
-def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
+def model_stack(make_stack, endpoint):
+    """A stack whose facts come from the fake model at `endpoint`."""
+    return make_stack(
+        facts__extractor="openai_compatible", facts__endpoint=endpoint, facts__model="local-model"
     )
+
+
+def test_facts_come_from_the_model_when_configured(make_stack, model_endpoint):
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     insert(client, SQUIER, save_intent="explicit_user_request")
     assert [f.statement for f in facts(client, "Telecaster")] == [
@@ -106,11 +110,7 @@ def test_the_model_names_the_message_and_only_a_sent_one_gives_a_passage(
         fact("the zqlute", 2),  # the assistant's, not sent to the model
         fact("the zqfife", "3"),  # not a number
     ]
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
-    )
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     s = insert_six(client)
     sent = FakeModel.requests[0]["messages"][-1]["content"]
@@ -125,11 +125,7 @@ def test_the_model_names_the_message_and_only_a_sent_one_gives_a_passage(
 
 def test_a_failing_model_falls_back_to_the_rules(make_stack, model_endpoint):
     FakeModel.fail = True
-    stack = make_stack(
-        facts__extractor="openai_compatible",
-        facts__endpoint=model_endpoint,
-        facts__model="local-model",
-    )
+    stack = model_stack(make_stack, model_endpoint)
     client = stack.client()
     s = insert(client, SQUIER)
     assert [f.source_id for f in facts(client, "Squier")] == [s.source_id]
@@ -139,3 +135,34 @@ def test_the_model_extractor_needs_an_endpoint():
     with pytest.raises(config.ConfigError) as e:
         config.load(overrides={"facts.extractor": "openai_compatible"})
     assert "facts" in str(e.value)
+
+
+def test_the_models_facts_take_the_rules_structure_and_time(make_stack, model_endpoint):
+    stack = model_stack(make_stack, model_endpoint)
+    client = stack.client()
+    FakeModel.facts = [
+        {"subject": "The user", "predicate": "moved to", "object": "Berlin", "quote": "I moved"},
+        {"subject": "user", "predicate": "works for", "object": "Google", "ends": False},
+        {"subject": "Bob", "predicate": "lives in", "object": "Paris"},  # not the user's
+    ]
+    text = "Last spring I moved to Berlin. I work for Google."
+    say(client, text, 0)
+    by_object = {f.object: f for f in facts(client)}
+    assert {(f.subject, f.predicate) for f in by_object.values()} == {
+        ("user", "lives in"),
+        ("user", "works at"),
+    }
+    berlin = by_object["Berlin"]
+    assert berlin.statement == "The user lives in Berlin"
+    assert text[berlin.sentence_start : berlin.sentence_end] == "I moved"
+    assert "read by a language model" in berlin.confidence_reason
+    system = FakeModel.requests[-1]["messages"][0]["content"]
+    assert '"ends"' in system and "lives in" in system and "works at" in system
+    # An end of a value, read by the model, closes the interval like the rules' would.
+    FakeModel.facts = [
+        {"subject": "user", "predicate": "works at", "object": "Google", "ends": True},
+        {"subject": "user", "predicate": "lives in", "object": "Lisbon"},
+    ]
+    say(client, "I left Google and moved to Lisbon.", 10)
+    assert [(f.predicate, f.object) for f in facts(client)] == [("lives in", "Lisbon")]
+    assert history(client, "user", "works at") == [("Google", 0, 10)]

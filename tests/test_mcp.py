@@ -40,6 +40,7 @@ WRITES = {
     "memory_pending_reject",
     "memory_thread_mode_set",
     "memory_source_classify",
+    "memory_fact_retract",
 }
 TOOLS = READ_ONLY | WRITES
 MARKERS = ("explicit_user_request", "user_confirmed", "client_auto_save")
@@ -269,11 +270,52 @@ async def every_tool(session: ClientSession, stack) -> None:
     await refused(session, "memory_source_classify", {"source_id": "x"}, "INVALID_FIELD")
 
 
+async def facts_over_time(session: ClientSession, stack) -> None:
+    client = stack.client()
+    for content, day in (("I live in Lisbon", "2023-01-01"), ("I live in Berlin", "2024-01-01")):
+        client.insert_memory(content=content, observed_at=day, save_intent="explicit_user_request")
+
+    def lives(found: dict) -> list[str]:
+        return [f["object"] for f in found.get("facts", []) if f["predicate"] == "lives in"]
+
+    now = payload(await session.call_tool("memory_fact_search", {"query": "live"}))
+    then = payload(
+        await session.call_tool("memory_fact_search", {"query": "live", "as_of": "2023-06-01"})
+    )
+    every = payload(
+        await session.call_tool("memory_fact_search", {"query": "live", "include_superseded": True})
+    )
+    assert (lives(now), lives(then), sorted(lives(every))) == (
+        ["Berlin"],
+        ["Lisbon"],
+        ["Berlin", "Lisbon"],
+    )
+    profile = payload(await session.call_tool("memory_profile_get", {"as_of": "2023-06-01"}))
+    assert {e["key"]: e["value"] for e in profile["entries"]}["user lives in"] == "Lisbon"
+    answer = payload(
+        await session.call_tool(
+            "memory_ask", {"question": "where do I live", "as_of": "2023-06-01"}
+        )
+    )
+    assert "Lisbon" in answer["answer"]
+    berlin = next(f for f in now["facts"] if f["object"] == "Berlin")
+    done = payload(await session.call_tool("memory_fact_retract", {"fact_id": berlin["fact_id"]}))
+    assert done["receipt"]["action"] == "fact.retract"
+    assert lives(payload(await session.call_tool("memory_fact_search", {"query": "live"}))) == [
+        "Lisbon"
+    ]
+    message = await refused(
+        session, "memory_fact_search", {"as_of": "my SSN is 078-05-1120"}, "INVALID_FIELD"
+    )
+    assert "078" not in message and "as_of" in message
+
+
 async def exercise(session: ClientSession, stack) -> None:
     init = await session.initialize()
     await check_listing(session, init)
     await every_tool(session, stack)
     await save_intent_matrix(session, stack)
+    await facts_over_time(session, stack)
 
 
 def test_mcp_over_stdio(stack):

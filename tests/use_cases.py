@@ -3,7 +3,7 @@ policy), for tests that call it without the gRPC hops."""
 
 from __future__ import annotations
 
-from runtime_svc.domain.facts import RuleExtractor
+from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock

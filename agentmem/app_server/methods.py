@@ -142,6 +142,12 @@ SPECS = (
         ("expected_revision", "insert_policy"),
     ),
     Spec("memory/facts/search", "SearchFacts", "Facts from eligible memories, with provenance."),
+    Spec(
+        "memory/facts/retract",
+        "RetractFact",
+        "Say a fact is wrong: it leaves every read, the value before it is current again.",
+        ("fact_id",),
+    ),
     Spec("memory/profile/read", "GetProfile", "The user's profile, from eligible facts."),
     Spec(
         "memory/ask",
@@ -195,6 +201,7 @@ EVENT_NOTIFICATIONS = (
     ("memory/ownerKeys/registered", "owner_key_registered", "RegisterOwnerKey"),
     ("memory/ownerKeys/revoked", "owner_key_revoked", "RevokeOwnerKey"),
     ("memory/sources/assent/revoked", "assent_revoked", "RevokeAssent"),
+    ("memory/facts/retracted", "fact_retracted", "RetractFact"),
 )
 # Every notification also carries its event's position, for a host to resume after it.
 EVENT_SEQUENCE = (StrictInt, Field(alias="eventSequence", description="Resume after this."))

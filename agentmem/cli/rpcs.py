@@ -21,7 +21,7 @@ from agentmem.cli import jsonl, render
 from agentmem.cli.client import client_for, fail, run
 from agentmem.client import ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
-from agentmem.client_values import enum_names
+from agentmem.client_values import enum_names, timestamp
 from agentmem.v1 import sources_pb2
 
 Call = Callable[[Client, argparse.Namespace], Any]
@@ -61,7 +61,20 @@ def _review(c: Client, a: argparse.Namespace) -> Any:
     )
 
 
+def _moment(value: str) -> str:
+    """An ISO 8601 date or time ("2024-06-01", "2024-06-01T09:30:00Z"; UTC unless it says)."""
+    try:
+        timestamp(value)
+    except ApiError:
+        raise argparse.ArgumentTypeError("expected an ISO 8601 date or time") from None
+    return value
+
+
 THREAD = ("--thread", {"default": "", "help": "the thread it belongs to (optional)"})
+AS_OF = (
+    "--as-of",
+    {"type": _moment, "default": None, "help": "as it was at this date or time (ISO 8601)"},
+)
 LIMIT = ("--limit", {"type": int, "default": 10, "help": "at most this many results (1-100)"})
 PAGE_SIZE = ("--page-size", {"type": int, "default": 100, "help": "items per page (1-1000)"})
 PAGE_TOKEN = ("--page-token", {"default": "", "help": "the next page (as the last page said)"})
@@ -92,10 +105,19 @@ SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
             save_intent=a.save_intent,
             save_intent_source=a.save_intent_source,
             save_intent_evidence=a.save_intent_evidence,
+            observed_at=a.observed_at,
         ),
         [
             ("content", {"help": "the text to remember"}),
             THREAD,
+            (
+                "--observed-at",
+                {
+                    "type": _moment,
+                    "default": None,
+                    "help": "when it was said or true (ISO 8601; default: now)",
+                },
+            ),
             ("--request-id", {"default": "", "help": "makes a retry return the first result"}),
             (
                 "--save-intent",
@@ -254,20 +276,45 @@ SPECS: list[tuple[tuple[str, ...], str, Call, list[tuple[str, dict]]]] = [
     (
         ("facts", "search"),
         "search extracted facts",
-        lambda c, a: c.search_facts(query=a.query, save_intent_source=a.save_intent_source),
+        lambda c, a: c.search_facts(
+            query=a.query,
+            save_intent_source=a.save_intent_source,
+            as_of=a.as_of,
+            include_superseded=a.history,
+        ),
         [
             ("query", {"nargs": "?", "default": "", "help": "what to look for (optional)"}),
             ("--save-intent-source", {"default": "", "help": "only facts saved by this client"}),
+            AS_OF,
+            (
+                "--history",
+                {"action": "store_true", "help": "every value each attribute had, with its dates"},
+            ),
         ],
     ),
-    (("profile",), "the user's profile from facts", lambda c, a: c.get_profile(), []),
+    (
+        ("facts", "retract"),
+        "say a fact is wrong: the value before it is current again, its memory stays",
+        lambda c, a: c.retract_fact(fact_id=a.fact_id, reason=a.reason),
+        [
+            ("fact_id", {"help": "the fact id (fact_…)"}),
+            ("--reason", {"default": "", "help": "why (optional, not stored)"}),
+        ],
+    ),
+    (
+        ("profile",),
+        "the user's profile from facts",
+        lambda c, a: c.get_profile(as_of=a.as_of),
+        [AS_OF],
+    ),
     (
         ("ask",),
         "answer a question from memory, with provenance",
-        lambda c, a: c.ask(question=a.question, token_budget=a.budget),
+        lambda c, a: c.ask(question=a.question, token_budget=a.budget, as_of=a.as_of),
         [
             ("question", {"help": "the question"}),
             ("--budget", {"type": int, "default": 300, "help": "token budget"}),
+            AS_OF,
         ],
     ),
     (

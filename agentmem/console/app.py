@@ -12,7 +12,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmem.console import auth, insight, live, review, sources
+from agentmem.console import auth, facts_page, insight, live, review, sources
 from agentmem.console.gateway import Gateway
 from agentmem.console.web import HERE, Console
 
@@ -87,7 +87,8 @@ def create_app(gateway: Gateway, *, secure_cookies: bool = False) -> ASGIApp:
         Route("/sources/{source_id}/erase", sources.erase_confirm, methods=["GET"]),
         Route("/sources/{source_id}/erase", sources.erase, methods=["POST"]),
         Route("/explain", insight.explain),
-        Route("/facts", insight.facts),
+        Route("/facts", facts_page.facts),
+        Route("/facts/{fact_id}/retract", facts_page.retract, methods=["POST"]),
         Route("/threads", insight.threads),
         Route("/threads/mode", insight.set_thread_mode, methods=["POST"]),
         Route("/activity", insight.activity),

@@ -224,12 +224,30 @@ class Gateway:
         )
 
     async def facts(
-        self, token: str, query: str, save_intent_source: str
+        self,
+        token: str,
+        query: str,
+        save_intent_source: str,
+        *,
+        limit: int = 0,
+        history: bool = False,
     ) -> facts_pb2.SearchFactsResponse:
         return await self._call(
             "SearchFacts",
-            facts_pb2.SearchFactsRequest(query=query, save_intent_source=save_intent_source),
+            facts_pb2.SearchFactsRequest(
+                query=query,
+                save_intent_source=save_intent_source,
+                limit=limit,
+                include_superseded=history,
+            ),
             token,
+        )
+
+    async def retract_fact(
+        self, token: str, fact_id: str, reason: str
+    ) -> facts_pb2.RetractFactResponse:
+        return await self._call(
+            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), token
         )
 
     async def profile(self, token: str, save_intent_source: str) -> facts_pb2.GetProfileResponse:

@@ -1,5 +1,5 @@
-"""Read-only views: why a query retrieves what it does, facts and profile, thread modes,
-and the audit trail with its chain check."""
+"""Read-only views: why a query retrieves what it does, thread modes, and the audit trail
+with its chain check (facts and profile: `facts_page`)."""
 
 from __future__ import annotations
 
@@ -42,21 +42,6 @@ async def explain(request: Request) -> Response:
         result=result,
         lines=lines,
         reasons=labels.REASONS,
-    )
-
-
-async def facts(request: Request) -> Response:
-    session = signed_in(request)
-    query = request.query_params.get("q", "").strip()[:MAX_QUERY]
-    source = request.query_params.get("save_intent_source", "").strip()[:64]
-    gateway = console(request).gateway
-    try:
-        found = await gateway.facts(session.token, query, source)
-        profile = await gateway.profile(session.token, source)
-    except GatewayError as e:
-        return refused(request, session, e, back="/inbox")
-    return render(
-        request, "facts.html", session, query=query, source=source, facts=found, profile=profile
     )
 
 

@@ -47,6 +47,8 @@ class Reason(StrEnum):
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
     # A start-up error of any server, never an RPC's: its listening address is taken.
     ADDRESS_IN_USE = "ADDRESS_IN_USE"
+    FACT_RETRACTED = "FACT_RETRACTED"
+    USER_PRINCIPAL_REQUIRED = "USER_PRINCIPAL_REQUIRED"
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,10 @@ CATALOG: dict[Reason, Entry] = {
         "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
     ),
     Reason.ADDRESS_IN_USE: Entry("UNAVAILABLE", "the address is already in use"),
+    Reason.FACT_RETRACTED: Entry("FAILED_PRECONDITION", "the fact was already retracted"),
+    Reason.USER_PRINCIPAL_REQUIRED: Entry(
+        "PERMISSION_DENIED", "only a user (not an agent or a service) may do this"
+    ),
 }
 
 

@@ -22,6 +22,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from agentmem.v1 import facts_pb2 as agentmem_dot_v1_dot_facts__pb2
 from agentmem.v1 import foreign_pb2 as agentmem_dot_v1_dot_foreign__pb2
 from agentmem.v1 import review_pb2 as agentmem_dot_v1_dot_review__pb2
 from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
@@ -29,19 +30,19 @@ from agentmem.v1 import thread_mode_pb2 as agentmem_dot_v1_dot_thread__mode__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/events.proto\x12\x0b\x61gentmem.v1\x1a\x19\x61gentmem/v1/foreign.proto\x1a\x18\x61gentmem/v1/review.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x65vent_id\x18\x03 \x01(\t\x12J\n\x1athread_memory_mode_updated\x18\n \x01(\x0b\x32$.agentmem.v1.ThreadMemoryModeUpdatedH\x00\x12Q\n\x1dsource_classification_updated\x18\x0b \x01(\x0b\x32(.agentmem.v1.SourceClassificationUpdatedH\x00\x12\x36\n\x0fmemory_inserted\x18\x0c \x01(\x0b\x32\x1b.agentmem.v1.MemoryInsertedH\x00\x12\x36\n\x0fmemory_reviewed\x18\r \x01(\x0b\x32\x1b.agentmem.v1.MemoryReviewedH\x00\x12\x41\n\x15insert_policy_updated\x18\x0e \x01(\x0b\x32 .agentmem.v1.InsertPolicyUpdatedH\x00\x12\x45\n\x17\x66oreign_source_admitted\x18\x0f \x01(\x0b\x32\".agentmem.v1.ForeignSourceAdmittedH\x00\x12\x41\n\x15\x66oreign_source_denied\x18\x10 \x01(\x0b\x32 .agentmem.v1.ForeignSourceDeniedH\x00\x12\x34\n\x0esource_revoked\x18\x11 \x01(\x0b\x32\x1a.agentmem.v1.SourceRevokedH\x00\x12\x32\n\rsource_erased\x18\x12 \x01(\x0b\x32\x19.agentmem.v1.SourceErasedH\x00\x12?\n\x14owner_key_registered\x18\x13 \x01(\x0b\x32\x1f.agentmem.v1.OwnerKeyRegisteredH\x00\x12\x39\n\x11owner_key_revoked\x18\x14 \x01(\x0b\x32\x1c.agentmem.v1.OwnerKeyRevokedH\x00\x12\x34\n\x0e\x61ssent_revoked\x18\x15 \x01(\x0b\x32\x1a.agentmem.v1.AssentRevokedH\x00\x42\t\n\x07payload\"S\n\x12WatchEventsRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x03\x12%\n\x05kinds\x18\x02 \x03(\x0e\x32\x16.agentmem.v1.EventKind\"8\n\x13WatchEventsResponse\x12!\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x12.agentmem.v1.Event*\xd7\x03\n\tEventKind\x12\x1a\n\x16\x45VENT_KIND_UNSPECIFIED\x10\x00\x12)\n%EVENT_KIND_THREAD_MEMORY_MODE_UPDATED\x10\x01\x12,\n(EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED\x10\x02\x12\x1e\n\x1a\x45VENT_KIND_MEMORY_INSERTED\x10\x03\x12\x1e\n\x1a\x45VENT_KIND_MEMORY_REVIEWED\x10\x04\x12$\n EVENT_KIND_INSERT_POLICY_UPDATED\x10\x05\x12&\n\"EVENT_KIND_FOREIGN_SOURCE_ADMITTED\x10\x06\x12$\n EVENT_KIND_FOREIGN_SOURCE_DENIED\x10\x07\x12\x1d\n\x19\x45VENT_KIND_SOURCE_REVOKED\x10\x08\x12\x1c\n\x18\x45VENT_KIND_SOURCE_ERASED\x10\t\x12#\n\x1f\x45VENT_KIND_OWNER_KEY_REGISTERED\x10\n\x12 \n\x1c\x45VENT_KIND_OWNER_KEY_REVOKED\x10\x0b\x12\x1d\n\x19\x45VENT_KIND_ASSENT_REVOKED\x10\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/events.proto\x12\x0b\x61gentmem.v1\x1a\x17\x61gentmem/v1/facts.proto\x1a\x19\x61gentmem/v1/foreign.proto\x1a\x18\x61gentmem/v1/review.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1d\x61gentmem/v1/thread_mode.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x07\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x65vent_id\x18\x03 \x01(\t\x12J\n\x1athread_memory_mode_updated\x18\n \x01(\x0b\x32$.agentmem.v1.ThreadMemoryModeUpdatedH\x00\x12Q\n\x1dsource_classification_updated\x18\x0b \x01(\x0b\x32(.agentmem.v1.SourceClassificationUpdatedH\x00\x12\x36\n\x0fmemory_inserted\x18\x0c \x01(\x0b\x32\x1b.agentmem.v1.MemoryInsertedH\x00\x12\x36\n\x0fmemory_reviewed\x18\r \x01(\x0b\x32\x1b.agentmem.v1.MemoryReviewedH\x00\x12\x41\n\x15insert_policy_updated\x18\x0e \x01(\x0b\x32 .agentmem.v1.InsertPolicyUpdatedH\x00\x12\x45\n\x17\x66oreign_source_admitted\x18\x0f \x01(\x0b\x32\".agentmem.v1.ForeignSourceAdmittedH\x00\x12\x41\n\x15\x66oreign_source_denied\x18\x10 \x01(\x0b\x32 .agentmem.v1.ForeignSourceDeniedH\x00\x12\x34\n\x0esource_revoked\x18\x11 \x01(\x0b\x32\x1a.agentmem.v1.SourceRevokedH\x00\x12\x32\n\rsource_erased\x18\x12 \x01(\x0b\x32\x19.agentmem.v1.SourceErasedH\x00\x12?\n\x14owner_key_registered\x18\x13 \x01(\x0b\x32\x1f.agentmem.v1.OwnerKeyRegisteredH\x00\x12\x39\n\x11owner_key_revoked\x18\x14 \x01(\x0b\x32\x1c.agentmem.v1.OwnerKeyRevokedH\x00\x12\x34\n\x0e\x61ssent_revoked\x18\x15 \x01(\x0b\x32\x1a.agentmem.v1.AssentRevokedH\x00\x12\x34\n\x0e\x66\x61\x63t_retracted\x18\x16 \x01(\x0b\x32\x1a.agentmem.v1.FactRetractedH\x00\x42\t\n\x07payload\"S\n\x12WatchEventsRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x03\x12%\n\x05kinds\x18\x02 \x03(\x0e\x32\x16.agentmem.v1.EventKind\"8\n\x13WatchEventsResponse\x12!\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x12.agentmem.v1.Event*\xf6\x03\n\tEventKind\x12\x1a\n\x16\x45VENT_KIND_UNSPECIFIED\x10\x00\x12)\n%EVENT_KIND_THREAD_MEMORY_MODE_UPDATED\x10\x01\x12,\n(EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED\x10\x02\x12\x1e\n\x1a\x45VENT_KIND_MEMORY_INSERTED\x10\x03\x12\x1e\n\x1a\x45VENT_KIND_MEMORY_REVIEWED\x10\x04\x12$\n EVENT_KIND_INSERT_POLICY_UPDATED\x10\x05\x12&\n\"EVENT_KIND_FOREIGN_SOURCE_ADMITTED\x10\x06\x12$\n EVENT_KIND_FOREIGN_SOURCE_DENIED\x10\x07\x12\x1d\n\x19\x45VENT_KIND_SOURCE_REVOKED\x10\x08\x12\x1c\n\x18\x45VENT_KIND_SOURCE_ERASED\x10\t\x12#\n\x1f\x45VENT_KIND_OWNER_KEY_REGISTERED\x10\n\x12 \n\x1c\x45VENT_KIND_OWNER_KEY_REVOKED\x10\x0b\x12\x1d\n\x19\x45VENT_KIND_ASSENT_REVOKED\x10\x0c\x12\x1d\n\x19\x45VENT_KIND_FACT_RETRACTED\x10\rb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EVENTKIND']._serialized_start=1186
-  _globals['_EVENTKIND']._serialized_end=1657
-  _globals['_EVENT']._serialized_start=186
-  _globals['_EVENT']._serialized_end=1040
-  _globals['_WATCHEVENTSREQUEST']._serialized_start=1042
-  _globals['_WATCHEVENTSREQUEST']._serialized_end=1125
-  _globals['_WATCHEVENTSRESPONSE']._serialized_start=1127
-  _globals['_WATCHEVENTSRESPONSE']._serialized_end=1183
+  _globals['_EVENTKIND']._serialized_start=1265
+  _globals['_EVENTKIND']._serialized_end=1767
+  _globals['_EVENT']._serialized_start=211
+  _globals['_EVENT']._serialized_end=1119
+  _globals['_WATCHEVENTSREQUEST']._serialized_start=1121
+  _globals['_WATCHEVENTSREQUEST']._serialized_end=1204
+  _globals['_WATCHEVENTSRESPONSE']._serialized_start=1206
+  _globals['_WATCHEVENTSRESPONSE']._serialized_end=1262
 # @@protoc_insertion_point(module_scope)

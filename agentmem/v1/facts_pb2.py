@@ -22,34 +22,42 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from agentmem.v1 import common_pb2 as agentmem_dot_v1_dot_common__pb2
 from agentmem.v1 import retrieval_pb2 as agentmem_dot_v1_dot_retrieval__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmem/v1/facts.proto\x12\x0b\x61gentmem.v1\x1a\x1b\x61gentmem/v1/retrieval.proto\"\x91\x02\n\x04\x46\x61\x63t\x12\x0f\n\x07\x66\x61\x63t_id\x18\x01 \x01(\t\x12\x11\n\tstatement\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x11\n\tpredicate\x18\x04 \x01(\t\x12\x0e\n\x06object\x18\x05 \x01(\t\x12\x12\n\nconfidence\x18\x06 \x01(\x01\x12\x19\n\x11\x63onfidence_reason\x18\x07 \x01(\t\x12\x13\n\x0bsave_intent\x18\x08 \x01(\t\x12\x1a\n\x12save_intent_source\x18\t \x01(\t\x12\x11\n\tsource_id\x18\n \x01(\t\x12\x17\n\x0fsource_revision\x18\x0b \x01(\x03\x12%\n\x07passage\x18\x0c \x01(\x0b\x32\x14.agentmem.v1.Passage\"\x8c\x01\n\x12SearchFactsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x1a\n\x12save_intent_source\x18\x02 \x01(\t\x12\x13\n\x0bsave_intent\x18\x03 \x01(\t\x12\'\n\x06status\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.FactStatus\x12\r\n\x05limit\x18\x05 \x01(\x05\"7\n\x13SearchFactsResponse\x12 \n\x05\x66\x61\x63ts\x18\x01 \x03(\x0b\x32\x11.agentmem.v1.Fact\"/\n\x11GetProfileRequest\x12\x1a\n\x12save_intent_source\x18\x01 \x01(\t\"P\n\x0cProfileEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x12\n\nconfidence\x18\x03 \x01(\x01\x12\x10\n\x08\x66\x61\x63t_ids\x18\x04 \x03(\t\"@\n\x12GetProfileResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.agentmem.v1.ProfileEntry\"4\n\nAskRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x02 \x01(\x05\"\x88\x01\n\rAskProvenance\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x17\n\x0fsource_revision\x18\x02 \x01(\x03\x12\x0f\n\x07\x66\x61\x63t_id\x18\x03 \x01(\t\x12\x13\n\x0bsave_intent\x18\x04 \x01(\t\x12%\n\x07passage\x18\x05 \x01(\x0b\x32\x14.agentmem.v1.Passage\"\xa1\x01\n\x0b\x41skResponse\x12\x0e\n\x06\x61nswer\x18\x01 \x01(\t\x12\x14\n\x0c\x61nswer_basis\x18\x02 \x01(\t\x12\x12\n\nconfidence\x18\x03 \x01(\x01\x12(\n\tcitations\x18\x04 \x03(\x0b\x32\x15.agentmem.v1.Citation\x12.\n\nprovenance\x18\x05 \x03(\x0b\x32\x1a.agentmem.v1.AskProvenance*t\n\nFactStatus\x12\x1b\n\x17\x46\x41\x43T_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41\x43T_STATUS_ELIGIBLE\x10\x01\x12\x1a\n\x16\x46\x41\x43T_STATUS_INELIGIBLE\x10\x02\x12\x13\n\x0f\x46\x41\x43T_STATUS_ALL\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmem/v1/facts.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x1b\x61gentmem/v1/retrieval.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb4\x03\n\x04\x46\x61\x63t\x12\x0f\n\x07\x66\x61\x63t_id\x18\x01 \x01(\t\x12\x11\n\tstatement\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x11\n\tpredicate\x18\x04 \x01(\t\x12\x0e\n\x06object\x18\x05 \x01(\t\x12\x12\n\nconfidence\x18\x06 \x01(\x01\x12\x19\n\x11\x63onfidence_reason\x18\x07 \x01(\t\x12\x13\n\x0bsave_intent\x18\x08 \x01(\t\x12\x1a\n\x12save_intent_source\x18\t \x01(\t\x12\x11\n\tsource_id\x18\n \x01(\t\x12\x17\n\x0fsource_revision\x18\x0b \x01(\x03\x12%\n\x07passage\x18\x0c \x01(\x0b\x32\x14.agentmem.v1.Passage\x12.\n\nvalid_from\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rsuperseded_by\x18\x0f \x01(\t\x12\x16\n\x0esentence_start\x18\x10 \x01(\x05\x12\x14\n\x0csentence_end\x18\x11 \x01(\x05\"\xd3\x01\n\x12SearchFactsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x1a\n\x12save_intent_source\x18\x02 \x01(\t\x12\x13\n\x0bsave_intent\x18\x03 \x01(\t\x12\'\n\x06status\x18\x04 \x01(\x0e\x32\x17.agentmem.v1.FactStatus\x12\r\n\x05limit\x18\x05 \x01(\x05\x12)\n\x05\x61s_of\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1a\n\x12include_superseded\x18\x07 \x01(\x08\"7\n\x13SearchFactsResponse\x12 \n\x05\x66\x61\x63ts\x18\x01 \x03(\x0b\x32\x11.agentmem.v1.Fact\"Z\n\x11GetProfileRequest\x12\x1a\n\x12save_intent_source\x18\x01 \x01(\t\x12)\n\x05\x61s_of\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"{\n\x0cProfileEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x12\n\nconfidence\x18\x03 \x01(\x01\x12\x10\n\x08\x66\x61\x63t_ids\x18\x04 \x03(\t\x12)\n\x05since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"@\n\x12GetProfileResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.agentmem.v1.ProfileEntry\"_\n\nAskRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x02 \x01(\x05\x12)\n\x05\x61s_of\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xe6\x01\n\rAskProvenance\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x17\n\x0fsource_revision\x18\x02 \x01(\x03\x12\x0f\n\x07\x66\x61\x63t_id\x18\x03 \x01(\t\x12\x13\n\x0bsave_intent\x18\x04 \x01(\t\x12%\n\x07passage\x18\x05 \x01(\x0b\x32\x14.agentmem.v1.Passage\x12.\n\nvalid_from\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd1\x01\n\x0b\x41skResponse\x12\x0e\n\x06\x61nswer\x18\x01 \x01(\t\x12\x14\n\x0c\x61nswer_basis\x18\x02 \x01(\t\x12\x12\n\nconfidence\x18\x03 \x01(\x01\x12(\n\tcitations\x18\x04 \x03(\x0b\x32\x15.agentmem.v1.Citation\x12.\n\nprovenance\x18\x05 \x03(\x0b\x32\x1a.agentmem.v1.AskProvenance\x12.\n\nchanged_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"5\n\x12RetractFactRequest\x12\x0f\n\x07\x66\x61\x63t_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"R\n\x13RetractFactResponse\x12\x0f\n\x07\x66\x61\x63t_id\x18\x01 \x01(\t\x12*\n\x07receipt\x18\x02 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"3\n\rFactRetracted\x12\x0f\n\x07\x66\x61\x63t_id\x18\x01 \x01(\t\x12\x11\n\tsource_id\x18\x02 \x01(\t*t\n\nFactStatus\x12\x1b\n\x17\x46\x41\x43T_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41\x43T_STATUS_ELIGIBLE\x10\x01\x12\x1a\n\x16\x46\x41\x43T_STATUS_INELIGIBLE\x10\x02\x12\x13\n\x0f\x46\x41\x43T_STATUS_ALL\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.facts_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_FACTSTATUS']._serialized_start=1099
-  _globals['_FACTSTATUS']._serialized_end=1215
-  _globals['_FACT']._serialized_start=70
-  _globals['_FACT']._serialized_end=343
-  _globals['_SEARCHFACTSREQUEST']._serialized_start=346
-  _globals['_SEARCHFACTSREQUEST']._serialized_end=486
-  _globals['_SEARCHFACTSRESPONSE']._serialized_start=488
-  _globals['_SEARCHFACTSRESPONSE']._serialized_end=543
-  _globals['_GETPROFILEREQUEST']._serialized_start=545
-  _globals['_GETPROFILEREQUEST']._serialized_end=592
-  _globals['_PROFILEENTRY']._serialized_start=594
-  _globals['_PROFILEENTRY']._serialized_end=674
-  _globals['_GETPROFILERESPONSE']._serialized_start=676
-  _globals['_GETPROFILERESPONSE']._serialized_end=740
-  _globals['_ASKREQUEST']._serialized_start=742
-  _globals['_ASKREQUEST']._serialized_end=794
-  _globals['_ASKPROVENANCE']._serialized_start=797
-  _globals['_ASKPROVENANCE']._serialized_end=933
-  _globals['_ASKRESPONSE']._serialized_start=936
-  _globals['_ASKRESPONSE']._serialized_end=1097
+  _globals['_FACTSTATUS']._serialized_start=1855
+  _globals['_FACTSTATUS']._serialized_end=1971
+  _globals['_FACT']._serialized_start=129
+  _globals['_FACT']._serialized_end=565
+  _globals['_SEARCHFACTSREQUEST']._serialized_start=568
+  _globals['_SEARCHFACTSREQUEST']._serialized_end=779
+  _globals['_SEARCHFACTSRESPONSE']._serialized_start=781
+  _globals['_SEARCHFACTSRESPONSE']._serialized_end=836
+  _globals['_GETPROFILEREQUEST']._serialized_start=838
+  _globals['_GETPROFILEREQUEST']._serialized_end=928
+  _globals['_PROFILEENTRY']._serialized_start=930
+  _globals['_PROFILEENTRY']._serialized_end=1053
+  _globals['_GETPROFILERESPONSE']._serialized_start=1055
+  _globals['_GETPROFILERESPONSE']._serialized_end=1119
+  _globals['_ASKREQUEST']._serialized_start=1121
+  _globals['_ASKREQUEST']._serialized_end=1216
+  _globals['_ASKPROVENANCE']._serialized_start=1219
+  _globals['_ASKPROVENANCE']._serialized_end=1449
+  _globals['_ASKRESPONSE']._serialized_start=1452
+  _globals['_ASKRESPONSE']._serialized_end=1661
+  _globals['_RETRACTFACTREQUEST']._serialized_start=1663
+  _globals['_RETRACTFACTREQUEST']._serialized_end=1716
+  _globals['_RETRACTFACTRESPONSE']._serialized_start=1718
+  _globals['_RETRACTFACTRESPONSE']._serialized_end=1800
+  _globals['_FACTRETRACTED']._serialized_start=1802
+  _globals['_FACTRETRACTED']._serialized_end=1853
 # @@protoc_insertion_point(module_scope)

@@ -129,6 +129,11 @@ class MemoryServiceStub:
                 request_serializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
                 _registered_method=True)
+        self.RetractFact = channel.unary_unary(
+                '/agentmem.v1.MemoryService/RetractFact',
+                request_serializer=agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.FromString,
+                _registered_method=True)
         self.RegisterOwnerKey = channel.unary_unary(
                 '/agentmem.v1.MemoryService/RegisterOwnerKey',
                 request_serializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyRequest.SerializeToString,
@@ -311,6 +316,14 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RetractFact(self, request, context):
+        """The user says a fact is wrong: it leaves every read, the value before it is current
+        again, its memory stays. Scope: memory.review, and a user principal.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RegisterOwnerKey(self, request, context):
         """Register a canonical owner's key. Scope: memory.admin.
         """
@@ -475,6 +488,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.Ask,
                     request_deserializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.SerializeToString,
+            ),
+            'RetractFact': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetractFact,
+                    request_deserializer=agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.SerializeToString,
             ),
             'RegisterOwnerKey': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterOwnerKey,
@@ -993,6 +1011,33 @@ class MemoryService:
             '/agentmem.v1.MemoryService/Ask',
             agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
             agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetractFact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/RetractFact',
+            agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.SerializeToString,
+            agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.FromString,
             options,
             channel_credentials,
             insecure,

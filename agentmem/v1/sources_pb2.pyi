@@ -99,7 +99,7 @@ class InsertMetadata(_message.Message):
     def __init__(self, save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., save_intent_evidence: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class InsertMemoryRequest(_message.Message):
-    __slots__ = ("thread_id", "content", "messages", "source_kind", "metadata", "request_id", "validate_only")
+    __slots__ = ("thread_id", "content", "messages", "source_kind", "metadata", "request_id", "validate_only", "observed_at")
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
@@ -107,6 +107,7 @@ class InsertMemoryRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
     thread_id: str
     content: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
@@ -114,7 +115,8 @@ class InsertMemoryRequest(_message.Message):
     metadata: InsertMetadata
     request_id: str
     validate_only: bool
-    def __init__(self, thread_id: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., metadata: _Optional[_Union[InsertMetadata, _Mapping]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    observed_at: _timestamp_pb2.Timestamp
+    def __init__(self, thread_id: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., metadata: _Optional[_Union[InsertMetadata, _Mapping]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class InsertMemoryResponse(_message.Message):
     __slots__ = ("source_id", "revision", "status", "receipt", "deduplicated", "save_intent_held", "save_intent_held_reason")
@@ -205,7 +207,7 @@ class SourceProvenance(_message.Message):
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., surface: _Optional[str] = ..., request_id: _Optional[str] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Source(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "save_intent_held")
+    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -229,6 +231,7 @@ class Source(_message.Message):
     CONTENT_SHA256_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
@@ -246,8 +249,9 @@ class Source(_message.Message):
     content_sha256: str
     content: str
     messages: _containers.RepeatedCompositeFieldContainer[Message]
+    observed_at: _timestamp_pb2.Timestamp
     save_intent_held: bool
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...
 
 class SetSourceClassificationRequest(_message.Message):
     __slots__ = ("source_id", "expected_revision", "classification", "request_id")

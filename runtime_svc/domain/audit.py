@@ -30,6 +30,7 @@ class Action(StrEnum):
     ASSENT_REVOKE = "assent.revoke"
     ASSENT_INVALIDATE = "assent.invalidate"
     SOURCE_ERASE = "source.erase"
+    FACT_RETRACT = "fact.retract"
 
 
 @dataclass(frozen=True)

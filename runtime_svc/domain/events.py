@@ -105,6 +105,13 @@ class AssentRevoked:
     revision: int
 
 
+@dataclass(frozen=True)
+class FactRetracted:
+    kind: ClassVar[str] = "fact_retracted"
+    fact_id: str
+    source_id: str
+
+
 DomainEvent = (
     ThreadMemoryModeUpdated
     | SourceClassificationUpdated
@@ -118,6 +125,7 @@ DomainEvent = (
     | OwnerKeyRegistered
     | OwnerKeyRevoked
     | AssentRevoked
+    | FactRetracted
 )
 KINDS: dict[str, type[DomainEvent]] = {
     cls.kind: cls
@@ -134,6 +142,7 @@ KINDS: dict[str, type[DomainEvent]] = {
         OwnerKeyRegistered,
         OwnerKeyRevoked,
         AssentRevoked,
+        FactRetracted,
     )
 }
 

@@ -1,25 +1,57 @@
-"""Facts: statements extracted from memories, with provenance and a stated confidence.
+"""Facts: statements extracted from memories, with provenance, a stated confidence and time.
 
-The built-in extractor is deterministic and rule-based: it reads first-person statements
-("I have …", "I live in …", "My dog is …") in the user's own words (the content of a memory,
-or the user's messages of a conversation) and restates them about the user. An extractor
-backed by a language model can stand in for it (`Extractor`).
+An extractor (`runtime_svc.domain.extraction.RuleExtractor`, or one backed by a language
+model) reads what the user said (the content of a memory, or the user's messages of a
+conversation) and returns `Triple`s: who (`subject`: "user", "user's sister"), what
+(`predicate`), the value (`object`), whether the statement says the value *ended*
+("I no longer live in Lisbon"), how it was read (`How`), and where it was said (the
+message, and the sentence within it).
 
-A fact from a conversation names the message it was stated in; it cites that message's
-passage (`passages.range_for`, the range the passage index uses for it).
+A fact's time is its statement's (`valid_from_us`: a message's `sent_at`, else the memory's
+`observed_at`); whether it is current is its attribute's chain (`fact_chains`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
+from runtime_svc.domain.fact_chains import NONE, Link
 from runtime_svc.domain.passages import Range, Window, range_for
-from runtime_svc.domain.sources import Body
+from runtime_svc.domain.sources import Body, Source
 
 MAX_OBJECT = 200
+
+
+class How(StrEnum):
+    """How a fact was read from the text; its confidence says so."""
+
+    DIRECT = "direct"  # a sentence stating one fact
+    CLAUSE = "clause"  # one clause of a compound sentence
+    ELIDED = "elided"  # a coordinated clause whose subject was left out ("… and work at X")
+    CHANGE = "change"  # read from a change ("I moved to X", "my new job is at X")
+    MODEL = "model"  # a language model's reading
+
+
+# How → (factor of the save intent's confidence, why).
+HOW: dict[How, tuple[float, str]] = {
+    How.DIRECT: (1.0, "stated directly"),
+    How.CLAUSE: (0.95, "one clause of a longer sentence"),
+    How.ELIDED: (0.9, "a clause whose subject was left out"),
+    How.CHANGE: (0.95, "read from a change the user described"),
+    How.MODEL: (0.85, "read by a language model"),
+}
+ABOUT_SOMEONE_ELSE = (0.9, "about someone the user named, as the user told it")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Character offsets of the sentence a fact was stated in, within the text said."""
+
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -29,6 +61,13 @@ class Triple:
     object: str
     statement: str
     message: int | None = None  # the conversation's message it was stated in
+    ends: bool = False  # the statement says the value ended
+    how: How = How.DIRECT
+    span: Span | None = None
+
+    @property
+    def content(self) -> tuple[str, str, str, bool]:
+        return (self.subject, self.predicate, self.object, self.ends)
 
 
 @dataclass(frozen=True)
@@ -44,85 +83,16 @@ class Extractor(Protocol):
     def extract(self, said: Sequence[Said]) -> list[Triple]: ...
 
 
-# "I <verb> X" → "The user <verbs> X"
-_VERBS = {
-    "have": "has",
-    "have got": "has",
-    "own": "owns",
-    "drive": "drives",
-    "play": "plays",
-    "use": "uses",
-    "prefer": "prefers",
-    "like": "likes",
-    "love": "loves",
-    "enjoy": "enjoys",
-    "hate": "hates",
-    "dislike": "dislikes",
-    "live in": "lives in",
-    "work at": "works at",
-    "work as": "works as",
-    "work for": "works for",
-    "am": "is",
-    "'m": "is",
-    "speak": "speaks",
-    "collect": "collects",
-    "study": "studies",
-    "teach": "teaches",
-    "need": "needs",
-    "want": "wants",
-    "am allergic to": "is allergic to",
-    "'m allergic to": "is allergic to",
-}
-_I_VERB = re.compile(
-    r"^(?:and |so |also |actually |well, )?i(?: also| really| still| now| do)*\s*("
-    + "|".join(sorted((re.escape(v) for v in _VERBS), key=len, reverse=True))
-    + r")\s+(?P<object>.+)$",
-    re.IGNORECASE,
-)
-_MY = re.compile(
-    r"^my\s+(?P<thing>[\w' -]{1,60}?)\s+(?P<verb>is|are|was)\s+(?P<object>.+)$", re.IGNORECASE
-)
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-
-
-class RuleExtractor:
-    """Per message: each triple names the message it was first stated in."""
-
-    def extract(self, said: Sequence[Said]) -> list[Triple]:
-        out: dict[Triple, Triple] = {}  # by content, the first statement kept
-        for s in said:
-            for sentence in _SENTENCES.split(s.text):
-                triple = _triple(sentence.strip().rstrip(".!?;").strip())
-                if triple and triple not in out:
-                    out[triple] = replace(triple, message=s.message)
-        return list(out.values())
-
-
-def _triple(sentence: str) -> Triple | None:
-    sentence = sentence.replace("\u2019", "'")  # typographic apostrophe
-    m = _I_VERB.match(sentence)
-    if m:
-        predicate = _VERBS[m.group(1).lower()]
-        obj = _clean(m.group("object"))
-        return Triple("user", predicate, obj, f"The user {predicate} {obj}") if obj else None
-    m = _MY.match(sentence)
-    if m:
-        thing, verb, obj = (
-            m.group("thing").strip(),
-            m.group("verb").lower(),
-            _clean(m.group("object")),
+def statement(subject: str, predicate: str, obj: str, ends: bool = False) -> str:
+    """ "The user lives in Lisbon", "The user's sister no longer lives in Lisbon"."""
+    who = "The " + subject
+    if ends:
+        predicate = (
+            predicate.replace("is", "is no longer", 1)
+            if predicate == "is" or predicate.startswith("is ")
+            else "no longer " + predicate
         )
-        return (
-            Triple(f"user's {thing}", verb, obj, f"The user's {thing} {verb} {obj}")
-            if obj
-            else None
-        )
-    return None
-
-
-def _clean(obj: str) -> str:
-    obj = " ".join(obj.split())
-    return obj[:MAX_OBJECT]
+    return f"{who} {predicate} {obj}"
 
 
 def user_texts(body: Body) -> list[Said]:
@@ -140,6 +110,16 @@ def passage_of(triple: Triple, body: Body, window: Window) -> Range | None:
     return range_for(triple.message, window)
 
 
+def stated_at(triple: Triple, source: Source) -> int:
+    """When it was said: its message's `sent_at`, else the memory's `observed_at`."""
+    messages = source.body.messages
+    if triple.message is not None and 0 <= triple.message < len(messages):
+        sent = messages[triple.message].sent_at_us
+        if sent:
+            return sent
+    return source.observed_at_us or source.created_at_us
+
+
 # Confidence by how the memory came to be saved.
 _CONFIDENCE = {
     "explicit_user_request": (0.9, "the user asked to remember it"),
@@ -149,8 +129,19 @@ _CONFIDENCE = {
 }
 
 
-def confidence(save_intent: str) -> tuple[float, str]:
-    return _CONFIDENCE.get(save_intent, _CONFIDENCE[""])
+def confidence(save_intent: str, triple: Triple | None = None) -> tuple[float, str]:
+    """How sure agentmem is of a fact, and why: by how the memory was saved, then by how
+    the fact was read from it (and whether it is about someone other than the user)."""
+    level, reason = _CONFIDENCE.get(save_intent, _CONFIDENCE[""])
+    if triple is None:
+        return level, reason
+    factors = [HOW[triple.how]]
+    if triple.subject != "user":
+        factors.append(ABOUT_SOMEONE_ELSE)
+    for factor, why in factors:
+        level *= factor
+        reason += f"; {why}"
+    return round(level, 4), reason
 
 
 @dataclass(frozen=True)
@@ -165,108 +156,14 @@ class Fact:
     source_revision: int
     created_at_us: int = 0
     passage: Range | None = None  # the conversation's passage it was stated in
+    valid_from_us: int = 0  # when it was stated
+    link: Link = NONE  # its place in its attribute's chain
+    retracted_at_us: int = 0
 
+    @property
+    def valid_to_us(self) -> int:
+        return self.link.valid_to_us
 
-@dataclass(frozen=True)
-class ProfileEntry:
-    key: str
-    value: str
-    confidence: float
-    fact_ids: tuple[str, ...]
-
-
-def profile(facts: Sequence[Fact]) -> list[ProfileEntry]:
-    """One entry per (subject, predicate): its values, most confident first."""
-    groups: dict[tuple[str, str], list[Fact]] = {}
-    for f in facts:
-        groups.setdefault((f.triple.subject, f.triple.predicate), []).append(f)
-    entries = []
-    for (subject, predicate), group in sorted(groups.items()):
-        group.sort(key=lambda f: (-f.confidence, f.created_at_us, f.fact_id))
-        values: list[str] = []
-        for f in group:
-            if f.triple.object not in values:
-                values.append(f.triple.object)
-        entries.append(
-            ProfileEntry(
-                f"{subject} {predicate}",
-                "; ".join(values),
-                group[0].confidence,
-                tuple(f.fact_id for f in group),
-            )
-        )
-    return entries
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One part of an answer, with its compact provenance."""
-
-    text: str
-    source_id: str
-    source_revision: int
-    save_intent: str
-    fact_id: str = ""
-    passage: Range | None = None  # a conversation's messages (a fact's or a memory's)
-
-
-@dataclass(frozen=True)
-class Answer:
-    text: str
-    basis: str  # "facts", "memories" or "none"
-    confidence: float
-    pieces: tuple[Piece, ...]
-
-
-MEMORY_CONFIDENCE = 0.4  # a retrieved memory, not a fact extracted from it
-
-
-def answer(facts: Sequence[Fact], memories: Sequence[Piece], token_budget: int) -> Answer:
-    """Eligible facts first (most relevant first), else memories, within the token budget."""
-    from runtime_svc.domain.text import count_tokens
-
-    if facts:
-        candidates = [
-            Piece(
-                f.triple.statement + ".",
-                f.source_id,
-                f.source_revision,
-                f.save_intent,
-                f.fact_id,
-                f.passage,
-            )
-            for f in facts
-        ]
-        basis = "facts"
-    else:
-        candidates, basis = list(memories), "memories"
-    chosen: list[Piece] = []
-    used = 0
-    for piece in candidates:
-        cost = count_tokens(piece.text)
-        if used + cost <= token_budget:
-            chosen.append(piece)
-            used += cost
-    if not chosen:
-        return Answer("", "none", 0.0, ())
-    if basis == "facts":
-        by_id = {f.fact_id: f.confidence for f in facts}
-        level = max(by_id[p.fact_id] for p in chosen)
-    else:
-        level = MEMORY_CONFIDENCE
-    return Answer("\n".join(p.text for p in chosen), basis, level, tuple(chosen))
-
-
-RRF_K = 60  # reciprocal rank fusion's usual constant
-
-
-def fuse_rankings(*rankings: Sequence[Fact], limit: int) -> list[Fact]:
-    """Facts of several rankings in one order (reciprocal rank fusion), each once."""
-    score: dict[str, float] = {}
-    by_id: dict[str, Fact] = {}
-    for ranking in rankings:
-        for rank, f in enumerate(ranking):
-            score[f.fact_id] = score.get(f.fact_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-            by_id.setdefault(f.fact_id, f)
-    order = sorted(score, key=lambda fid: (-score[fid], fid))
-    return [by_id[fid] for fid in order[:limit]]
+    @property
+    def superseded_by(self) -> str:
+        return self.link.superseded_by

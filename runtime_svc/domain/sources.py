@@ -138,6 +138,15 @@ def check_body(content: str, messages: Sequence[Message]) -> Body:
     return Body(messages=tuple(messages))
 
 
+OBSERVED_AT_SKEW_US = 300_000_000  # clocks disagree: up to five minutes ahead is "now"
+
+
+def check_observed_at(observed_at_us: int, now_us: int) -> None:
+    """When the content was said or true: not in the future (0: not given)."""
+    if observed_at_us > now_us + OBSERVED_AT_SKEW_US:
+        raise invalid_field("observed_at", "must not be in the future")
+
+
 def _check_text(name: str, text: str) -> None:
     if not text.strip():
         raise invalid_field(name, "must not be blank")
@@ -205,6 +214,8 @@ class Source:
     assent_id: str = ""
     assent_key_id: str = ""
     erased_at_us: int = 0
+    # When the content was said or true (the caller's `observed_at`; default: received).
+    observed_at_us: int = 0
 
     @property
     def phase(self) -> Phase:

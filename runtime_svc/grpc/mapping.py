@@ -72,6 +72,22 @@ def timestamp(us: int) -> Timestamp | None:
     return ts
 
 
+LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z, the last time a Timestamp holds
+
+
+def time_us(field: str, message: Any) -> int:
+    """A request's optional Timestamp field in µs since the epoch (0: not given)."""
+    if not message.HasField(field):
+        return 0
+    ts = getattr(message, field)
+    if not 0 <= ts.seconds <= LAST_SECOND or not 0 <= ts.nanos < 1_000_000_000:
+        raise invalid_field(field, "must be a time between 1970 and 9999")
+    us = ts.ToMicroseconds()
+    if us < 1:
+        raise invalid_field(field, "must be after 1970-01-01T00:00:00Z")
+    return int(us)
+
+
 def passage(r: Range | None) -> retrieval_pb2.Passage | None:
     return None if r is None else retrieval_pb2.Passage(message_start=r.start, message_end=r.end)
 
@@ -128,6 +144,7 @@ def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Sourc
         save_intent_held=s.save_intent_held,
         labels=s.labels,
         content_sha256="" if s.erased_at_us else s.body.sha256(),
+        observed_at=timestamp(s.observed_at_us),
     )
     if include_content:
         out.content = s.body.content
@@ -217,6 +234,10 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
                 source_id=e.source_id, assent_id=e.assent_id, revision=e.revision
             )
         )
+    elif isinstance(e, domain_events.FactRetracted):
+        out.fact_retracted.CopyFrom(
+            facts_pb2.FactRetracted(fact_id=e.fact_id, source_id=e.source_id)
+        )
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(
@@ -274,4 +295,9 @@ def fact(f: Fact) -> facts_pb2.Fact:
         source_id=f.source_id,
         source_revision=f.source_revision,
         passage=passage(f.passage),
+        valid_from=timestamp(f.valid_from_us),
+        valid_to=timestamp(f.valid_to_us),
+        superseded_by=f.superseded_by,
+        sentence_start=t.span.start if t.span else 0,
+        sentence_end=t.span.end if t.span else 0,
     )

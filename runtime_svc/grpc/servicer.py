@@ -25,6 +25,7 @@ from agentmem.v1 import (
     thread_mode_pb2,
 )
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.foreign import Pointer
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.review import Decision
@@ -43,6 +44,7 @@ from runtime_svc.grpc.mapping import (
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
+from runtime_svc.services.fact_retraction import FactRetraction, RetractCommand
 from runtime_svc.services.facts import FactQuery, Facts
 from runtime_svc.services.foreign import AdmitCommand, ForeignSources
 from runtime_svc.services.inserts import InsertCommand, Inserted, Inserts
@@ -86,6 +88,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         lifecycle: SourceLifecycle,
         retrieval: Retrieval,
         facts: Facts,
+        retraction: FactRetraction,
         foreign: ForeignSources,
         audit: Audit,
         feed: EventFeed,
@@ -99,7 +102,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
         self._thread_modes, self._retrieval = thread_modes, retrieval
         self._inserts, self._reads, self._lifecycle = inserts, reads, lifecycle
         self._audit, self._feed, self._facts = audit, feed, facts
-        self._foreign = foreign
+        self._foreign, self._retraction = foreign, retraction
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
         self._alone = alone
@@ -157,6 +160,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             intent=SaveIntent(md.save_intent, md.save_intent_source, md.save_intent_evidence),
             labels=dict(md.labels),
             validate_only=request.validate_only,
+            observed_at_us=mapping.time_us("observed_at", request),
         )
         caller = CALLER.get()
         if self._inserts.prepare_blocks(cmd):
@@ -293,23 +297,46 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             save_intent_source=request.save_intent_source,
             state=state,
             limit=request.limit or 20,
+            period=Period(mapping.time_us("as_of", request), request.include_superseded),
         )
         found = await self._run(self._facts.search, CALLER.get(), q)
         return facts_pb2.SearchFactsResponse(facts=[mapping.fact(f) for f in found])
 
     async def GetProfile(self, request, context):  # type: ignore[no-untyped-def]
-        entries = await self._run(self._facts.profile, CALLER.get(), request.save_intent_source)
+        entries = await self._run(
+            self._facts.profile,
+            CALLER.get(),
+            request.save_intent_source,
+            mapping.time_us("as_of", request),
+        )
         return facts_pb2.GetProfileResponse(
             entries=[
                 facts_pb2.ProfileEntry(
-                    key=e.key, value=e.value, confidence=e.confidence, fact_ids=list(e.fact_ids)
+                    key=e.key,
+                    value=e.value,
+                    confidence=e.confidence,
+                    fact_ids=list(e.fact_ids),
+                    since=mapping.timestamp(e.since_us),
                 )
                 for e in entries
             ]
         )
 
+    async def RetractFact(self, request, context):  # type: ignore[no-untyped-def]
+        cmd = RetractCommand(request.fact_id, request.reason)
+        done = await self._write(self._retraction.retract, CALLER.get(), cmd)
+        return facts_pb2.RetractFactResponse(
+            fact_id=done.fact_id, receipt=mapping.receipt(done.receipt)
+        )
+
     async def Ask(self, request, context):  # type: ignore[no-untyped-def]
-        a = await self._run(self._facts.ask, CALLER.get(), request.question, request.token_budget)
+        a = await self._run(
+            self._facts.ask,
+            CALLER.get(),
+            request.question,
+            request.token_budget,
+            mapping.time_us("as_of", request),
+        )
         citations, seen = [], set()
         for p in a.pieces:
             if (p.source_id, p.source_revision, p.passage) not in seen:
@@ -327,9 +354,12 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                     fact_id=p.fact_id,
                     save_intent=p.save_intent,
                     passage=mapping.passage(p.passage),
+                    valid_from=mapping.timestamp(p.valid_from_us),
+                    valid_to=mapping.timestamp(p.valid_to_us),
                 )
                 for p in a.pieces
             ],
+            changed_at=mapping.timestamp(a.changed_at_us),
         )
 
     # Foreign sources, revocation, readback, erasure

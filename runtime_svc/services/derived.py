@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime_svc.services import fact_chains
 from runtime_svc.storage import vectors
 from runtime_svc.storage.sources import Stored
 from runtime_svc.storage.unit_of_work import Transaction
@@ -42,6 +43,10 @@ def _passages(tx: Transaction, s: Stored) -> list[str]:
 
 def _generated_form(tx: Transaction, s: Stored) -> list[str]:
     return [f"{s.source.source_id}#generated"] if tx.sources.has_generated_form(s.pk) else []
+
+
+def _supersessions(tx: Transaction, s: Stored) -> list[str]:
+    return tx.fact_links.of_source(s.source.source_id)
 
 
 def _facts(tx: Transaction, s: Stored) -> list[str]:
@@ -77,6 +82,14 @@ KINDS: tuple[Kind, ...] = (
         _generated_form,
         lambda tx, s: tx.sources.purge_generated_form(s.pk),
         _searchable,  # injected into prompts only through its index entry
+    ),
+    # Before its facts go: their attributes' chains are relinked without them, so the
+    # statement before each one is current again.
+    Kind(
+        "supersession",
+        _supersessions,
+        lambda tx, s: fact_chains.relink_source(tx, s.source.source_id, without=True),
+        _eligible_source,
     ),
     Kind(
         "fact",

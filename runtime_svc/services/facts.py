@@ -1,5 +1,6 @@
 """Use cases: extract facts from memories as they become active; search them, consolidate
-the profile, and answer questions from eligible facts and memories."""
+the profile, and answer questions from eligible facts and memories, as they are now or as
+they were at a given time (`fact_chains.Period`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from dataclasses import dataclass
 
 from agentmem.core import scopes, validation
 from agentmem.core.scopes import Scope
+from runtime_svc.domain import answers, attributes, text
 from runtime_svc.domain import facts as domain
-from runtime_svc.domain import text
+from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.extraction import RuleExtractor
+from runtime_svc.domain.fact_chains import NOW, Period
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import check_intent
 from runtime_svc.domain.sources import Body, SaveIntent, Source
@@ -30,9 +34,9 @@ class FactExtraction:
 
     def __init__(self, extractor: domain.Extractor) -> None:
         self._extractor = extractor
-        self._fallback = domain.RuleExtractor()
+        self._fallback = RuleExtractor()
         # The rules take microseconds; anything else (a model behind HTTP) may block.
-        self.blocking = not isinstance(extractor, domain.RuleExtractor)
+        self.blocking = not isinstance(extractor, RuleExtractor)
 
     def triples(self, body: Body) -> list[domain.Triple]:
         said = domain.user_texts(body)
@@ -44,9 +48,12 @@ class FactExtraction:
 
     def store(
         self, tx: Transaction, source: Source, triples: list[domain.Triple], now_us: int
-    ) -> int:
-        level, reason = domain.confidence(source.save_intent.intent)
+    ) -> set[AttributeKey]:
+        """Stores the facts (outside their chains); the attributes they are about."""
+        keys = set()
         for triple in triples:
+            level, reason = domain.confidence(source.save_intent.intent, triple)
+            key = attributes.key(triple.subject, triple.predicate, triple.object)
             tx.facts.add(
                 domain.Fact(
                     new_id("fact"),
@@ -59,9 +66,12 @@ class FactExtraction:
                     source.revision,
                     now_us,
                     domain.passage_of(triple, source.body, tx.window),
-                )
+                    domain.stated_at(triple, source),
+                ),
+                key.value,
             )
-        return len(triples)
+            keys.add(key)
+        return keys
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class FactQuery:
     save_intent_source: str = ""
     state: str = "eligible"
     limit: int = 20
+    period: Period = NOW
 
 
 class Facts:
@@ -82,6 +93,7 @@ class Facts:
             validation.query(q.query)
         check_intent(SaveIntent(q.save_intent, q.save_intent_source))
         validation.in_range("limit", q.limit, 1, validation.MAX_LIMIT)
+        validation.non_negative("as_of", q.period.as_of_us)
         if q.state != "eligible":
             scopes.require(caller.scopes, Scope.CONTENT_READ)
         terms = text.query_terms(q.query) if q.query else None
@@ -99,6 +111,7 @@ class Facts:
                     save_intent_source=q.save_intent_source,
                     now_us=self._clock(),
                     limit=q.limit,
+                    period=q.period,
                 )
                 if terms != []
                 else []
@@ -113,13 +126,18 @@ class Facts:
                 now_us=self._clock(),
                 limit=q.limit * 4,
                 source_ids=[h.source_id for h in ranked],
+                period=q.period,
             )
         source_rank = {h.source_id: i for i, h in enumerate(ranked)}
         of_sources.sort(key=lambda f: source_rank[f.source_id])
-        return domain.fuse_rankings(found, of_sources, limit=q.limit)
+        return answers.fuse_rankings(found, of_sources, limit=q.limit)
 
-    def profile(self, caller: Caller, save_intent_source: str) -> list[domain.ProfileEntry]:
+    def profile(
+        self, caller: Caller, save_intent_source: str, as_of_us: int = 0
+    ) -> list[answers.ProfileEntry]:
+        """The values current now (or at `as_of_us`), one entry per attribute."""
         check_intent(SaveIntent("", save_intent_source))
+        validation.non_negative("as_of", as_of_us)
         with self._uow.read(caller.tenant_id) as tx:
             found = tx.facts.search(
                 None,
@@ -128,18 +146,25 @@ class Facts:
                 save_intent_source=save_intent_source,
                 now_us=self._clock(),
                 limit=1000,
+                period=Period(as_of_us),
             )
-        return domain.profile(found)
+        return answers.profile(found)
 
-    def ask(self, caller: Caller, question: str, token_budget: int) -> domain.Answer:
+    def ask(
+        self, caller: Caller, question: str, token_budget: int, as_of_us: int = 0
+    ) -> answers.Answer:
+        """From the facts current now (or at `as_of_us`); now, else from memories. A
+        question as of a past time is answered from facts only: memories have no interval."""
         validation.query(question)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
-        found = self.search(caller, FactQuery(query=question, limit=ASK_FACTS))
+        found = self.search(
+            caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))
+        )
         memories = (
             []
-            if found
+            if found or as_of_us
             else [
-                domain.Piece(
+                answers.Piece(
                     " ".join(h.text.split()),
                     h.source_id,
                     h.revision,
@@ -149,4 +174,4 @@ class Facts:
                 for h in self._retrieval.candidates(caller, question, ASK_MEMORIES)
             ]
         )
-        return domain.answer(found, memories, token_budget)
+        return answers.answer(found, memories, token_budget)

@@ -35,6 +35,7 @@ class InsertCommand:
     intent: SaveIntent = field(default_factory=SaveIntent)
     labels: dict[str, str] = field(default_factory=dict)
     validate_only: bool = False
+    observed_at_us: int = 0  # when the content was said or true (0: when received)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class Inserts:
         validation.identifier("request_id", caller.request_id, required=False)
         labels = sources.check_labels(cmd.labels)
         insert_policy.check_intent(cmd.intent)
+        sources.check_observed_at(cmd.observed_at_us, self._clock())
         if cmd.validate_only:
             with self._uow.read(caller.tenant_id) as tx:
                 decision = self._decide(tx, caller, cmd)
@@ -135,6 +137,7 @@ class Inserts:
                 labels=prepared.labels,
                 created_at_us=now,
                 updated_at_us=now,
+                observed_at_us=cmd.observed_at_us or now,
             )
             _, receipt = self._changes.create(
                 tx,
@@ -229,6 +232,7 @@ def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prep
         and s.thread_id == cmd.thread_id
         and s.labels == prepared.labels
         and (rewritten or s.save_intent == cmd.intent)
+        and cmd.observed_at_us in (0, s.observed_at_us)
     )
     if not same:
         raise invalid_field("request_id", "was already used for a different request")

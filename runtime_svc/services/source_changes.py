@@ -18,7 +18,7 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import RULES, Derived, Phase, Transition
 from runtime_svc.domain.sources import Source
-from runtime_svc.services import derived
+from runtime_svc.services import derived, fact_chains
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.storage.sources import Stored
@@ -58,6 +58,8 @@ class SourceChanges:
         updated = tx.writer.save(stored, change.source)
         if effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:
             updated = self._derive(tx, updated, change)
+        elif effect is Derived.KEEP:  # its statements' eligibility may have changed
+            fact_chains.relink_source(tx, change.source.source_id)
         if effect is Derived.ERASE:
             tx.after_commit(self._uow.scrub)
         return updated, self._record(tx, caller, change)
@@ -70,7 +72,10 @@ class SourceChanges:
     def _derive_beside_index(self, tx: Transaction, stored: Stored, change: Change) -> None:
         # Its vector is made off the write path, in commit order (hybrid retrieval on).
         tx.embedding_queue.enqueue(stored.pk, stored.source.source_id)
-        self._extraction.store(tx, stored.source, list(change.triples), stored.source.updated_at_us)
+        keys = self._extraction.store(
+            tx, stored.source, list(change.triples), stored.source.updated_at_us
+        )
+        fact_chains.relink(tx, keys)
 
     def _record(self, tx: Transaction, caller: Caller, change: Change) -> Receipt:
         s = change.source

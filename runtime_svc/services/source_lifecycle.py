@@ -177,7 +177,7 @@ class SourceLifecycle:
 
     def revoke(self, caller: Caller, source_id: str, reason: str) -> Changed:
         check_source_id(source_id)
-        _check_reason(reason)
+        check_reason(reason)
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(source_id)
             now, before = self._clock(), stored.source
@@ -228,7 +228,7 @@ class SourceLifecycle:
 
     def erase(self, caller: Caller, cmd: EraseCommand) -> Changed:
         check_source_id(cmd.source_id)
-        _check_reason(cmd.reason)
+        check_reason(cmd.reason)
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source
@@ -261,6 +261,7 @@ def _revoked(transition: Transition, updated: Source, action: Action, now: int) 
     return Change(transition, updated, action, event, at_us=now)
 
 
-def _check_reason(reason: str) -> None:
+def check_reason(reason: str) -> None:
+    """A reason given for a change: short, and never stored or logged (it may hold text)."""
     if len(reason) > MAX_REASON or "\x00" in reason:
         raise validation.invalid_field("reason", f"must be at most {MAX_REASON} characters")

@@ -3,20 +3,22 @@ predicate runs inside the statement that ranks or lists, never after it."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, case, not_
+from sqlalchemy import ColumnElement, and_, case, false, not_
 from sqlalchemy.sql import ColumnCollection
 
 from runtime_svc.domain.eligibility import RULES, Condition, Equals, IsSet, State
 
 
 def _holds(
-    condition: Condition, cols: ColumnCollection, now: ColumnElement[int]
+    condition: Condition, cols: ColumnCollection, now: ColumnElement[int] | None
 ) -> ColumnElement[bool]:
     col = cols[condition.column]
     if isinstance(condition, Equals):
         return col == condition.value
     if isinstance(condition, IsSet):
         return col != 0
+    if now is None:  # as `eligibility.holds`: without a time, a time-dependent rule never holds
+        return false()
     return and_(col != 0, col <= now)
 
 
@@ -30,3 +32,9 @@ def state(cols: ColumnCollection, now: ColumnElement[int]) -> ColumnElement[str]
 
 def eligible(cols: ColumnCollection, now: ColumnElement[int]) -> ColumnElement[bool]:
     return and_(*[not_(_holds(r.condition, cols, now)) for r in RULES])
+
+
+def eligible_regardless_of_time(cols: ColumnCollection) -> ColumnElement[bool]:
+    """Eligible unless a time-dependent rule holds (`eligibility.eligible_regardless_of_time`):
+    what derived records computed at write time (index scope, fact chains) follow."""
+    return and_(*[not_(_holds(r.condition, cols, None)) for r in RULES])

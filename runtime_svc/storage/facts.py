@@ -1,11 +1,15 @@
-"""Facts and their full-text index; eligibility comes from the source, in the same query."""
+"""Facts and their full-text index; eligibility comes from the source, and currency from
+the fact's chain (`fact_links`), in the same query."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     Column,
+    ColumnElement,
     Integer,
     MetaData,
     Table,
@@ -17,10 +21,13 @@ from sqlalchemy import (
     insert,
     literal_column,
     not_,
+    or_,
     select,
+    update,
 )
 
-from runtime_svc.domain.facts import Fact, Triple
+from runtime_svc.domain.fact_chains import NOW, Link, Period
+from runtime_svc.domain.facts import Fact, How, Span, Triple
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
@@ -56,6 +63,16 @@ _COLUMNS = (
     facts.c.created_at_us,
     facts.c.passage_start,
     facts.c.passage_end,
+    facts.c.sentence_start,
+    facts.c.sentence_end,
+    facts.c.valid_from_us,
+    facts.c.ends,
+    facts.c.retracted_at_us,
+    facts.c.opens,
+    facts.c.valid_to_us,
+    facts.c.superseded_by,
+    facts.c.superseded_by_source,
+    facts.c.supersedes,
 )
 
 
@@ -64,7 +81,9 @@ class FactRepository(_Repository):
     def _sqlite(self) -> bool:
         return self.conn.dialect.name == "sqlite"
 
-    def add(self, fact: Fact) -> None:
+    def add(self, fact: Fact, object_key: str) -> None:
+        """A new fact (outside any chain until the chain writer links it); `object_key`:
+        its attribute's value key."""
         t = fact.triple
         pk = self.conn.execute(
             _INSERT_FACT,
@@ -84,12 +103,32 @@ class FactRepository(_Repository):
                 "created_at_us": fact.created_at_us,
                 "passage_start": fact.passage.start if fact.passage else None,
                 "passage_end": fact.passage.end if fact.passage else None,
+                "sentence_start": t.span.start if t.span else None,
+                "sentence_end": t.span.end if t.span else None,
+                "valid_from_us": fact.valid_from_us,
+                "ends": int(t.ends),
+                "object_key": object_key,
             },
         ).inserted_primary_key[0]
         if self._sqlite:  # PostgreSQL indexes the statement column itself (GIN)
             self.conn.execute(
                 _INSERT_INDEX, {"rowid": pk, "statement": t.statement, "src": fact.source_id}
             )
+
+    def get(self, fact_id: str) -> Fact | None:
+        stmt = select(*_COLUMNS).where(
+            facts.c.tenant_id == self.tenant_id, facts.c.fact_id == fact_id
+        )
+        row = self.conn.execute(stmt).one_or_none()
+        return None if row is None else _fact(row)
+
+    def retract(self, fact_id: str, at_us: int) -> None:
+        """Marks the fact wrong (RetractFact); it stays a derived record of its source."""
+        self.conn.execute(
+            update(facts)
+            .where(facts.c.tenant_id == self.tenant_id, facts.c.fact_id == fact_id)
+            .values(retracted_at_us=at_us)
+        )
 
     def ids_for_source(self, source_id: str) -> list[tuple[int, str]]:
         return [
@@ -134,10 +173,12 @@ class FactRepository(_Repository):
         now_us: int,
         limit: int,
         source_ids: Sequence[str] | None = None,
+        period: Period = NOW,
     ) -> list[Fact]:
         """Facts of the tenant whose source is in `state` ("eligible", "ineligible", "all"),
         best match first (or most confident first without terms); with `source_ids`, only
-        facts of those sources."""
+        facts of those sources. An eligible source's facts are those of the `period` (by
+        default the current ones); retracted facts and ends of values are never returned."""
         joined = facts.join(
             sources,
             and_(
@@ -145,6 +186,14 @@ class FactRepository(_Repository):
             ),
         )
         order = [facts.c.confidence.desc(), facts.c.created_at_us, facts.c.fact_id]
+        if period.history:  # each attribute's intervals in time order (ties: stored order)
+            order = [
+                facts.c.subject,
+                facts.c.predicate,
+                facts.c.object_key,
+                facts.c.valid_from_us,
+                facts.c.pk,
+            ]
         if terms and not self._sqlite:
             vector = func.to_tsvector(literal_column("'english'"), facts.c.statement)
             query = func.to_tsquery(
@@ -165,10 +214,14 @@ class FactRepository(_Repository):
         if terms and not self._sqlite:
             stmt = stmt.where(vector.op("@@")(query))
         eligible = eligibility_sql.eligible(sources.c, bindparam("now_us", now_us))
+        stmt = stmt.where(facts.c.retracted_at_us == 0, facts.c.ends == 0)
+        in_period = and_(eligible, _in(period))
         if state == "eligible":
-            stmt = stmt.where(eligible)
+            stmt = stmt.where(in_period)
         elif state == "ineligible":
             stmt = stmt.where(not_(eligible))
+        else:
+            stmt = stmt.where(or_(in_period, not_(eligible)))
         if source_ids is not None:
             stmt = stmt.where(facts.c.source_id.in_(list(source_ids)))
         if save_intent:
@@ -183,10 +236,35 @@ def _src_match(source_id: str) -> str:
     return 'src : "' + source_id.replace('"', "") + '"'
 
 
-def _fact(r) -> Fact:  # type: ignore[no-untyped-def]
+def _in(period: Period) -> ColumnElement[bool]:
+    """The facts of a chain that a read of `period` returns (`fact_chains.current_at`)."""
+    opened = facts.c.opens == 1
+    if period.history:
+        if not period.as_of_us:
+            return opened
+        return and_(opened, facts.c.valid_from_us <= bindparam("as_of_us", period.as_of_us))
+    if not period.as_of_us:
+        return and_(opened, facts.c.valid_to_us == 0)
+    at: BindParameter[int] = bindparam("as_of_us", period.as_of_us)
+    return and_(
+        opened,
+        facts.c.valid_from_us <= at,
+        or_(facts.c.valid_to_us == 0, facts.c.valid_to_us > at),
+    )
+
+
+def _fact(r: Any) -> Fact:  # a row of _COLUMNS
     return Fact(
         r.fact_id,
-        Triple(r.subject, r.predicate, r.object, r.statement),
+        Triple(
+            r.subject,
+            r.predicate,
+            r.object,
+            r.statement,
+            ends=bool(r.ends),
+            how=How.DIRECT,  # how it was read is kept in its confidence and reason
+            span=None if r.sentence_start is None else Span(r.sentence_start, r.sentence_end),
+        ),
         r.confidence,
         r.confidence_reason,
         r.save_intent,
@@ -195,4 +273,7 @@ def _fact(r) -> Fact:  # type: ignore[no-untyped-def]
         r.source_revision,
         r.created_at_us,
         None if r.passage_start is None else Range(r.passage_start, r.passage_end),
+        r.valid_from_us,
+        Link(bool(r.opens), r.valid_to_us, r.superseded_by, r.superseded_by_source, r.supersedes),
+        r.retracted_at_us,
     )

@@ -148,6 +148,8 @@ class SourceRow(Base):
     assent_id: Mapped[str] = mapped_column(String(128), server_default="")
     assent_key_id: Mapped[str] = mapped_column(String(128), server_default="")
     erased_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # When the content was said or true (default: when it was received).
+    observed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "source_id"),
@@ -224,10 +226,31 @@ class FactRow(Base):
     # stored before facts cited passages.
     passage_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
     passage_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The sentence it was read from: character offsets in the text said (NULL: not known).
+    sentence_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    sentence_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Time: when it was stated, and whether the statement says the value ended.
+    valid_from_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    ends: Mapped[int] = mapped_column(Integer, server_default="0")
+    # Its attribute (runtime_svc.domain.attributes): subject, predicate and this value key
+    # ("" for a single-valued attribute).
+    object_key: Mapped[str] = mapped_column(String(256), server_default="")
+    # Set by RetractFact: the user said it is wrong.
+    retracted_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # Its place in its attribute's chain, derived from the live statements by the one
+    # writer (runtime_svc.services.fact_chains): whether it opens an interval, when that
+    # ended (0: current), which statement ended it, and whose value it replaced.
+    opens: Mapped[int] = mapped_column(Integer, server_default="0")
+    valid_to_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    superseded_by: Mapped[str] = mapped_column(String(40), server_default="")
+    superseded_by_source: Mapped[str] = mapped_column(String(40), server_default="")
+    supersedes: Mapped[str] = mapped_column(String(40), server_default="")
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "fact_id"),
         Index("ix_facts_source", "tenant_id", "source_id"),
+        Index("ix_facts_attribute", "tenant_id", "subject", "predicate", "object_key"),
+        Index("ix_facts_superseded_by_source", "tenant_id", "superseded_by_source"),
     )
 
 

@@ -338,6 +338,7 @@ def _values(tenant_id: str, s: Source) -> dict[str, object]:
         "canonical_owner": s.canonical_owner,
         "assent_id": s.assent_id,
         "assent_key_id": s.assent_key_id,
+        "observed_at_us": s.observed_at_us or s.created_at_us,
     }
 
 
@@ -373,6 +374,7 @@ def _stored(r: Row) -> Stored:
             assent_id=r.assent_id,
             assent_key_id=r.assent_key_id,
             erased_at_us=r.erased_at_us,
+            observed_at_us=r.observed_at_us or r.created_at_us,
         ),
         indexed_revision=r.indexed_revision,
     )

@@ -25,6 +25,7 @@ from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.passages import Window
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
+from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.scrub import Scrubber
@@ -65,6 +66,7 @@ class Transaction:
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id, policies_known)
         self.facts = FactRepository(conn, tenant_id)
+        self.fact_links = FactLinks(conn, tenant_id)
         self.owner_keys = OwnerKeys(conn, tenant_id)
         self.revoked_assents = RevokedAssents(conn, tenant_id)
         self.counters = repositories.TenantCounters()

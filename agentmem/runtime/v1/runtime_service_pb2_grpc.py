@@ -125,6 +125,11 @@ class RuntimeServiceStub:
                 request_serializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
                 _registered_method=True)
+        self.RetractFact = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/RetractFact',
+                request_serializer=agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.FromString,
+                _registered_method=True)
         self.RegisterOwnerKey = channel.unary_unary(
                 '/agentmem.runtime.v1.RuntimeService/RegisterOwnerKey',
                 request_serializer=agentmem_dot_v1_dot_foreign__pb2.RegisterOwnerKeyRequest.SerializeToString,
@@ -289,6 +294,12 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RetractFact(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RegisterOwnerKey(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -444,6 +455,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.Ask,
                     request_deserializer=agentmem_dot_v1_dot_facts__pb2.AskRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_facts__pb2.AskResponse.SerializeToString,
+            ),
+            'RetractFact': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetractFact,
+                    request_deserializer=agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.SerializeToString,
             ),
             'RegisterOwnerKey': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterOwnerKey,
@@ -941,6 +957,33 @@ class RuntimeService:
             '/agentmem.runtime.v1.RuntimeService/Ask',
             agentmem_dot_v1_dot_facts__pb2.AskRequest.SerializeToString,
             agentmem_dot_v1_dot_facts__pb2.AskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetractFact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/RetractFact',
+            agentmem_dot_v1_dot_facts__pb2.RetractFactRequest.SerializeToString,
+            agentmem_dot_v1_dot_facts__pb2.RetractFactResponse.FromString,
             options,
             channel_credentials,
             insecure,

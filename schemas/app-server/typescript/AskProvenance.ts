@@ -7,4 +7,6 @@ export type AskProvenance = {
   factId: string,
   saveIntent: string,
   passage: Passage | null,
+  validFrom: string | null,
+  validTo: string | null,
 };

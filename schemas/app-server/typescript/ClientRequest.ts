@@ -4,6 +4,7 @@ import type { MemoryAskParams } from "./MemoryAskParams";
 import type { MemoryAuditListParams } from "./MemoryAuditListParams";
 import type { MemoryAuditVerifyParams } from "./MemoryAuditVerifyParams";
 import type { MemoryCapabilitiesReadParams } from "./MemoryCapabilitiesReadParams";
+import type { MemoryFactsRetractParams } from "./MemoryFactsRetractParams";
 import type { MemoryFactsSearchParams } from "./MemoryFactsSearchParams";
 import type { MemoryForeignAdmitParams } from "./MemoryForeignAdmitParams";
 import type { MemoryForeignPrepareParams } from "./MemoryForeignPrepareParams";
@@ -52,6 +53,7 @@ export type ClientRequest =
   | { id: RequestId, method: "memory/insertPolicy/read", params?: MemoryInsertPolicyReadParams }
   | { id: RequestId, method: "memory/insertPolicy/set", params: MemoryInsertPolicySetParams }
   | { id: RequestId, method: "memory/facts/search", params?: MemoryFactsSearchParams }
+  | { id: RequestId, method: "memory/facts/retract", params: MemoryFactsRetractParams }
   | { id: RequestId, method: "memory/profile/read", params?: MemoryProfileReadParams }
   | { id: RequestId, method: "memory/ask", params: MemoryAskParams }
   | { id: RequestId, method: "memory/foreign/prepare", params: MemoryForeignPrepareParams }

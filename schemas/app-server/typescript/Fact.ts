@@ -14,4 +14,9 @@ export type Fact = {
   sourceId: string,
   sourceRevision: number,
   passage: Passage | null,
+  validFrom: string | null,
+  validTo: string | null,
+  supersededBy: string,
+  sentenceStart: number,
+  sentenceEnd: number,
 };

@@ -3,4 +3,5 @@
 export type MemoryAskParams = {
   question: string,
   tokenBudget?: number | null,
+  asOf?: string | null,
 };

@@ -9,4 +9,5 @@ export type MemoryAskResponse = {
   confidence: number,
   citations: Array<Citation>,
   provenance: Array<AskProvenance>,
+  changedAt: string | null,
 };

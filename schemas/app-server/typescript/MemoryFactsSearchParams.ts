@@ -8,4 +8,6 @@ export type MemoryFactsSearchParams = {
   saveIntent?: string | null,
   status?: FactStatus | null,
   limit?: number | null,
+  asOf?: string | null,
+  includeSuperseded?: boolean | null,
 };

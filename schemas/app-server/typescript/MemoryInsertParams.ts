@@ -12,4 +12,5 @@ export type MemoryInsertParams = {
   metadata?: InsertMetadata | null,
   requestId?: string | null,
   validateOnly?: boolean | null,
+  observedAt?: string | null,
 };

@@ -2,4 +2,5 @@
 /** The user's profile, from eligible facts. */
 export type MemoryProfileReadParams = {
   saveIntentSource?: string | null,
+  asOf?: string | null,
 };

@@ -24,5 +24,6 @@ export type MemorySourcesReadResponse = {
   contentSha256: string,
   content: string,
   messages: Array<Message>,
+  observedAt: string | null,
   saveIntentHeld: boolean,
 };

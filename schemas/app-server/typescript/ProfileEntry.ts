@@ -4,4 +4,5 @@ export type ProfileEntry = {
   value: string,
   confidence: number,
   factIds: Array<string>,
+  since: string | null,
 };
