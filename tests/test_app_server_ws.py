@@ -164,4 +164,5 @@ def test_a_port_in_use_is_one_line_naming_the_address(stack):
         )
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
-    assert lines == [f"ADDRESS_IN_USE: ws://127.0.0.1:{port} is already in use"], done.stderr
+    assert len(lines) == 1, done.stderr
+    assert "ADDRESS_IN_USE" in lines[0] and f"127.0.0.1:{port}" in lines[0], done.stderr

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import errno
 import logging
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
 from agentmem.client import ENV_ADDRESS, ENV_TOKEN
-from agentmem.core import config, logs
+from agentmem.core import config, listen, logs
 
 log = logging.getLogger("agentmem.app_server")
 DEFAULT_LIMITS = Limits()
@@ -104,13 +104,10 @@ def serve(args: argparse.Namespace) -> int:
         return asyncio.run(_stdio(args.addr, token, limits))
     host, port = target.hostname or "", target.port or 0
     try:
-        return asyncio.run(_websocket(args.addr, host, port, limits, args.port_file))
-    except OSError as e:
-        if e.errno != errno.EADDRINUSE:
-            raise
-        # a local check: the servers' shared start-up helper for ADDRESS_IN_USE replaces it
-        print(f"ADDRESS_IN_USE: {args.listen} is already in use", file=sys.stderr)
-        return 1
+        sock = listen.bind(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "app-server")
+    except listen.AddressInUse as e:
+        listen.refuse(e)
+    return asyncio.run(_websocket(args.addr, sock, limits, args.port_file))
 
 
 async def _stdio(address: str, token: str, limits: Limits) -> int:
@@ -125,20 +122,20 @@ async def _stdio(address: str, token: str, limits: Limits) -> int:
 
 
 async def _websocket(
-    address: str, host: str, port: int, limits: Limits, port_file: str | None
+    address: str, sock: socket.socket, limits: Limits, port_file: str | None
 ) -> int:
     from agentmem.app_server.websocket import Listener
 
     gateway = Gateway.connect(address, "")  # each connection acts with its own credential
 
     def ready(bound: int) -> None:
-        log.info("listening", extra={"host": host, "port": bound})
+        log.info("listening", extra={"port": bound})
         if port_file:  # written whole, then renamed: a reader never sees it half written
             partial = Path(f"{port_file}.partial")
             partial.write_text(str(bound))
             partial.replace(port_file)
 
-    serving = asyncio.create_task(Listener(gateway, limits).serve(host, port, ready))
+    serving = asyncio.create_task(Listener(gateway, limits).serve(sock, ready))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import weakref
 from collections.abc import Callable
 from http import HTTPStatus
@@ -38,12 +39,12 @@ class Listener:
         self._limits = limits
         self._tokens: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
 
-    async def serve(self, host: str, port: int, ready: Callable[[int], None]) -> None:
-        """Serves until cancelled; `ready(port)` once the listener accepts connections."""
+    async def serve(self, sock: socket.socket, ready: Callable[[int], None]) -> None:
+        """Serves on a listening socket (`agentmem.core.listen.bind`) until cancelled;
+        `ready(port)` once the listener accepts connections."""
         async with ws_serve(
             self._connection,
-            host,
-            port,
+            sock=sock,
             process_request=self._admit,
             max_size=self._limits.max_message_bytes,
         ) as server:
