@@ -51,6 +51,7 @@ from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
+from runtime_svc.storage.postings import Indexable
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 _FUNCTION_WORDS = """
@@ -180,7 +181,7 @@ def load(
                 pks = tx.sources.add_many(batch_sources)
                 tx.index.put_many(
                     [
-                        (pk, s.body.generated_form(), True)
+                        Indexable(pk, s.body.generated_form(), True)
                         for pk, s in zip(pks, batch_sources, strict=True)
                     ]
                 )

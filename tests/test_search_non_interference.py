@@ -32,7 +32,7 @@ from hypothesis.stateful import (
 
 from agentmem.core import config
 from agentmem.v1 import common_pb2, foreign_pb2, review_pb2, sources_pb2
-from runtime_svc.search import held_rank, vector_memory
+from runtime_svc.search import plan as search_plan
 from tests.harness import Key
 from tests.hybrid_support import hybrid_settings, wait_embedded
 from tests.memory_helpers import ACTIVE, COLD, classify, explain, search
@@ -168,15 +168,13 @@ def test_ineligible_sources_never_move_an_eligible_source_s_score(
     if plan.startswith("held"):
         more = {"search__held_min_entries": 0}
         if plan == "held-pruned":
-            monkeypatch.setattr(held_rank, "DENSE_MAX", 0)
+            monkeypatch.setattr(search_plan, "DENSE_MAX", 0)
     elif plan.startswith("hybrid"):
         request.getfixturevalue("local_model")
         request.getfixturevalue("vector_backend")
-        more = hybrid_settings(
-            retrieval__exact_search_max=0 if plan == "hybrid-coarse" else 10_000
-        )
+        more = hybrid_settings(retrieval__exact_search_max=0 if plan == "hybrid-coarse" else 10_000)
         if plan == "hybrid-sql":  # ranked in the statement (pgvector on PostgreSQL)
-            monkeypatch.setattr(vector_memory, "IN_MEMORY_MAX", 0)
+            monkeypatch.setattr(search_plan, "IN_MEMORY_MAX", 0)
     keys = [_key(i).config() for i in range(TENANTS)]
     stack = make_stack(auth__api_keys=keys, **more)
     Tenant.stack = stack

@@ -246,7 +246,7 @@ class RevokedAssentRow(Base):
 
 
 class SearchPosting(Base):
-    """The search index (runtime_svc.storage.search_index): one row per content word of an
+    """The search index (runtime_svc.storage.postings): one row per content word of an
     indexed source, with that word's impact, and whether the source is eligible (ignoring
     time-dependent rules). Keyed by source for removal and exact scoring; the second index
     lists a tenant's eligible postings of a word best impact first."""
@@ -258,7 +258,7 @@ class SearchPosting(Base):
     eligible: Mapped[int] = mapped_column(Integer)
     impact: Mapped[float] = mapped_column(Float)
     # On the row marking an entry (the empty word): the tenant's index stamp taken by the
-    # change that last wrote the entry or its eligibility (see storage.search_mirror).
+    # change that last wrote the entry or its eligibility (see search.held_postings).
     stamp: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
     __table_args__ = (
@@ -278,13 +278,15 @@ class SearchPosting(Base):
 
 
 class SearchTerm(Base):
-    """Per tenant and word: in how many of the tenant's indexed sources it occurs, and an
-    upper bound of its impacts (never lowered)."""
+    """Per tenant and word: in how many of the tenant's index entries it occurs, in how many
+    of its eligible ones (the ranking statistics), and an upper bound of its impacts (never
+    lowered). See runtime_svc.storage.term_counts."""
 
     __tablename__ = "search_terms"
     tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     term: Mapped[str] = mapped_column(Text, primary_key=True)
     docs: Mapped[int] = mapped_column(BigInteger)
+    eligible_docs: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     max_impact: Mapped[float] = mapped_column(Float)
 
     __table_args__ = ({"sqlite_with_rowid": False},)

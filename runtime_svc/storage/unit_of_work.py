@@ -27,12 +27,13 @@ from runtime_svc.storage import repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
+from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.scrub import Scrubber
-from runtime_svc.storage.search_index import SearchIndex
-from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 from runtime_svc.storage.vectors import VectorOutbox
+
+WordsRemoved = Callable[[str, list[str]], None]  # (tenant, words) once committed
 
 
 class Transaction:
@@ -42,25 +43,23 @@ class Transaction:
         tenant_id: str,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
-        mirrors: Mirrors | None = None,
+        words_removed: WordsRemoved | None = None,
         policies_known: dict[str, tuple[str, int] | None] | None = None,
         journal_rows: repositories.JournalRows | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
-        self._mirrors = mirrors
+        self._on_words_removed = words_removed
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
         self.events = repositories.EventLog(conn, tenant_id, journal_rows)
         self.receipts = repositories.ReceiptChain(conn, tenant_id, journal_rows)
         self.sources = SourceRepository(conn, tenant_id)
-        self.index = SearchIndex(
+        self.index = Postings(
             conn,
             tenant_id,
-            self.window,
             stamp=lambda: self.counters.next_index_stamp(),
             words_removed=self._words_removed,
-            mirrors=mirrors,
         )
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id, policies_known)
@@ -83,9 +82,9 @@ class Transaction:
         """Words the index no longer has: stamped for every process holding the tenant's
         postings, and forgotten by this one's at once when the change commits."""
         self.counters.words_removed()
-        mirrors, tenant_id = self._mirrors, self.tenant.tenant_id
-        if mirrors is not None:
-            self.after_commit(lambda: mirrors.forget_words(tenant_id, words))
+        told, tenant_id = self._on_words_removed, self.tenant.tenant_id
+        if told is not None:
+            self.after_commit(lambda: told(tenant_id, words))
 
 
 @dataclass
@@ -110,15 +109,16 @@ class UnitOfWork:
         *,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
-        mirrors: Mirrors | None = None,
+        words_removed: WordsRemoved | None = None,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
-        conversation passage. `mirrors`: large tenants' postings held in memory (None:
-        every search reads the index tables)."""
+        conversation passage. `words_removed`: told, once a change that removed words from
+        a tenant's index committed, of the tenant and the words (postings held in memory
+        forget them)."""
         self._db = db
         self.window = window or Window()
-        self._mirrors = mirrors
+        self._words_removed = words_removed
         self._vectors_queued = vectors_queued
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
@@ -150,7 +150,9 @@ class UnitOfWork:
                 yield tx
             return
         with self._write_turn, self._connect() as conn:
-            tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, self._mirrors)
+            tx = Transaction(
+                conn, tenant_id, self._vectors_queued, self.window, self._words_removed
+            )
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
@@ -175,7 +177,7 @@ class UnitOfWork:
             tenant_id,
             self._vectors_queued,
             self.window,
-            self._mirrors,
+            self._words_removed,
             batch.policies,
             batch.journal,
         )
@@ -249,7 +251,7 @@ class UnitOfWork:
         try:
             with self._reader() as conn:
                 try:
-                    yield Transaction(conn, tenant_id, window=self.window, mirrors=self._mirrors)
+                    yield Transaction(conn, tenant_id, window=self.window)
                 finally:
                     _rollback(conn)
         except _STORAGE as e:
