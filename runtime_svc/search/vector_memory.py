@@ -32,12 +32,17 @@ _TENANT_VECTORS = (
 
 
 def cosine(matrix: NDArray[np.float32], query: Vector) -> NDArray[np.float32]:
-    """Cosine similarity of each row to `query`, in float32 as the database computes it."""
+    """Cosine similarity of each row to `query`, in float32 as the database computes it.
+    Each row's products are summed by a loop of its own (einsum), not a matrix product: BLAS
+    sums a row in an order that depends on how many rows the matrix has, so one vector's
+    similarity would move in its last bits with the others held beside it (a cold one
+    among them)."""
     import numpy as np
 
     q = np.asarray(query, np.float32)
     norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
-    out: NDArray[np.float32] = (matrix @ q) / np.where(norms > 0, norms, np.float32(1))
+    dots = np.einsum("ij,j->i", matrix, q)
+    out: NDArray[np.float32] = dots / np.where(norms > 0, norms, np.float32(1))
     return out
 
 

@@ -73,7 +73,9 @@ def _top(scored: Subquery, grouped: bool) -> Select[Any]:
         order = (scored.c.distance, scored.c.source_id, scored.c.passage)
     top = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
     return (
-        select(*SOURCE_COLUMNS, (1.0 - top.c.distance).label("score"), top.c.passage)
+        select(
+            *SOURCE_COLUMNS, (1.0 - top.c.distance).label("score"), top.c.passage, top.c.distance
+        )
         .select_from(top.join(sources, sources.c.pk == top.c.pk))
         .order_by(top.c.distance, top.c.source_id, top.c.passage)
     )
