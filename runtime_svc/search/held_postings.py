@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, bindparam, literal_column, select
+from sqlalchemy.sql.elements import ColumnClause
 
 from runtime_svc.search.held_words import Word
 from runtime_svc.storage.models import SearchPosting, SearchTerm, TenantState
@@ -45,7 +46,7 @@ _state = TenantState.__table__
 _terms = SearchTerm.__table__
 # The row marking an entry (the empty word), as a literal: the stamp's partial index is used
 # only when the statement says `term = ''` itself.
-ENTRY = literal_column("''")
+ENTRY: ColumnClause[str] = literal_column("''")
 REBUILD_SHARE = 0.25  # more changed (or dead) slots than this share: load the tenant afresh
 MERGE_AT = 4096  # appended postings of a word merged into its arrays beyond this many
 PRELOAD_MAX = 50_000  # a tenant with at most this many entries has every word loaded at once
@@ -90,11 +91,11 @@ class Held:
         self.after = -1  # the tenant's index stamp caught up to (-1: nothing loaded)
         self.words: dict[str, Word] = {}
         self._keys: Ints | None = None  # entry key of each slot
-        self._usable: Ints | None = None
+        self._usable: Flags | None = None
         self._n = 0  # slots in use
         self._base: Ints | None = None  # keys of the first slots, sorted (slot = index)
         self._moved: dict[int, int] = {}  # key -> slot, for keys whose slot is not the base one
-        self._moved_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._moved_arrays: tuple[Ints, Ints] | None = None
         self._dead = 0
         self.seen = 0  # the tenant's index stamp in the current caller's transaction
         self._size = 0
@@ -194,7 +195,7 @@ class Held:
             self.words[part[0][0]] = self._word_of(keys, impacts)
             start = end
 
-    def _word_of(self, keys: Ints, impacts: Ints) -> Word:
+    def _word_of(self, keys: Ints, impacts: Floats) -> Word:
         import numpy as np
 
         slots = self._slots_of(keys)

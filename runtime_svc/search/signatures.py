@@ -81,7 +81,8 @@ def _distances(words: Array, query: bytes) -> Array:
     import numpy as np
 
     # One pass over every word of every signature (three array operations, not three a word).
-    return np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
+    found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
+    return found
 
 
 def _nearest(distance: Array, n: int) -> Array:
@@ -210,6 +211,7 @@ class Signatures:
             return Nearest(np.zeros(0, np.int64), None, last)
         with self._lock:
             proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
+        chosen: Array | None
         if proposed is not None and proposed[0]() is seqs:  # nothing held changed since
             chosen = proposed[1]
         else:

@@ -74,7 +74,7 @@ class Sources:
 def candidate_filter() -> tuple[Any, ...]:
     """SQLite: the vectors given as a JSON array of seqs (`seqs`), the tenant's and the
     model's, joined to their sources, the tenant's."""
-    wanted = select(literal_column("value")).select_from(
+    wanted: Select[Any] = select(literal_column("value")).select_from(
         func.json_each(bindparam("seqs")).table_valued("value")
     )
     return (

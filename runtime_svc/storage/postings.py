@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, bindparam, delete, select, text, update
+from sqlalchemy import Connection, Table, bindparam, delete, select, text, update
 
 from runtime_svc.domain import entry_keys, lexical, passages
 from runtime_svc.domain.entry_keys import EntryKey
@@ -28,7 +28,7 @@ from runtime_svc.storage.models import SearchPosting
 from runtime_svc.storage.sources import sources
 from runtime_svc.storage.term_counts import Count
 
-postings = SearchPosting.__table__
+postings = cast(Table, SearchPosting.__table__)
 ENTRY = ""  # the word of the row that marks an entry (and counts a tenant's entries)
 
 
@@ -64,7 +64,7 @@ _SET_ELIGIBLE = (
     .values(eligible=bindparam("flag"), stamp=bindparam("stamp"))
 )
 _SET_INDEXED_REVISION = (
-    update(sources)
+    update(cast(Table, sources))
     .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
     .values(indexed_revision=bindparam("indexed"))
 )

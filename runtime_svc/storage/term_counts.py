@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
-from sqlalchemy import Connection, Executable, case, delete
+from sqlalchemy import Connection, Executable, Table, case, delete
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SearchTerm
 
-terms_table = SearchTerm.__table__
+terms_table = cast(Table, SearchTerm.__table__)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def _upsert(dialect: str) -> Executable:
     """Upsert of a word's counts (added) and impact bound (raised)."""
     stmt = (postgresql if dialect == "postgresql" else sqlite).insert(terms_table)
     current = terms_table.c
-    return stmt.on_conflict_do_update(
+    upsert: Executable = stmt.on_conflict_do_update(
         index_elements=[current.tenant_id, current.term],
         set_={
             "docs": current.docs + stmt.excluded.docs,
@@ -45,6 +46,7 @@ def _upsert(dialect: str) -> Executable:
             ),
         },
     )
+    return upsert
 
 
 def add(conn: Connection, tenant_id: str, changes: Sequence[Count]) -> None:
