@@ -74,6 +74,9 @@ class Nearest:
     seqs: Array
     vectors: Array | None
     last: int  # the largest seq in the caller's snapshot
+    # Every vector of the tenant and model held was proposed (no fewer than asked for):
+    # the candidates are the whole tenant, so none can have taken an eligible one's place.
+    complete: bool = False
 
 
 def _distances(words: Array, query: bytes) -> Array:
@@ -208,7 +211,7 @@ class Signatures:
         with held.lock:
             seqs, words, vectors = held.seqs, held.words, held.vectors
         if words is None or seqs is None or not len(seqs):
-            return Nearest(np.zeros(0, np.int64), None, last)
+            return Nearest(np.zeros(0, np.int64), None, last, True)
         with self._lock:
             proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
         chosen: Array | None
@@ -223,7 +226,7 @@ class Signatures:
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last)
+        return Nearest(seqs, vectors, last, chosen is None)
 
     def propose(self, tenant_id: str, model_id: str, query: bytes, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being

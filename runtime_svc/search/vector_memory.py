@@ -57,12 +57,12 @@ def tenant_vectors(
     rows = driver_rows(conn, _TENANT_VECTORS, {"tenant_id": tenant_id, "model_id": model_id})
     stored = {(r[2], r[3]): r[1] for r in rows}
     if not rows:
-        return Nearest(np.zeros(0, np.int64), None, 0), stored
+        return Nearest(np.zeros(0, np.int64), None, 0, True), stored
     vectors = as_matrix([r[1] for r in rows])
     if vectors is None:
         return None, stored
     seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    return Nearest(seqs, vectors, int(seqs[-1])), stored
+    return Nearest(seqs, vectors, int(seqs[-1]), True), stored
 
 
 class NearestRanker:

@@ -5,7 +5,8 @@ default), each source counts once, by its nearest passage.
 
 The coarse pass over a large SQLite tenant only proposes candidates; whenever its proposal
 leaves fewer than k eligible results while some candidates were ineligible or gone, the exact
-search runs instead, so the coarse pass never drops eligible results below k.
+search runs instead, so the coarse pass never drops eligible results below k (a proposal of
+every vector the tenant has is the exact search already).
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class VectorSearch:
             return [], 0
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
-            return got.taken_hits, got.refused
+            return got.taken_hits, 0 if near.complete else got.refused
         seqs = near.seqs.tolist()
         params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
         rows = list(self.conn.execute(vector_sql.coarse_statement(plan.grouped), params))
@@ -140,7 +141,7 @@ class VectorSearch:
             present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
             missing = [s for s in seqs if s not in present]
             self._signatures.forget(self.tenant_id, plan.model_id, missing)
-        return hits, dropped + gone
+        return hits, 0 if near.complete else dropped + gone
 
     def matches(self, plan: VectorPlan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
         """The tenant's nearest sources (by their nearest passage) whatever their state (for
