@@ -90,18 +90,24 @@ class Slots:
 
     def __init__(self, held: Held, pools: Sequence[Pool]) -> None:
         self._held, self._pools = held, pools
-        self._offered: dict[int, list[int]] = {}  # source -> slots offered
+        self._offered: list[tuple[Ints, list[int]]] = []  # each round's slots and sources
 
     def rounds(self, want: int, refused: set[int]) -> Iterator[take.Round]:
         for slots, values in best_first(self._pools, want):
             keys = self._held.keys(slots)
             refs = entry_keys.source_pks(keys).tolist()
-            for slot, ref in zip(slots.tolist(), refs, strict=True):
-                self._offered.setdefault(ref, []).append(slot)
+            self._offered.append((slots, refs))
             yield take.Round(values.tolist(), refs, keys.tolist())
 
     def discard(self, refs: set[int]) -> None:
-        self._held.drop([slot for ref in refs for slot in self._offered.get(ref, [])])
+        self._held.drop(
+            [
+                int(slot)
+                for slots, sources in self._offered
+                for slot, source in zip(slots.tolist(), sources, strict=True)
+                if source in refs
+            ]
+        )
 
 
 def dense(

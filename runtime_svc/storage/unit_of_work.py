@@ -15,15 +15,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NoReturn
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
-from agentmem.core import metrics
-from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import repositories
+from runtime_svc.storage import db_errors, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
@@ -158,11 +154,11 @@ class UnitOfWork:
                 yield tx
                 tx.tenant.save(tx.counters)
                 conn.commit()
-            except _STORAGE as e:
-                _rollback(conn)
-                _raise_translated(e)
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
             except BaseException:
-                _rollback(conn)
+                db_errors.rollback(conn)
                 raise
         for callback in tx._after_commit:
             callback()
@@ -186,8 +182,8 @@ class UnitOfWork:
                 batch.counters[tenant_id] = tx.tenant.lock()
             conn.exec_driver_sql(_RELEASE_AND_SAVEPOINT if batch.release_pending else _SAVEPOINT)
             batch.release_pending = False
-        except _STORAGE as e:
-            _raise_translated(e)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
         try:
@@ -204,10 +200,10 @@ class UnitOfWork:
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
-            except _STORAGE as lost:  # the connection is gone: the whole batch fails
-                _raise_translated(lost)
-            if isinstance(e, _STORAGE):
-                _raise_translated(e)
+            except db_errors.STORAGE as lost:  # the connection is gone: the whole batch fails
+                db_errors.raise_translated(lost)
+            if isinstance(e, db_errors.STORAGE):
+                db_errors.raise_translated(e)
             raise
         batch.after_commit += tx._after_commit
 
@@ -225,11 +221,11 @@ class UnitOfWork:
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
-            except _STORAGE as e:
-                _rollback(conn)
-                _raise_translated(e)
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
             except BaseException:
-                _rollback(conn)
+                db_errors.rollback(conn)
                 raise
             finally:
                 self._local.batch = None
@@ -241,8 +237,8 @@ class UnitOfWork:
         """A writer connection; failing to get one (database down) is UNAVAILABLE."""
         try:
             conn = self._db.writer.connect()
-        except _STORAGE as e:
-            _raise_translated(e)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
         with conn:
             yield conn
 
@@ -253,9 +249,9 @@ class UnitOfWork:
                 try:
                     yield Transaction(conn, tenant_id, window=self.window)
                 finally:
-                    _rollback(conn)
-        except _STORAGE as e:
-            _raise_translated(e)
+                    db_errors.rollback(conn)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
 
     def keep_reader(self) -> None:
         """Reads on the calling thread (the event loop's: a read made while no other call is
@@ -302,57 +298,3 @@ _SAVEPOINT = "SAVEPOINT batched_write"
 _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
 _RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
-
-# What a lost or broken database connection raises: a driver error (OperationalError,
-# InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
-_STORAGE = (DBAPIError, PendingRollbackError)
-
-
-def _rollback(conn: Connection) -> None:
-    """Rolls back; on a connection already lost there is nothing to undo (the server
-    dropped the transaction), and the error that lost it is the one to report."""
-    with contextlib.suppress(*_STORAGE):
-        conn.rollback()
-
-
-_CONFLICT = ("locked", "busy", "serializ", "deadlock")
-_UNREACHABLE = (
-    "unable to open",
-    "disk i/o",
-    "connection",
-    "server closed",
-    "terminating",
-    "could not connect",
-    "read-only",
-    "no space",
-)
-
-
-def _raise_translated(e: Exception) -> NoReturn:
-    translated = _storage_error(e)
-    if translated is e:
-        raise e
-    raise translated from e
-
-
-def _storage_error(e: Exception) -> Exception:
-    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database or a lost
-    connection → UNAVAILABLE; other driver errors (constraint violations, ...) are passed
-    on unchanged. The driver's message (which holds no bound values) goes to the log only."""
-    if isinstance(e, PendingRollbackError) or (
-        isinstance(e, DBAPIError) and e.connection_invalidated
-    ):
-        return AgentmemError(Reason.UNAVAILABLE, detail=type(e).__name__)
-    if not isinstance(e, DBAPIError):
-        return e
-    message = str(e.orig) if e.orig is not None else type(e).__name__
-    lowered = message.lower()
-    if any(word in lowered for word in _CONFLICT):
-        driver = type(e.orig).__module__ if e.orig is not None else ""
-        metrics.DB_CONFLICTS.labels("sqlite" if driver.startswith("sqlite") else "postgresql").inc()
-        return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
-    if any(word in lowered for word in _UNREACHABLE):
-        return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])
-    if isinstance(e, OperationalError):
-        return AgentmemError(Reason.INTERNAL, detail=message[:200])
-    return e
