@@ -25,7 +25,7 @@ def matches(
 ) -> tuple[list[MatchRow], int]:
     """Up to `cap` of the tenant's indexed sources matching the words (eligible ones first,
     best first, ties by source id), and how many there are."""
-    terms = stats.by_stem
+    terms = stats.matching  # a word only ineligible entries hold adds 0 to eligible scores
     if not terms:
         return [], 0
     params: dict[str, object] = {"tenant_id": tenant_id, "now_us": now_us, "cap": cap}

@@ -35,6 +35,7 @@ _WIDTH = len(SOURCE_COLUMNS)
 # The states that only the passage of time brings (the index's eligibility ignores time).
 _TIMED = frozenset(r.state.value for r in RULES if isinstance(r.condition, Expired))
 _ELIGIBLE = State.ELIGIBLE.value
+_DROPPED = Checked(Verdict.DROPPED)
 
 
 def source_row(r: tuple[Any, ...]) -> SourceRow:
@@ -68,7 +69,9 @@ class Sources:
                     self._known[r[0]] = Checked(Verdict.ELIGIBLE, source_row(r))
                 elif state in _TIMED:
                     self._known[r[0]] = Checked(Verdict.KEPT)
-        return {pk: self._known[pk] for pk in refs if pk in self._known}
+            for pk in wanted:
+                self._known.setdefault(pk, _DROPPED)  # gone, or refused for good
+        return {pk: self._known[pk] for pk in refs}
 
 
 def candidate_filter() -> tuple[Any, ...]:

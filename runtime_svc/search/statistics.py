@@ -25,6 +25,9 @@ class QueryStats:
     # The query's words that some eligible entry holds, with their idf and impact bound:
     by_bound: list[TermStats]  # smallest upper bound first (the order they are read in)
     by_stem: list[TermStats]  # the order scores are added up in (`search.scores`)
+    # The query's words that any entry holds, by stem: what an explanation matches (a cold
+    # source whose words no eligible entry holds is listed too, with its reason).
+    matching: list[TermStats]
 
 
 def _statement(dialect: str) -> Select[Any]:
@@ -41,12 +44,13 @@ def read(conn: Connection, tenant_id: str, terms: Sequence[Term]) -> QueryStats:
     rows = {r[0]: r for r in driver_rows(conn, _statement, params)}
     entry = rows.pop(ENTRY, (ENTRY, 0, 0, 0.0))
     eligible = entry[2]
-    by_stem = [
+    matching = [
         TermStats(stem, lexical.idf(eligible, live), max_impact, live)
-        for stem, _, live, max_impact in sorted(rows.values())
-        if live > 0
+        for stem, docs, live, max_impact in sorted(rows.values())
+        if docs > 0
     ]
-    return QueryStats(entry[1], eligible, lexical.by_upper_bound(by_stem), by_stem)
+    by_stem = [t for t in matching if t.docs > 0]
+    return QueryStats(entry[1], eligible, lexical.by_upper_bound(by_stem), by_stem, matching)
 
 
 def _entries_statement(dialect: str) -> Select[Any]:
