@@ -10,6 +10,7 @@ score in the last bits: comparisons of a score against a bound leave `SLACK`.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -32,30 +33,37 @@ def kth_score(
 ) -> float | None:
     """The `k`-th best score among the entries `keys` scoring `scores` (above 0) — per source
     (each by its best entry) when `grouped` — leaving out the sources `excluded`; None when
-    fewer score."""
-    import numpy as np
-
-    values = np.asarray(scores, np.float64)
-    if len(values) < k:
+    fewer score. The best few are looked at first (enough sources among them, mostly), then
+    more; numpy selects them from arrays, `heapq` from lists (numpy is not imported for a
+    search that holds nothing in memory)."""
+    if len(scores) < k:
         return None
-    key_array = np.asarray(keys, np.int64)
-    n = min(64 * k, len(values))  # the best few first: enough sources among them, mostly
+    n = min(64 * k, len(scores))
     while True:
-        top = np.argpartition(-values, n - 1)[:n] if n < len(values) else np.arange(len(values))
-        top = top[np.argsort(-values[top], kind="stable")]
         seen: set[int] = set()
         taken = 0
-        for i in top.tolist():
-            value = float(values[i])
+        for i in _best(scores, n):
+            value = float(scores[i])
             if value <= 0.0:
                 return None
-            source = entry_keys.source_pk(int(key_array[i]))
+            source = entry_keys.source_pk(int(keys[i]))
             if source in excluded or (grouped and source in seen):
                 continue
             seen.add(source)
             taken += 1
             if taken == k:
                 return value
-        if n == len(values):
+        if n == len(scores):
             return None
-        n = min(4 * n, len(values))
+        n = min(4 * n, len(scores))
+
+
+def _best(scores: Sequence[float] | NDArray[np.float64], n: int) -> list[int]:
+    """The positions of the `n` best scores, best first (ties in position order)."""
+    if isinstance(scores, Sequence):
+        return heapq.nlargest(n, range(len(scores)), key=scores.__getitem__)
+    import numpy as np
+
+    top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+    best: list[int] = top[np.argsort(-scores[top], kind="stable")].tolist()
+    return best
