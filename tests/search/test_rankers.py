@@ -69,7 +69,7 @@ def _lexical(conn, tenant_id: str, name: str, stack: ExitStack) -> LexicalSearch
     return LexicalSearch(conn, tenant_id, window=WINDOW, mirrors=mirrors)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(docs=docs, queries=queries)
 def test_every_lexical_ranker_is_the_brute_force_ranking_over_eligible_entries(
     database, docs, queries
@@ -122,7 +122,7 @@ VECTOR = {
 }
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(docs=docs, seed=st.integers(0, 2**32 - 1), queries=queries)
 def test_every_vector_ranker_is_the_brute_force_ranking_over_eligible_entries(
     database, docs, seed, queries
