@@ -8,7 +8,7 @@ DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install run test fuzz wheel-test soak proto proto-check lint docs format bench clean
+.PHONY: install run test check types fuzz wheel-test soak proto proto-check lint docs format bench clean
 
 install: $(STAMP)
 
@@ -25,6 +25,9 @@ run: install ## both services on embedded SQLite and the web console; prints a d
 
 test: install ## the whole suite, through real servers
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+check: lint ## the fast layer after every change: lint, types, tests/unit and tests/search (no servers)
+	$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search
 
 FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40
@@ -47,9 +50,13 @@ proto: install ## regenerate Python code and JSON Schemas from protos/ (and the 
 proto-check: install
 	$(BIN)/python scripts/codegen.py --check
 
-lint: install docs
+lint: install docs ## ruff, the type checker on the packages pyproject.toml lists, the docs site
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+types: install ## the type checker alone
+	$(BIN)/mypy
 
 docs: install ## the documentation site (docs/, mkdocs.yml); a broken link or anchor fails
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site

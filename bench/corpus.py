@@ -5,7 +5,9 @@ Two vocabularies, each with English function words (as frequent as in real text)
   (s = 1.05), so a few content words are very common and most are rare;
 - everyday (`Language(everyday=True)`): the same few hundred everyday words reused by every
   memory (Zipf, s = 1.0), so every question word matches thousands of memories, as for a
-  tenant that writes about the same daily life over and over.
+  tenant that writes about the same daily life over and over;
+- low selectivity (`Language(everyday=True, narrow=12)`): only the commonest few everyday
+  words, so most memories hold every word of a question.
 Sentences are 10 to 22 words; queries are questions built from the same distribution
 ("what did I say about the … and …?").
 
@@ -51,6 +53,7 @@ from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
+from runtime_svc.storage.postings import Indexable
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 _FUNCTION_WORDS = """
@@ -99,13 +102,16 @@ def _vocabulary(rng: random.Random) -> list[str]:
 class Language:
     """One vocabulary (always the same), sampled with its own seed."""
 
-    def __init__(self, seed: int = 7, *, everyday: bool = False) -> None:
+    def __init__(self, seed: int = 7, *, everyday: bool = False, narrow: int = 0) -> None:
+        """`narrow`: only the first so many words of the vocabulary (after its shuffle)."""
         vocabulary_rng = random.Random(VOCABULARY_SEED)
         if everyday:
             self.words, s = list(dict.fromkeys(EVERYDAY)), EVERYDAY_S
         else:
             self.words, s = _vocabulary(vocabulary_rng), ZIPF_S
         vocabulary_rng.shuffle(self.words)
+        if narrow:
+            self.words = self.words[:narrow]
         self.rng = random.Random(seed)
         weights = [1 / (rank**s) for rank in range(1, len(self.words) + 1)]
         self.cumulative = list(itertools.accumulate(weights))
@@ -145,6 +151,7 @@ def load(
     per_tenant: int,
     *,
     everyday: bool = False,
+    narrow: int = 0,
     seed: int = 7,
     batch: int = 5000,
 ) -> None:
@@ -152,7 +159,7 @@ def load(
     db = open_database(Storage(url=url))
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
-    lang = Language(seed, everyday=everyday)
+    lang = Language(seed, everyday=everyday, narrow=narrow)
     provenance = Provenance("bench-loader", "service", "import", "")
     for tenant in tenants:
         left = per_tenant
@@ -180,7 +187,7 @@ def load(
                 pks = tx.sources.add_many(batch_sources)
                 tx.index.put_many(
                     [
-                        (pk, s.body.generated_form(), True)
+                        Indexable(pk, s.body.generated_form(), True)
                         for pk, s in zip(pks, batch_sources, strict=True)
                     ]
                 )

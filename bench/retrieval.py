@@ -7,7 +7,7 @@ PostgreSQL a stored tsvector with a GIN index and ts_rank. The targets relative 
 (the everyday corpora) compare with an echo timed again just before their own calls. Also
 insert throughput and LoCoMo-dev recall.
 
-    python -m bench.retrieval             # 10k, 100k, and 20k of everyday words
+    python -m bench.retrieval             # 10k, 100k, 20k of everyday words, 20k of a few
     python -m bench.retrieval --million   # also the 1M corpora
     python -m bench.retrieval --postgres  # the same with the runtime on PostgreSQL
 """
@@ -208,6 +208,7 @@ class Plan:
     cold: list[float]
     floor_questions: int
     everyday: bool = False
+    narrow: int = 0  # only so many words (low selectivity: most memories match a question)
 
 
 def scenario(
@@ -228,9 +229,9 @@ def scenario(
     rows = []
     with servers.database(tmp, plan.name, postgres) as url:
         started = time.perf_counter()
-        corpus.load(url, tenant_ids, plan.per_tenant, everyday=plan.everyday)
+        corpus.load(url, tenant_ids, plan.per_tenant, everyday=plan.everyday, narrow=plan.narrow)
         load_s = time.perf_counter() - started
-        lang = corpus.Language(seed=99, everyday=plan.everyday)
+        lang = corpus.Language(seed=99, everyday=plan.everyday, narrow=plan.narrow)
         questions = [lang.question() for _ in range(n_questions)]
         keys = [servers.key(f"tok-{t}", t, servers.ALL_SCOPES) for t in tenant_ids]
         floor = naive_floor(url, tmp, questions[: plan.floor_questions])
@@ -476,8 +477,10 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated parts: 10k, 100k, 20k-everyday, 1M-1000-tenants, 1M-one-tenant, "
-        "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages, "
+        help="comma-separated parts: 10k, 100k, 20k-everyday, 20k-low-selectivity, "
+        "1M-1000-tenants, 1M-one-tenant, "
+        "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages (or "
+        "20k-everyday-passages, 100k-passages), "
         "conversation-writes, locomo-passages",
     )
     args = parser.parse_args()
@@ -493,6 +496,7 @@ def main() -> None:
             Plan("10k", 1, 10_000, [0.0], 200),
             Plan("100k", 1, 100_000, [0.0, 0.1, 0.5], 100),
             Plan("20k-everyday", 1, 20_000, [0.1], 200, everyday=True),
+            Plan("20k-low-selectivity", 1, 20_000, [0.1], 200, everyday=True, narrow=12),
         ]
         if args.million:
             plans += [
@@ -519,8 +523,11 @@ def main() -> None:
             print("-- inserts and thread-mode reads", flush=True)
             report["writes"] = insert_throughput(tmp, args.postgres)
             save(report, name)
-        if not only or "passages" in only:
-            report["passages"] = passage_bench.latency(tmp, args.questions, args.postgres)
+        chosen = [p for p in passage_bench.PLANS if p.name in only]  # one passage corpus
+        if not only or "passages" in only or chosen:
+            report["passages"] = passage_bench.latency(
+                tmp, args.questions, args.postgres, chosen or passage_bench.PLANS
+            )
             save(report, name)
         if not only or "conversation-writes" in only:
             print("-- conversation inserts through the API", flush=True)

@@ -26,6 +26,8 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import CALLER, RuntimeServicer, caller_from
 from runtime_svc.grpc.wakeups import TenantWakeups
+from runtime_svc.search import vector_sql
+from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
@@ -42,10 +44,9 @@ from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
-from runtime_svc.storage import migrate, repositories, vector_search, vectors
+from runtime_svc.storage import migrate, repositories, vectors
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
-from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime")
@@ -86,7 +87,7 @@ async def start(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
-        mirrors=mirrors,
+        words_removed=mirrors.forget_words,
     )
     uow.keep_reader()  # on the event loop's thread
     writer = GroupCommitter(uow, settings.runtime.group_commit)
@@ -115,6 +116,7 @@ async def start(
         posting_budget=settings.search.posting_budget,
         semantic=semantic,
         lexical_only_reason=lexical_only_reason,
+        mirrors=mirrors,
     )
     extraction = FactExtraction(_extractor(settings))
     changes = SourceChanges(uow, journal, extraction)
@@ -268,7 +270,7 @@ def _extractor(settings: Settings) -> Extractor:
 
 
 def _warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
-    """Large tenants' postings held before the runtime serves (see `search_mirror.warm`),
+    """Large tenants' postings held before the runtime serves (see `Mirrors.warm`),
     and with hybrid retrieval on SQLite their vectors' signatures and vectors
     (`Semantic.warm`)."""
     started = time.perf_counter()
@@ -300,7 +302,7 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
     if missing is not None:
         return None, missing.reason
     with db.writer.connect() as conn:
-        reason = vector_search.unavailable_reason(conn)
+        reason = vector_sql.unavailable_reason(conn)
         conn.commit()
     if reason:
         log.warning(

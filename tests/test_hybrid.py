@@ -16,7 +16,7 @@ from agentmem.v1 import (
     review_pb2,
     sources_pb2,
 )
-from runtime_svc.storage import vector_search
+from runtime_svc.search import plan as search_plan
 from tests.harness import ROOT
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import (
@@ -50,7 +50,7 @@ BY = retrieval_pb2.MatchedBy
 COARSE = {
     # Small tenants: their vectors read and ranked in memory for the search...
     "exact": {},
-    # ...or, too large for that (`vector_search.IN_MEMORY_MAX`), ranked in SQL.
+    # ...or, too large for that (`search.plan.IN_MEMORY_MAX`), ranked in SQL.
     "exact, in SQL": {},
     # Large tenants: candidates by signature, ranked from their vectors held in memory...
     "coarse": {"retrieval__exact_search_max": 0},
@@ -67,7 +67,7 @@ def plan_stack(make_stack, monkeypatch, vector_backend, plan, **more):  # type: 
     if plan != "exact" and vector_backend != "sqlite":
         pytest.skip("these plans are SQLite's")
     if plan == "exact, in SQL":
-        monkeypatch.setattr(vector_search, "IN_MEMORY_MAX", 0)
+        monkeypatch.setattr(search_plan, "IN_MEMORY_MAX", 0)
     return make_stack(**hybrid_settings(**COARSE[plan], **more))
 
 

@@ -50,7 +50,7 @@ from agentmem.v1 import (
     sources_pb2,
     thread_mode_pb2,
 )
-from runtime_svc.storage import search_mirror
+from runtime_svc.search import plan
 from tests.harness import Key, reason, words_held_in_memory
 from tests.hybrid_support import hybrid_settings
 from tests.test_foreign import OWNER, Owner
@@ -593,7 +593,7 @@ def test_no_sequence_of_operations_brings_an_ended_source_back(
         more = {"search__held_min_entries": 0}
         # Pruned by MaxScore (as tenants with millions of postings are), which scores every
         # slot whenever pruning cannot tell: both ways of ranking held postings are run.
-        monkeypatch.setattr(search_mirror, "DENSE_MAX", 0)
+        monkeypatch.setattr(plan, "DENSE_MAX", 0)
     elif search == "hybrid":
         # Words and meaning, the vector side by its coarse pass (vectors held in memory),
         # whether or not the indexer has embedded a source yet.

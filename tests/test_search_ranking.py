@@ -21,9 +21,12 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.storage import migrate, search_mirror
+from runtime_svc.search import plan as search_plan
+from runtime_svc.search.lexical import DEFAULT_BUDGET, LexicalSearch
+from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
-from runtime_svc.storage.search_mirror import Mirrors
+from runtime_svc.storage.postings import Indexable
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import ADMIN_B, database_url, drop_database, words_held_in_memory
 from tests.memory_helpers import ACTIVE, COLD, assemble, classify, explain, insert, search
@@ -67,15 +70,20 @@ def _source(
 
 # Where a tenant's top k is taken: the index tables, or its postings held in memory, with
 # every slot scored (what a tenant of this size gets) or pruned by MaxScore (what a tenant
-# with millions of postings gets: `search_mirror.DENSE_MAX` patched to 0).
+# with millions of postings gets: `search.plan.DENSE_MAX` patched to 0).
 PLANS = ["tables", "held", "held, pruned"]
 
 
 @pytest.fixture(params=PLANS, ids=["tables", "held", "held-pruned"])
 def plan(request, monkeypatch) -> str:
     if request.param == "held, pruned":
-        monkeypatch.setattr(search_mirror, "DENSE_MAX", 0)
+        monkeypatch.setattr(search_plan, "DENSE_MAX", 0)
     return request.param
+
+
+def lexical(tx, mirrors=None, budget=DEFAULT_BUDGET) -> LexicalSearch:  # type: ignore[no-untyped-def]
+    """The lexical side in a test's transaction (`mirrors`: postings held in memory)."""
+    return LexicalSearch(tx.conn, tx.sources.tenant_id, mirrors=mirrors, budget=budget)
 
 
 def ranking(client, query, limit=10):
@@ -181,15 +189,19 @@ def test_a_budget_too_small_for_a_word_bounds_what_can_be_missed(tmp_path):
         with uow.write("t") as tx:
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
-                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+                [
+                    Indexable(pk, s.body.generated_form(), True)
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
             )
         now = int(time.time() * 1e6)
         inexact = 0
         for _ in range(40):
             terms = text.query_terms(" ".join(rng.sample(WORDS, rng.randint(1, 3))))
             with uow.read("t") as tx:
-                hits, cert = tx.index.search_certified(terms, 10, now, budget=100)
-                every, _ = tx.index.matches(terms, now, 1000)
+                ranked = lexical(tx, budget=100).rank(terms, 10, now)
+                hits, cert = ranked.hits, ranked.certificate
+                every, _ = lexical(tx).matches(terms, now, 1000)
             score = {m.source_id: m.score for m in every}
             for h in hits:
                 assert h.score == pytest.approx(score[h.source_id], rel=1e-9)
@@ -228,21 +240,21 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
                 [
-                    (pk, s.body.generated_form(), s.indexable())
+                    Indexable(pk, s.body.generated_form(), s.indexable())
                     for pk, s in zip(pks, batch, strict=True)
                 ]
             )
         terms = text.query_terms("kayak")
         with uow.read("t") as tx:
-            before = tx.index.search(terms, 10, 0)
+            before = lexical(tx).search(terms, 10, 0)
         cfg = migrate.alembic_config()
         for target in ("0005", "head"):
             with db.writer.begin() as conn:
                 cfg.attributes["connection"] = conn
                 (command.downgrade if target == "0005" else command.upgrade)(cfg, target)
         with uow.read("t") as tx:
-            after = tx.index.search(terms, 10, 0)
-            assert tx.index.has(pks[1]) and not tx.index.search(text.query_terms("red"), 10, 0)
+            after = lexical(tx).search(terms, 10, 0)
+            assert tx.index.has(pks[1]) and not lexical(tx).search(text.query_terms("red"), 10, 0)
         assert [h.source_id for h in after] == [batch[0].source_id]
         assert after == before
     finally:
@@ -260,7 +272,8 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
     db = open_database(Storage(url=url))
     try:
         migrate.upgrade(db.writer)
-        uow = UnitOfWork(db, mirrors=Mirrors(0, 10**7) if plan != "tables" else None)
+        held = Mirrors(0, 10**7) if plan != "tables" else None
+        uow = UnitOfWork(db, words_removed=held.forget_words if held else None)
         rng = random.Random(9)
         now = int(time.time() * 1e6)
         lines = [_corpus_line(rng) for _ in range(400)]
@@ -277,13 +290,16 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
         with uow.write("t") as tx:
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
-                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+                [
+                    Indexable(pk, s.body.generated_form(), True)
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
             )
         gone = {s.source_id for s in batch[: len(expired)]}
         for query in (WORDS[0], f"{WORDS[0]} {WORDS[1]}", f"{WORDS[1]} {WORDS[5]} {WORDS[0]}"):
             terms = text.query_terms(query)
             with uow.read("t") as tx:
-                every, _ = tx.index.matches(terms, now, 1000)
+                every, _ = lexical(tx).matches(terms, now, 1000)
                 for limit in (1, 10, 25):
                     exact = sorted(
                         (m for m in every if m.state == "eligible"),
@@ -291,14 +307,14 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
                     )[:limit]
                     assert len(exact) == limit
                     for grouped in (True, False):
-                        hits = tx.index.search(terms, limit, now, grouped=grouped)
+                        hits = lexical(tx, held).search(terms, limit, now, grouped=grouped)
                         assert [h.source_id for h in hits] == [m.source_id for m in exact]
                         assert not {h.source_id for h in hits} & gone
                         for h, m in zip(hits, exact, strict=True):
                             assert h.score == pytest.approx(m.score, rel=1e-9)
         # and before they expired, they were among the best
         with uow.read("t") as tx:
-            top = tx.index.search(text.query_terms(f"{WORDS[0]} {WORDS[1]}"), 10, now - 2)
+            top = lexical(tx, held).search(text.query_terms(f"{WORDS[0]} {WORDS[1]}"), 10, now - 2)
         assert len({h.source_id for h in top} & gone) >= 5
     finally:
         db.dispose()
@@ -359,12 +375,13 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
     every slot scored: over a corpus of rare and common words in memories of every length,
     every query's top k equals the exhaustive ranking, scores to the last bit."""
     if pruned:
-        monkeypatch.setattr(search_mirror, "DENSE_MAX", 0)
+        monkeypatch.setattr(search_plan, "DENSE_MAX", 0)
     url = database_url(tmp_path / "pruned.db")
     db = open_database(Storage(url=url))
     try:
         migrate.upgrade(db.writer)
-        held = UnitOfWork(db, mirrors=Mirrors(0, 10**7))
+        mirrors = Mirrors(0, 10**7)
+        held = UnitOfWork(db, words_removed=mirrors.forget_words)
         rng = random.Random(3)
         vocabulary = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
         weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocabulary))]
@@ -375,7 +392,10 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
         with held.write("t") as tx:
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
-                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+                [
+                    Indexable(pk, s.body.generated_form(), True)
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
             )
         now = int(time.time() * 1e6)
         for _ in range(150):
@@ -383,12 +403,12 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
             terms = text.query_terms(query)
             limit = rng.choice([1, 3, 10, 30])
             with held.read("t") as tx:
-                every, _ = tx.index.matches(terms, now, 1000)
+                every, _ = lexical(tx).matches(terms, now, 1000)
                 exact = sorted(
                     (m for m in every if m.state == "eligible"),
                     key=lambda m: (-m.score, m.source_id),
                 )[:limit]
-                hits = tx.index.search(terms, limit, now)
+                hits = lexical(tx, mirrors).search(terms, limit, now)
             assert [(h.source_id, h.score) for h in hits] == [
                 (m.source_id, m.score) for m in exact
             ], query
@@ -464,17 +484,21 @@ def test_words_removed_from_the_index_leave_every_process_s_memory_without_a_sea
     try:
         migrate.upgrade(db.writer)
         mirrors = {name: Mirrors(0, 10**7) for name in ("a", "b")}
-        uows = {name: UnitOfWork(db, mirrors=m) for name, m in mirrors.items()}
+        uows = {name: UnitOfWork(db, words_removed=m.forget_words) for name, m in mirrors.items()}
         batch = [_source("zqharp on sundays"), _source("a zqsecretword on a zqharp card")]
         with uows["a"].write("t") as tx:
             pks = tx.sources.add_many(batch)
             tx.index.put_many(
-                [(pk, s.body.generated_form(), True) for pk, s in zip(pks, batch, strict=True)]
+                [
+                    Indexable(pk, s.body.generated_form(), True)
+                    for pk, s in zip(pks, batch, strict=True)
+                ]
             )
         now = int(time.time() * 1e6)
-        for uow in uows.values():
+        for name, uow in uows.items():
             with uow.read("t") as tx:
-                assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 2
+                found = lexical(tx, mirrors[name]).search(text.query_terms("zqharp"), 10, now)
+                assert len(found) == 2
         assert all("zqsecretword" in words_held_in_memory([m]) for m in mirrors.values())
         with uows["a"].write("t") as tx:
             assert tx.index.remove(pks[1])
@@ -485,22 +509,22 @@ def test_words_removed_from_the_index_leave_every_process_s_memory_without_a_sea
         assert "zqsecretword" not in held and {"zqharp", "sundai"} <= held
 
         small = Mirrors(5, 10**7)
-        uow = UnitOfWork(db, mirrors=small)
+        uow = UnitOfWork(db, words_removed=small.forget_words)
         more = [_source(f"zqharp number {i}") for i in range(4)]
         with uow.write("t") as tx:
             tx.index.put_many(
                 [
-                    (pk, s.body.generated_form(), True)
+                    Indexable(pk, s.body.generated_form(), True)
                     for pk, s in zip(tx.sources.add_many(more), more, strict=True)
                 ]
             )
         with uow.read("t") as tx:
-            assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 5
+            assert len(lexical(tx, small).search(text.query_terms("zqharp"), 10, now)) == 5
         assert small.holds("t")
         with uow.write("t") as tx:
             assert tx.index.remove(pks[0])
         with uow.read("t") as tx:  # 4 entries: searched in the tables
-            assert len(tx.index.search(text.query_terms("zqharp"), 10, now)) == 4
+            assert len(lexical(tx, small).search(text.query_terms("zqharp"), 10, now)) == 4
         assert not small.holds("t")
     finally:
         db.dispose()

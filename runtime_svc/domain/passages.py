@@ -5,9 +5,7 @@ the message before it) and the conversation's date (from the first `sent_at` giv
 passage is named by its message range (0-based, inclusive). A plain-text memory is one
 entry without a range.
 
-The search index keys each entry by `entry_key`: the source's pk shifted left by 16 bits,
-and in the low bits the passage's range (0 for a whole-text entry), so an entry belongs to
-exactly one source (`source_pk`) and its range is read back from the key itself.
+The search index keys each entry by its source and range (`runtime_svc.domain.entry_keys`).
 """
 
 from __future__ import annotations
@@ -17,11 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from runtime_svc.domain.sources import MAX_MESSAGES, Body, Message
-
-SHIFT = 16
-SPAN = 1 << SHIFT
-assert MAX_MESSAGES < 255  # a range's two ends fit in the low 16 bits
+from runtime_svc.domain.sources import Body, Message
 
 
 @dataclass(frozen=True)
@@ -43,23 +37,6 @@ class Range:
 class Passage:
     range: Range
     text: str
-
-
-def entry_key(source_pk: int, rng: Range | None = None) -> int:
-    if rng is None:
-        return source_pk << SHIFT
-    return (source_pk << SHIFT) | (rng.start << 8) | (rng.end + 1)
-
-
-def source_pk(key: int) -> int:
-    return key >> SHIFT
-
-
-def range_of(key: int) -> Range | None:
-    low = key & (SPAN - 1)
-    if not low:
-        return None
-    return Range(low >> 8, (low & 0xFF) - 1)
 
 
 def line(speaker: str, content: str) -> str:

@@ -9,6 +9,7 @@ lexical score.
 from __future__ import annotations
 
 import hashlib
+import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -21,11 +22,16 @@ from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
 from runtime_svc.domain.text import Term
+from runtime_svc.search import plan
+from runtime_svc.search.hits import Hit
+from runtime_svc.search.lexical import LexicalSearch
+from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import vectors
-from runtime_svc.storage.search_index import Hit
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+
+log = logging.getLogger("agentmem.runtime.retrieval")
 
 PROMPT_CANDIDATES = 50
 EXPLAIN_CAP = 1000
@@ -72,14 +78,26 @@ class Retrieval:
         posting_budget: int,
         semantic: Semantic | None = None,
         lexical_only_reason: str = "disabled",
+        mirrors: Mirrors | None = None,
     ) -> None:
         """With `semantic`, every use case ranks by hybrid retrieval (words and meaning);
-        without, `lexical_only_reason` says why not."""
+        without, `lexical_only_reason` says why not. `mirrors`: large tenants' postings held
+        in memory (None: every search reads the index tables)."""
         self._uow, self._clock = uow, clock
+        self._mirrors = mirrors
         self._default_mode = default_mode
         self._budget = posting_budget
         self._semantic = semantic
         self._lexical_only_reason = lexical_only_reason
+
+    def _lexical(self, tx: Transaction) -> LexicalSearch:
+        return LexicalSearch(
+            tx.conn,
+            tx.sources.tenant_id,
+            window=tx.window,
+            mirrors=self._mirrors,
+            budget=self._budget,
+        )
 
     def _embed(self, query: str, tenant_id: str) -> Future[Vector] | None:
         """Starts embedding the query (it runs while the lexical side ranks)."""
@@ -94,16 +112,15 @@ class Retrieval:
         grouped: bool = True,
     ) -> tuple[list[Term], list[Hit]]:
         """The top eligible memories for a query (every query word searched; see
-        `storage.search_index`), each its best passage or (`grouped` off) the top passages,
+        `runtime_svc.search`), each its best passage or (`grouped` off) the top passages,
         fused with the semantic side (which ranks passages too) when hybrid retrieval is on;
         and the words searched."""
         terms = text.query_terms(query)
         now = self._clock()
         if self._semantic is None or embedding is None:
-            return terms, tx.index.search(terms, limit, now, budget=self._budget, grouped=grouped)
-        lexical = tx.index.search(
-            terms, max(limit, self._semantic.candidates), now, budget=self._budget, grouped=grouped
-        )
+            return terms, self._lexical(tx).search(terms, limit, now, grouped=grouped)
+        wanted = max(limit, self._semantic.candidates)
+        lexical = self._lexical(tx).search(terms, wanted, now, grouped=grouped)
         ranked = self._semantic.rank(tx, embedding, terms, lexical, limit, now, grouped)
         return terms, [r.hit for r in ranked]
 
@@ -189,7 +206,10 @@ class Retrieval:
         terms = text.query_terms(query)
         with self._uow.read(caller.tenant_id) as tx:
             disabled = self._thread_disabled(tx, thread_id)
-            rows, total = tx.index.matches(terms, now, EXPLAIN_CAP)
+            lexical_side = self._lexical(tx)
+            if log.isEnabledFor(logging.DEBUG):
+                self._log_plan(tx, lexical_side, terms, limit, now)
+            rows, total = lexical_side.matches(terms, now, EXPLAIN_CAP)
             # Sources without an index entry (pending, rejected, revoked) match too; erased
             # ones have no content and never appear.
             unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
@@ -198,9 +218,7 @@ class Retrieval:
                 for s in (u.source for u in unindexed)
             ]
             if self._semantic is not None and embedding is not None:
-                lexical = tx.index.search(
-                    terms, self._semantic.candidates, now, budget=self._budget
-                )
+                lexical = lexical_side.search(terms, self._semantic.candidates, now)
                 matches, extra = self._semantic.explain(
                     tx, embedding.result(), terms, lexical, rows, now
                 )
@@ -218,6 +236,16 @@ class Retrieval:
         total += len(quarantined)
         entries = retrieval.explain(matches, limit, thread_disabled=disabled)
         return Explanation(entries, total, truncated=total > len(entries))
+
+    def _log_plan(
+        self, tx: Transaction, lexical: LexicalSearch, terms: list[Term], limit: int, now: int
+    ) -> None:
+        """The debug line of an explanation: how search runs for this query (the rankers the
+        plan chose, by name; no query text)."""
+        ran = lexical.rank(terms, limit, now).ran
+        vector = self._semantic.vector_plan(tx) if self._semantic is not None else None
+        said = plan.describe(ran.value if ran is not None else "no-match", vector)
+        log.debug("retrieval plan", extra={"plan": said, "query_words": len(terms)})
 
     @property
     def hybrid(self) -> bool:

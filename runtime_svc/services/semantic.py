@@ -17,18 +17,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from runtime_svc.domain import fusion, passages
+from runtime_svc.domain import entry_keys, fusion
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Embedder, Vector, signature
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
-from runtime_svc.storage import vector_search
-from runtime_svc.storage.search_index import Hit, MatchRow
+from runtime_svc.search import plan, statistics
+from runtime_svc.search.hits import Hit, MatchRow
+from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
+from runtime_svc.search.signatures import Signatures
+from runtime_svc.search.vector_search import VectorSearch
 from runtime_svc.storage.unit_of_work import Transaction
-from runtime_svc.storage.vector_search import Plan, VectorSearch, entry_count
-from runtime_svc.storage.vector_signatures import Signatures
-
-COARSE_FACTOR = 8  # coarse candidates per semantic candidate, for large SQLite tenants
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class Ranked:
 
 
 def _passage(h: Hit) -> int:
-    return passages.entry_key(0, h.passage)
+    return entry_keys.passage(h.key)
 
 
 def _key(h: Hit) -> Key:
@@ -102,17 +101,18 @@ class Semantic:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _plan(self, tx: Transaction, grouped: bool = True) -> Plan:
+    def vector_plan(self, tx: Transaction, grouped: bool = True) -> VectorPlan:
+        """The semantic side's ranker for the tenant (`search.plan.vector`)."""
         # One vector per index entry (a conversation has one per passage).
-        entries = entry_count(tx.conn, tx.sources.tenant_id)
-        exact = entries <= self._s.exact_max
-        return Plan(
-            self.model_id,
-            exact=exact,
-            coarse=self._s.candidates * COARSE_FACTOR,
+        return plan.vector(
+            sqlite=tx.conn.dialect.name == "sqlite",
+            entries=statistics.entry_count(tx.conn, tx.sources.tenant_id),
+            dimension=self.dimension,
+            exact_max=self._s.exact_max,
+            candidates=self._s.candidates,
+            model_id=self.model_id,
             min_similarity=self._s.min_similarity,
             grouped=grouped,
-            in_memory=exact and entries * self.dimension <= vector_search.IN_MEMORY_MAX,
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:
@@ -136,12 +136,12 @@ class Semantic:
         # candidates' coverage and vectors, the plan, the coarse pass's signatures.
         coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
         search = self._search(tx)
-        plan = self._plan(tx, grouped)
-        search.prepare(plan)
+        chosen = self.vector_plan(tx, grouped)
+        search.prepare(chosen)
         stored = search.vectors(self.model_id, [(h.pk, _passage(h)) for h in lexical])
         if isinstance(query, Future):
             query = query.result()
-        semantic = search.search(plan, query, self._s.candidates, now_us)
+        semantic = search.search(chosen, query, self._s.candidates, now_us)
         by_key = {_key(h): h for h in semantic} | {_key(h): h for h in lexical}
         sem = {_key(h): h.score for h in semantic}
         unscored = [h for h in lexical if _key(h) not in sem]
@@ -174,7 +174,9 @@ class Semantic:
         ranked = self.rank(
             tx, query, terms, lexical_hits, len(lexical_hits) + self._s.candidates, now_us
         )
-        semantic_rows = self._search(tx).matches(self._plan(tx), query, now_us, self._s.candidates)
+        semantic_rows = self._search(tx).matches(
+            self.vector_plan(tx), query, now_us, self._s.candidates
+        )
         best = max((h.score for h in lexical_hits), default=0.0)
         in_ranking = {r.hit.source_id for r in ranked}
         rows: dict[str, tuple[MatchRow | None, MatchRow | None]] = {}

@@ -15,25 +15,22 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NoReturn
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
-from agentmem.core import metrics
-from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import repositories
+from runtime_svc.storage import db_errors, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
+from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.scrub import Scrubber
-from runtime_svc.storage.search_index import SearchIndex
-from runtime_svc.storage.search_mirror import Mirrors
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
 from runtime_svc.storage.vectors import VectorOutbox
+
+WordsRemoved = Callable[[str, list[str]], None]  # (tenant, words) once committed
 
 
 class Transaction:
@@ -43,25 +40,23 @@ class Transaction:
         tenant_id: str,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
-        mirrors: Mirrors | None = None,
+        words_removed: WordsRemoved | None = None,
         policies_known: dict[str, tuple[str, int] | None] | None = None,
         journal_rows: repositories.JournalRows | None = None,
     ) -> None:
         self.conn = conn
         self.window = window or Window()
-        self._mirrors = mirrors
+        self._on_words_removed = words_removed
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
         self.events = repositories.EventLog(conn, tenant_id, journal_rows)
         self.receipts = repositories.ReceiptChain(conn, tenant_id, journal_rows)
         self.sources = SourceRepository(conn, tenant_id)
-        self.index = SearchIndex(
+        self.index = Postings(
             conn,
             tenant_id,
-            self.window,
             stamp=lambda: self.counters.next_index_stamp(),
             words_removed=self._words_removed,
-            mirrors=mirrors,
         )
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id, policies_known)
@@ -85,9 +80,9 @@ class Transaction:
         """Words the index no longer has: stamped for every process holding the tenant's
         postings, and forgotten by this one's at once when the change commits."""
         self.counters.words_removed()
-        mirrors, tenant_id = self._mirrors, self.tenant.tenant_id
-        if mirrors is not None:
-            self.after_commit(lambda: mirrors.forget_words(tenant_id, words))
+        told, tenant_id = self._on_words_removed, self.tenant.tenant_id
+        if told is not None:
+            self.after_commit(lambda: told(tenant_id, words))
 
 
 @dataclass
@@ -112,15 +107,16 @@ class UnitOfWork:
         *,
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
-        mirrors: Mirrors | None = None,
+        words_removed: WordsRemoved | None = None,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
-        conversation passage. `mirrors`: large tenants' postings held in memory (None:
-        every search reads the index tables)."""
+        conversation passage. `words_removed`: told, once a change that removed words from
+        a tenant's index committed, of the tenant and the words (postings held in memory
+        forget them)."""
         self._db = db
         self.window = window or Window()
-        self._mirrors = mirrors
+        self._words_removed = words_removed
         self._vectors_queued = vectors_queued
         # SQLite has one writer at a time. Queueing writers here hands the lock over at once;
         # left to SQLite, waiting writers poll with sleeps of 1 to 100 ms (busy handler).
@@ -152,17 +148,19 @@ class UnitOfWork:
                 yield tx
             return
         with self._write_turn, self._connect() as conn:
-            tx = Transaction(conn, tenant_id, self._vectors_queued, self.window, self._mirrors)
+            tx = Transaction(
+                conn, tenant_id, self._vectors_queued, self.window, self._words_removed
+            )
             try:
                 tx.counters = tx.tenant.lock()
                 yield tx
                 tx.tenant.save(tx.counters)
                 conn.commit()
-            except _STORAGE as e:
-                _rollback(conn)
-                _raise_translated(e)
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
             except BaseException:
-                _rollback(conn)
+                db_errors.rollback(conn)
                 raise
         for callback in tx._after_commit:
             callback()
@@ -177,7 +175,7 @@ class UnitOfWork:
             tenant_id,
             self._vectors_queued,
             self.window,
-            self._mirrors,
+            self._words_removed,
             batch.policies,
             batch.journal,
         )
@@ -186,8 +184,8 @@ class UnitOfWork:
                 batch.counters[tenant_id] = tx.tenant.lock()
             conn.exec_driver_sql(_RELEASE_AND_SAVEPOINT if batch.release_pending else _SAVEPOINT)
             batch.release_pending = False
-        except _STORAGE as e:
-            _raise_translated(e)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
         tx.counters = batch.counters[tenant_id]
         before = dataclasses.replace(tx.counters)
         try:
@@ -204,10 +202,10 @@ class UnitOfWork:
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
-            except _STORAGE as lost:  # the connection is gone: the whole batch fails
-                _raise_translated(lost)
-            if isinstance(e, _STORAGE):
-                _raise_translated(e)
+            except db_errors.STORAGE as lost:  # the connection is gone: the whole batch fails
+                db_errors.raise_translated(lost)
+            if isinstance(e, db_errors.STORAGE):
+                db_errors.raise_translated(e)
             raise
         batch.after_commit += tx._after_commit
 
@@ -225,11 +223,11 @@ class UnitOfWork:
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
-            except _STORAGE as e:
-                _rollback(conn)
-                _raise_translated(e)
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
             except BaseException:
-                _rollback(conn)
+                db_errors.rollback(conn)
                 raise
             finally:
                 self._local.batch = None
@@ -241,8 +239,8 @@ class UnitOfWork:
         """A writer connection; failing to get one (database down) is UNAVAILABLE."""
         try:
             conn = self._db.writer.connect()
-        except _STORAGE as e:
-            _raise_translated(e)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
         with conn:
             yield conn
 
@@ -251,11 +249,11 @@ class UnitOfWork:
         try:
             with self._reader() as conn:
                 try:
-                    yield Transaction(conn, tenant_id, window=self.window, mirrors=self._mirrors)
+                    yield Transaction(conn, tenant_id, window=self.window)
                 finally:
-                    _rollback(conn)
-        except _STORAGE as e:
-            _raise_translated(e)
+                    db_errors.rollback(conn)
+        except db_errors.STORAGE as e:
+            db_errors.raise_translated(e)
 
     def keep_reader(self) -> None:
         """Reads on the calling thread (the event loop's: a read made while no other call is
@@ -302,57 +300,3 @@ _SAVEPOINT = "SAVEPOINT batched_write"
 _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
 _RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
-
-# What a lost or broken database connection raises: a driver error (OperationalError,
-# InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
-_STORAGE = (DBAPIError, PendingRollbackError)
-
-
-def _rollback(conn: Connection) -> None:
-    """Rolls back; on a connection already lost there is nothing to undo (the server
-    dropped the transaction), and the error that lost it is the one to report."""
-    with contextlib.suppress(*_STORAGE):
-        conn.rollback()
-
-
-_CONFLICT = ("locked", "busy", "serializ", "deadlock")
-_UNREACHABLE = (
-    "unable to open",
-    "disk i/o",
-    "connection",
-    "server closed",
-    "terminating",
-    "could not connect",
-    "read-only",
-    "no space",
-)
-
-
-def _raise_translated(e: Exception) -> NoReturn:
-    translated = _storage_error(e)
-    if translated is e:
-        raise e
-    raise translated from e
-
-
-def _storage_error(e: Exception) -> Exception:
-    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database or a lost
-    connection → UNAVAILABLE; other driver errors (constraint violations, ...) are passed
-    on unchanged. The driver's message (which holds no bound values) goes to the log only."""
-    if isinstance(e, PendingRollbackError) or (
-        isinstance(e, DBAPIError) and e.connection_invalidated
-    ):
-        return AgentmemError(Reason.UNAVAILABLE, detail=type(e).__name__)
-    if not isinstance(e, DBAPIError):
-        return e
-    message = str(e.orig) if e.orig is not None else type(e).__name__
-    lowered = message.lower()
-    if any(word in lowered for word in _CONFLICT):
-        driver = type(e.orig).__module__ if e.orig is not None else ""
-        metrics.DB_CONFLICTS.labels("sqlite" if driver.startswith("sqlite") else "postgresql").inc()
-        return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
-    if any(word in lowered for word in _UNREACHABLE):
-        return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])
-    if isinstance(e, OperationalError):
-        return AgentmemError(Reason.INTERNAL, detail=message[:200])
-    return e

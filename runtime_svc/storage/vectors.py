@@ -29,7 +29,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from runtime_svc.domain import passages
+from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
@@ -46,7 +46,7 @@ KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
 
 
 def vector_id(source_id: str, model_id: str, passage: int = 0) -> str:
-    rng = passages.range_of(passage)
+    rng = entry_keys.range_of(passage)
     where = f":{rng.start}-{rng.end}" if rng is not None else ""
     return f"{source_id}#{KIND}:{model_id}{where}"
 
@@ -201,13 +201,13 @@ def entries(
         found: list[Entry] = []
         messages = None
         for key in keys.get(pk, []) if generated else []:
-            rng = passages.range_of(key)
+            rng = entry_keys.range_of(key)
             if rng is None:
                 found.append(Entry(0, generated))
                 continue
             if messages is None:
                 messages = Body.from_raw(SourceKind(kind), raw or "").messages
-            found.append(Entry(key & (passages.SPAN - 1), passages.render(messages, rng, window)))
+            found.append(Entry(entry_keys.passage(key), passages.render(messages, rng, window)))
         out[pk] = tuple(found)
     return out
 
@@ -216,7 +216,7 @@ def all_entry_keys(conn: Connection) -> dict[int, list[int]]:
     """Every source's search index entry keys, in one pass (for bulk loads)."""
     out: dict[int, list[int]] = {}
     for key in conn.execute(select(postings.c.pk).where(postings.c.term == "")).scalars():
-        out.setdefault(passages.source_pk(key), []).append(key)
+        out.setdefault(entry_keys.source_pk(key), []).append(key)
     for found in out.values():
         found.sort()
     return out
@@ -233,7 +233,7 @@ def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
         seeks = [
             select(postings.c.pk).where(
                 postings.c.pk.between(
-                    pk << passages.SHIFT, (pk << passages.SHIFT) + passages.SPAN - 1
+                    entry_keys.key_range(pk).first, entry_keys.key_range(pk).last
                 ),
                 func.length(postings.c.term) == 0,
             )
@@ -241,7 +241,7 @@ def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
         ]
         stmt = seeks[0] if len(seeks) == 1 else union_all(*seeks)
         for key in sorted(conn.execute(stmt).scalars()):
-            out.setdefault(passages.source_pk(key), []).append(key)
+            out.setdefault(entry_keys.source_pk(key), []).append(key)
     return out
 
 

@@ -4,6 +4,7 @@ when tracing listens to the engine's cursor events."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +16,8 @@ from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, selec
 from sqlalchemy.exc import OperationalError
 
 from agentmem.core.config import Storage
-from runtime_svc.storage import vector_search
+from runtime_svc.search import source_checks
+from runtime_svc.search.hits import SourceRow
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.read_rows import UNION_MAX, driver_rows, one_of
 
@@ -87,9 +89,9 @@ def test_with_cursor_events_reads_go_through_sqlalchemy(db) -> None:  # type: ig
     assert any("items" in s for s in seen)
 
 
-def test_a_checked_candidate_names_its_statements_columns_in_order():
-    columns = [c.name for c in vector_search._checked_statement().selected_columns]
-    assert list(vector_search.Checked._fields) == columns
+def test_a_checked_source_row_reads_its_statements_columns_in_order():
+    columns = [c.name for c in source_checks.SOURCE_COLUMNS]
+    assert [f.name for f in dataclasses.fields(SourceRow)] == columns
 
 
 @pytest.fixture

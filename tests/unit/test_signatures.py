@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime_svc.storage.vector_signatures import _distances, _nearest, _words
+from runtime_svc.search.signature_rows import packed as _words
+from runtime_svc.search.signatures import _distances, _nearest
 
 
 @given(st.lists(st.integers(0, 40), min_size=2, max_size=300), st.data())
@@ -65,7 +66,7 @@ def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_
     from sqlalchemy import insert
 
     from runtime_svc.domain.embeddings import signature
-    from runtime_svc.storage.vector_signatures import Signatures
+    from runtime_svc.search.signatures import Signatures
 
     engine, table = _vectors_table()
     rng = np.random.default_rng(7)
@@ -93,7 +94,7 @@ def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound(
     from sqlalchemy import delete, insert
 
     from runtime_svc.domain.embeddings import signature
-    from runtime_svc.storage.vector_signatures import Signatures
+    from runtime_svc.search.signatures import Signatures
 
     engine, table = _vectors_table()
     rng = np.random.default_rng(11)

@@ -5,7 +5,7 @@ the query's by Hamming distance with numpy.
 It only proposes candidates (`memory_vectors.seq`), ranked exactly afterwards with the
 tenant check and the eligibility predicate, falling back to the exact search whenever the
 proposal leaves fewer than k eligible results while some candidates were ineligible or gone
-(`storage.vector_search`). While the held vectors of all tenants fit `max_vectors`, each
+(`search.semantic`). While the held vectors of all tenants fit `max_vectors`, each
 candidate's vector is held too (float32, row for row with its signature): the exact ranking
 is computed in memory and the database only checks the best candidates' sources; otherwise
 the statement that checks them reads and ranks their vectors.
@@ -23,15 +23,20 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, func, select
 
-if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
-    import numpy as np
-
+from runtime_svc.search.signature_rows import HeldRows, as_matrix, packed
 from runtime_svc.storage.models import MemoryVectorRow
+
+if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any]
+
+__all__ = ["Nearest", "Signatures", "as_matrix"]
 
 v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
@@ -61,93 +66,29 @@ _LAST = select(func.max(v.c.seq)).where(
 )
 
 
-@dataclass
-class _Held:
-    seqs: np.ndarray | None = None
-    # The signatures as uint64 words, one row per word (a column per vector): each word of
-    # every vector is compared in one contiguous pass.
-    words: np.ndarray | None = None
-    after: int = 0  # the largest seq read
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    # The vectors, row for row with `seqs` (a view of the first rows of `buffer`, which
-    # grows by doubling: rows are appended past the views handed out, never changed), while
-    # `holds_vectors`.
-    holds_vectors: bool = True
-    vectors: np.ndarray | None = None
-    buffer: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return 0 if self.seqs is None else len(self.seqs)
-
-    def held_vectors(self) -> int:
-        return len(self) if self.holds_vectors else 0
-
-    def append(self, seqs: np.ndarray, words: np.ndarray, vectors: np.ndarray | None) -> None:
-        """Rows read since, under `lock`. Another tenant's reading may drop this one's
-        vectors meanwhile (`drop_vectors`, to make room): they are then not put back."""
-        import numpy as np
-
-        self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
-        self.words = words if self.words is None else np.concatenate([self.words, words], 1)
-        self.after = int(seqs[-1])
-        held, buffer = self.vectors, self.buffer
-        if vectors is None or not self.holds_vectors:
-            self.drop_vectors()
-            return
-        n = 0 if held is None else len(held)
-        if buffer is not None and buffer.shape[1] != vectors.shape[1]:
-            self.drop_vectors()  # one model, one dimension: never mixed
-            return
-        if buffer is None or n + len(vectors) > len(buffer):
-            grown = np.empty((max(2 * n, n + len(vectors), 1024), vectors.shape[1]), np.float32)
-            if held is not None:
-                grown[:n] = held
-            buffer = grown
-        buffer[n : n + len(vectors)] = vectors
-        if self.holds_vectors:
-            self.buffer, self.vectors = buffer, buffer[: n + len(vectors)]
-
-    def drop_vectors(self) -> None:
-        self.holds_vectors, self.vectors, self.buffer = False, None, None
-
-    def keep(self, keep: np.ndarray) -> None:
-        """Keeps the rows where `keep` is set (new arrays: views handed out stay as they were)."""
-        assert self.seqs is not None
-        self.seqs = self.seqs[keep]
-        if self.words is not None:
-            self.words = self.words[:, keep]
-        if self.vectors is not None:
-            self.buffer = self.vectors = self.vectors[keep]
-
-
 @dataclass(frozen=True)
 class Nearest:
     """The coarse pass's candidates as of the caller's transaction: their seqs (the nearest
     by signature, in no particular order), and their vectors when held (row for row)."""
 
-    seqs: np.ndarray
-    vectors: np.ndarray | None
+    seqs: Array
+    vectors: Array | None
     last: int  # the largest seq in the caller's snapshot
+    # Every vector of the tenant and model held was proposed (no fewer than asked for):
+    # the candidates are the whole tenant, so none can have taken an eligible one's place.
+    complete: bool = False
 
 
-def _words(signatures: list[bytes]) -> np.ndarray:
-    import numpy as np
-
-    width = (max(len(s) for s in signatures) + 7) // 8 * 8
-    packed = b"".join(s.ljust(width, b"\0") for s in signatures)
-    rows = np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
-    return np.ascontiguousarray(rows.T)
-
-
-def _distances(words: np.ndarray, query: bytes) -> np.ndarray:
+def _distances(words: Array, query: bytes) -> Array:
     """Hamming distance of every held signature to the query's."""
     import numpy as np
 
     # One pass over every word of every signature (three array operations, not three a word).
-    return np.bitwise_count(words ^ _words([query])).sum(axis=0, dtype=np.uint16)
+    found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
+    return found
 
 
-def _nearest(distance: np.ndarray, n: int) -> np.ndarray:
+def _nearest(distance: Array, n: int) -> Array:
     """The positions of `n` smallest distances (ties at the last place taken in order):
     distances are small integers, so counting them finds the cut-off in one pass, about five
     times faster than a partial sort of 100k."""
@@ -160,21 +101,19 @@ def _nearest(distance: np.ndarray, n: int) -> np.ndarray:
 
 class Signatures:
     def __init__(self, max_held: int = MAX_HELD, max_vectors: int = MAX_VECTORS) -> None:
-        self._held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
+        self._held: OrderedDict[tuple[str, str], HeldRows] = OrderedDict()
         self._lock = threading.Lock()
         self._max = max_held
         self._max_vectors = max_vectors
         # (tenant, model, query signature, n) -> (the held seqs it was computed on, the
         # positions of the nearest among them)
-        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[Any, np.ndarray]] = (
-            OrderedDict()
-        )
+        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[Any, Array]] = OrderedDict()
 
-    def _entry(self, tenant_id: str, model_id: str) -> _Held:
+    def _entry(self, tenant_id: str, model_id: str) -> HeldRows:
         with self._lock:
             held = self._held.get((tenant_id, model_id))
             if held is None:
-                held = self._held[(tenant_id, model_id)] = _Held(
+                held = self._held[(tenant_id, model_id)] = HeldRows(
                     holds_vectors=self._max_vectors > 0
                 )
             self._held.move_to_end((tenant_id, model_id))
@@ -184,7 +123,7 @@ class Signatures:
                 total -= len(gone)
             return held
 
-    def _vectors_fit(self, held: _Held, more: int) -> bool:
+    def _vectors_fit(self, held: HeldRows, more: int) -> bool:
         """Whether `more` vectors of `held` fit beside every tenant's held vectors; if they
         do not, the least recently used tenants' vectors go first (their signatures stay)."""
         with self._lock:
@@ -228,7 +167,7 @@ class Signatures:
         return last
 
     def _update(
-        self, conn: Connection, held: _Held, tenant_id: str, model_id: str, last: int
+        self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str, last: int
     ) -> None:
         import numpy as np
 
@@ -246,7 +185,7 @@ class Signatures:
                 vectors = as_matrix([r[2] for r in rows])
             held.append(
                 np.fromiter((r[0] for r in rows), np.int64, len(rows)),
-                _words([r[1] for r in rows]),
+                packed([r[1] for r in rows]),
                 vectors,
             )
 
@@ -272,9 +211,10 @@ class Signatures:
         with held.lock:
             seqs, words, vectors = held.seqs, held.words, held.vectors
         if words is None or seqs is None or not len(seqs):
-            return Nearest(np.zeros(0, np.int64), None, last)
+            return Nearest(np.zeros(0, np.int64), None, last, True)
         with self._lock:
             proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
+        chosen: Array | None
         if proposed is not None and proposed[0]() is seqs:  # nothing held changed since
             chosen = proposed[1]
         else:
@@ -286,7 +226,7 @@ class Signatures:
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last)
+        return Nearest(seqs, vectors, last, chosen is None)
 
     def propose(self, tenant_id: str, model_id: str, query: bytes, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being
@@ -319,13 +259,3 @@ class Signatures:
             if held.seqs is None:
                 return
             held.keep(~np.isin(held.seqs, np.asarray(seqs, np.int64)))
-
-
-def as_matrix(embeddings: list[bytes]) -> np.ndarray | None:
-    """Stored embeddings (float32 bytes) as rows of a matrix; None unless all are of one
-    dimension."""
-    import numpy as np
-
-    if len({len(e) for e in embeddings}) != 1 or not embeddings[0]:
-        return None
-    return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)

@@ -1,0 +1,72 @@
+"""An index entry's key: which source it belongs to and which of its passages it is, packed
+in one integer (the only module that knows how).
+
+The source's pk takes the high bits and the passage's message range the low 16 bits (0 for
+a whole-text entry), so an entry belongs to exactly one source, a source's entries are one
+contiguous key range (`KeyRange`), and a passage's range is read back from the key itself.
+A vector stores the low bits as its `passage`; `with_passage` makes the key again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, NewType
+
+from runtime_svc.domain.passages import Range
+from runtime_svc.domain.sources import MAX_MESSAGES
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+EntryKey = NewType("EntryKey", int)
+
+_SHIFT = 16
+_LOW = (1 << _SHIFT) - 1
+# The SQL rendering of `source_pk` (`runtime_svc.search.sql.source_of`) shifts by this.
+SOURCE_SHIFT: Final = _SHIFT
+assert MAX_MESSAGES < 255  # a range's two ends fit in the low 16 bits
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """Every entry key of one source: `first` to `last`, inclusive."""
+
+    first: int
+    last: int
+
+
+def entry_key(source_pk: int, rng: Range | None = None) -> EntryKey:
+    if rng is None:
+        return EntryKey(source_pk << _SHIFT)
+    return EntryKey((source_pk << _SHIFT) | (rng.start << 8) | (rng.end + 1))
+
+
+def with_passage(source_pk: int, passage: int) -> EntryKey:
+    """The key of a source's entry from its low bits (a vector's `passage`)."""
+    return EntryKey((source_pk << _SHIFT) | passage)
+
+
+def source_pk(key: int) -> int:
+    return key >> _SHIFT
+
+
+def source_pks(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """`source_pk` of each key of an array."""
+    return keys >> _SHIFT
+
+
+def passage(key: int) -> int:
+    """The key's low bits: 0 for a whole-text entry, else its message range."""
+    return key & _LOW
+
+
+def range_of(key: int) -> Range | None:
+    low = key & _LOW
+    if not low:
+        return None
+    return Range(low >> 8, (low & 0xFF) - 1)
+
+
+def key_range(source_pk: int) -> KeyRange:
+    return KeyRange(source_pk << _SHIFT, (source_pk << _SHIFT) | _LOW)

@@ -1,0 +1,60 @@
+"""What a search returns: hits (a source's best passage, or a passage) and explanation rows,
+and what a hit shows of its source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runtime_svc.domain import entry_keys, passages
+from runtime_svc.domain.entry_keys import EntryKey
+from runtime_svc.domain.passages import Range, Window
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """What a hit shows of its source, as read when its eligibility was checked."""
+
+    pk: int
+    source_id: str
+    revision: int
+    generated_form: str
+    save_intent: str
+    kind: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    pk: int
+    source_id: str
+    revision: int
+    score: float  # higher is better
+    text: str  # the generated form, or the passage's text
+    save_intent: str
+    passage: Range | None = None  # the conversation's messages this hit is (None: whole)
+
+    @property
+    def key(self) -> EntryKey:
+        """The entry this hit is (the source's whole text, or one passage)."""
+        return entry_keys.entry_key(self.pk, self.passage)
+
+
+def make_hit(score: float, key: int, row: SourceRow, window: Window) -> Hit:
+    """A hit of an entry (`key`) of the source `row`: a passage's text rendered from the
+    stored conversation."""
+    rng = entry_keys.range_of(key)
+    if rng is None:
+        return Hit(row.pk, row.source_id, row.revision, score, row.generated_form, row.save_intent)
+    text = passages.render_stored(row.raw, rng, window)
+    return Hit(row.pk, row.source_id, row.revision, score, text, row.save_intent, rng)
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    """A source matching a query whatever its state (for explanations), with its score."""
+
+    source_id: str
+    revision: int
+    classification: str
+    state: str
+    score: float

@@ -1,0 +1,91 @@
+"""The signatures (and, while they fit, the vectors) of one tenant and model held in memory
+for the coarse pass (`search.signatures`)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any]
+
+
+@dataclass
+class HeldRows:
+    seqs: Array | None = None
+    # The signatures as uint64 words, one row per word (a column per vector): each word of
+    # every vector is compared in one contiguous pass.
+    words: Array | None = None
+    after: int = 0  # the largest seq read
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # The vectors, row for row with `seqs` (a view of the first rows of `buffer`, which
+    # grows by doubling: rows are appended past the views handed out, never changed), while
+    # `holds_vectors`.
+    holds_vectors: bool = True
+    vectors: Array | None = None
+    buffer: Array | None = None
+
+    def __len__(self) -> int:
+        return 0 if self.seqs is None else len(self.seqs)
+
+    def held_vectors(self) -> int:
+        return len(self) if self.holds_vectors else 0
+
+    def append(self, seqs: Array, words: Array, vectors: Array | None) -> None:
+        """Rows read since, under `lock`. Another tenant's reading may drop this one's
+        vectors meanwhile (`drop_vectors`, to make room): they are then not put back."""
+        import numpy as np
+
+        self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
+        self.words = words if self.words is None else np.concatenate([self.words, words], 1)
+        self.after = int(seqs[-1])
+        held, buffer = self.vectors, self.buffer
+        if vectors is None or not self.holds_vectors:
+            self.drop_vectors()
+            return
+        n = 0 if held is None else len(held)
+        if buffer is not None and buffer.shape[1] != vectors.shape[1]:
+            self.drop_vectors()  # one model, one dimension: never mixed
+            return
+        if buffer is None or n + len(vectors) > len(buffer):
+            grown = np.empty((max(2 * n, n + len(vectors), 1024), vectors.shape[1]), np.float32)
+            if held is not None:
+                grown[:n] = held
+            buffer = grown
+        buffer[n : n + len(vectors)] = vectors
+        if self.holds_vectors:
+            self.buffer, self.vectors = buffer, buffer[: n + len(vectors)]
+
+    def drop_vectors(self) -> None:
+        self.holds_vectors, self.vectors, self.buffer = False, None, None
+
+    def keep(self, keep: Array) -> None:
+        """Keeps the rows where `keep` is set (new arrays: views handed out stay as they were)."""
+        assert self.seqs is not None
+        self.seqs = self.seqs[keep]
+        if self.words is not None:
+            self.words = self.words[:, keep]
+        if self.vectors is not None:
+            self.buffer = self.vectors = self.vectors[keep]
+
+
+def packed(signatures: list[bytes]) -> Array:
+    import numpy as np
+
+    width = (max(len(s) for s in signatures) + 7) // 8 * 8
+    packed = b"".join(s.ljust(width, b"\0") for s in signatures)
+    rows = np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
+    return np.ascontiguousarray(rows.T)
+
+
+def as_matrix(embeddings: list[bytes]) -> Array | None:
+    """Stored embeddings (float32 bytes) as rows of a matrix; None unless all are of one
+    dimension."""
+    import numpy as np
+
+    if len({len(e) for e in embeddings}) != 1 or not embeddings[0]:
+        return None
+    return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)

@@ -1,0 +1,127 @@
+"""The checks of the eligible-take loop (`search.take`): candidates' sources against the
+tenant and the whole eligibility predicate, in SQL, one statement a round, with what a hit
+shows of each source."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Connection, Select, bindparam, case, func, literal_column, select
+
+from runtime_svc.domain import entry_keys
+from runtime_svc.domain.eligibility import RULES, Expired, State
+from runtime_svc.search.hits import SourceRow
+from runtime_svc.search.take import Checked, Verdict
+from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.models import MemoryVectorRow
+from runtime_svc.storage.read_rows import driver_rows, one_of
+from runtime_svc.storage.sources import sources
+
+v = MemoryVectorRow.__table__
+
+# What a hit shows of its source, in `SourceRow`'s order.
+SOURCE_COLUMNS = (
+    sources.c.pk,
+    sources.c.source_id,
+    sources.c.revision,
+    sources.c.generated_form,
+    sources.c.save_intent,
+    sources.c.kind,
+    sources.c.raw,
+)
+_WIDTH = len(SOURCE_COLUMNS)
+# The states that only the passage of time brings (the index's eligibility ignores time).
+_TIMED = frozenset(r.state.value for r in RULES if isinstance(r.condition, Expired))
+_ELIGIBLE = State.ELIGIBLE.value
+_DROPPED = Checked(Verdict.DROPPED)
+
+
+def source_row(r: tuple[Any, ...]) -> SourceRow:
+    """A `SourceRow` from a row whose first columns are `SOURCE_COLUMNS`."""
+    return SourceRow(r[0], r[1], r[2], r[3] or "", r[4], r[5], r[6] or "")
+
+
+def _states_statement(dialect: str) -> Select[Any]:
+    """Some of the tenant's sources with what a hit shows, and their state now (the whole
+    predicate: 'eligible' or the first reason they are not)."""
+    return select(*SOURCE_COLUMNS, eligibility_sql.state(sources.c, bindparam("now_us"))).where(
+        one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
+    )
+
+
+class Sources:
+    """Checks candidates by their source's pk. A source refused by time alone is kept (an
+    index entry's eligibility ignores time); one gone or refused otherwise is dropped."""
+
+    def __init__(self, conn: Connection, tenant_id: str, now_us: int) -> None:
+        self._conn, self._tenant_id, self._now_us = conn, tenant_id, now_us
+        self._known: dict[int, Checked] = {}  # kept for the search: a ranking may restart
+
+    def check(self, refs: list[int]) -> Mapping[int, Checked]:
+        wanted = [pk for pk in refs if pk not in self._known]
+        if wanted:
+            params = {"pks": wanted, "tenant_id": self._tenant_id, "now_us": self._now_us}
+            for r in driver_rows(self._conn, _states_statement, params):
+                state = r[_WIDTH]
+                if state == _ELIGIBLE:
+                    self._known[r[0]] = Checked(Verdict.ELIGIBLE, source_row(r))
+                elif state in _TIMED:
+                    self._known[r[0]] = Checked(Verdict.KEPT)
+            for pk in wanted:
+                self._known.setdefault(pk, _DROPPED)  # gone, or refused for good
+        return {pk: self._known[pk] for pk in refs}
+
+
+def candidate_filter() -> tuple[Any, ...]:
+    """SQLite: the vectors given as a JSON array of seqs (`seqs`), the tenant's and the
+    model's, joined to their sources, the tenant's."""
+    wanted: Select[Any] = select(literal_column("value")).select_from(
+        func.json_each(bindparam("seqs")).table_valued("value")
+    )
+    return (
+        v.c.seq.in_(wanted.scalar_subquery()),
+        # As expressions, so that SQLite reads the candidates by their seq and their
+        # sources by pk, instead of walking every source of the tenant (its index).
+        func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"),
+        func.coalesce(v.c.model_id, "") == bindparam("model_id"),
+        func.coalesce(sources.c.tenant_id, "") == bindparam("tenant_id"),
+    )
+
+
+def eligible_flag() -> Any:
+    """1 when the source is eligible now (the whole predicate), else 0."""
+    return case((eligibility_sql.eligible(sources.c, bindparam("now_us")), 1), else_=0).label("ok")
+
+
+@lru_cache(maxsize=1)
+def _vectors_statement() -> Select[Any]:
+    """SQLite: those of the candidate vectors that still exist, each with what a hit shows
+    of its source and whether that is eligible."""
+    return (
+        select(*SOURCE_COLUMNS, eligible_flag(), v.c.seq, v.c.passage)
+        .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+        .where(*candidate_filter())
+    )
+
+
+class Vectors:
+    """SQLite: checks candidate vectors by their seq. A vector whose source is refused is
+    kept (the source may become eligible again; its vector stays); a vector gone (its
+    source's vectors purged or replaced) is dropped."""
+
+    def __init__(self, conn: Connection, tenant_id: str, model_id: str, now_us: int) -> None:
+        self._conn = conn
+        self._params = {"tenant_id": tenant_id, "model_id": model_id, "now_us": now_us}
+
+    def check(self, refs: list[int]) -> Mapping[int, Checked]:
+        import json
+
+        params = self._params | {"seqs": json.dumps(refs)}
+        out: dict[int, Checked] = {}
+        for r in driver_rows(self._conn, _vectors_statement(), params):
+            ok, seq, key = r[_WIDTH], r[_WIDTH + 1], entry_keys.with_passage(r[0], r[_WIDTH + 2])
+            verdict = Verdict.ELIGIBLE if ok else Verdict.KEPT
+            out[seq] = Checked(verdict, source_row(r), key)
+        return out

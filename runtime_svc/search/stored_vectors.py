@@ -1,0 +1,86 @@
+"""Entries' vectors as stored, looked up by entry (the lexical side's candidates, whose
+cosine counts in the fusion even when the semantic side did not return them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Connection, Select, and_, bindparam, func, select, tuple_
+
+from runtime_svc.domain.embeddings import Vector
+from runtime_svc.search.vector_memory import cosine
+from runtime_svc.storage.models import MemoryVectorRow
+from runtime_svc.storage.read_rows import driver_rows
+
+v = MemoryVectorRow.__table__
+EntryRef = tuple[int, int]  # (source pk, passage: the entry key's low bits)
+
+
+class Stored:
+    """Entries' vectors as stored (float32 bytes on SQLite, a list on PostgreSQL)."""
+
+    def __init__(self, by_entry: dict[EntryRef, Any]) -> None:
+        self._by_entry = by_entry
+
+    def similarity(
+        self, query: Vector, entries: Sequence[EntryRef] | None = None
+    ) -> dict[EntryRef, float]:
+        """Cosine similarity to `query` of the given entries (default: all) that have a
+        vector, in float32 as the database computes it."""
+        import numpy as np
+
+        keys = [k for k in (self._by_entry if entries is None else entries) if k in self._by_entry]
+        if not keys:
+            return {}
+        rows = [self._by_entry[k] for k in keys]
+        matrix = (
+            np.frombuffer(b"".join(rows), np.float32).reshape(len(rows), -1)
+            if isinstance(rows[0], bytes | bytearray | memoryview)
+            else np.asarray(rows, np.float32)
+        )
+        return {k: float(c) for k, c in zip(keys, cosine(matrix, query).tolist(), strict=True)}
+
+
+@lru_cache(maxsize=1)
+def _stored_statement() -> Select[Any]:
+    """SQLite: the vectors of the entries given as a JSON array of [source pk, passage]
+    pairs, each looked up by its key (the tenant check as an expression, so that SQLite does
+    not walk the tenant's vectors instead)."""
+    wanted = func.json_each(bindparam("entries")).table_valued("value").alias("wanted")
+    return (
+        select(v.c.source_pk, v.c.passage, v.c.embedding)
+        .select_from(wanted)
+        .join(
+            v,
+            and_(
+                v.c.source_pk == func.json_extract(wanted.c.value, "$[0]"),
+                v.c.passage == func.json_extract(wanted.c.value, "$[1]"),
+                v.c.model_id == bindparam("model_id"),
+            ),
+        )
+        .where(func.coalesce(v.c.tenant_id, "") == bindparam("tenant_id"))
+    )
+
+
+def lookup(conn: Connection, tenant_id: str, model_id: str, entries: Sequence[EntryRef]) -> Stored:
+    """The stored vectors of the given entries (those that have one)."""
+    if not entries:
+        return Stored({})
+    if conn.dialect.name == "sqlite":
+        params = {
+            "entries": json.dumps(list(entries)),
+            "model_id": model_id,
+            "tenant_id": tenant_id,
+        }
+        rows = driver_rows(conn, _stored_statement(), params)
+        return Stored({(pk, p): e for pk, p, e in rows})
+    stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
+        v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
+        tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
+        func.coalesce(v.c.model_id, "") == model_id,
+        func.coalesce(v.c.tenant_id, "") == tenant_id,
+    )
+    return Stored({(pk, p): e for pk, p, e in conn.execute(stmt)})

@@ -1,0 +1,194 @@
+"""The semantic side of retrieval: a tenant's vectors of one model (one per index entry: a
+whole-text memory, or a conversation's passage) ranked by cosine similarity, by the ranker
+the plan chose (`search.plan.vector`), every one through the eligible-take loop. Grouped (the
+default), each source counts once, by its nearest passage.
+
+The coarse pass over a large SQLite tenant only proposes candidates; whenever its proposal
+leaves fewer than k eligible results while some candidates were ineligible or gone, the exact
+search runs instead, so the coarse pass never drops eligible results below k (a proposal of
+every vector the tenant has is the exact search already).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, func, select
+
+from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.passages import Window
+from runtime_svc.search import stored_vectors, take, vector_sql
+from runtime_svc.search.hits import Hit, MatchRow, make_hit
+from runtime_svc.search.plan import Vector as Method
+from runtime_svc.search.plan import VectorPlan
+from runtime_svc.search.signatures import Nearest, Signatures
+from runtime_svc.search.source_checks import Vectors
+from runtime_svc.search.stored_vectors import EntryRef, Stored
+from runtime_svc.search.vector_memory import NearestRanker, tenant_vectors
+from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage.sources import sources
+from runtime_svc.storage.vectors import encode
+
+v = vector_sql.v
+
+
+class VectorSearch:
+    def __init__(
+        self, conn: Connection, tenant_id: str, window: Window, signatures: Signatures
+    ) -> None:
+        self.conn, self.tenant_id = conn, tenant_id
+        self._sqlite = conn.dialect.name == "sqlite"
+        self._window = window
+        self._signatures = signatures
+        self._last: dict[str, int] = {}  # by model: the largest seq `prepare` saw
+        self._all: dict[str, Nearest | None] = {}  # by model: a small tenant's vectors
+        self._stored: dict[str, dict[EntryRef, Any]] = {}  # by model: the same, as stored
+
+    def prepare(self, plan: VectorPlan) -> None:
+        """What `search` can do before it has the query (done while the query is being
+        embedded): a small tenant's vectors read; the coarse pass's signatures brought up to
+        the caller's transaction."""
+        if plan.method is Method.IN_MEMORY:
+            found, self._stored[plan.model_id] = tenant_vectors(
+                self.conn, self.tenant_id, plan.model_id
+            )
+            self._all[plan.model_id] = found
+        elif plan.method is Method.COARSE:
+            self._last[plan.model_id] = self._signatures.refresh(
+                self.conn, self.tenant_id, plan.model_id
+            )
+
+    def _params(self, plan: VectorPlan, query: Vector, **more: object) -> dict[str, object]:
+        return {
+            "tenant_id": self.tenant_id,
+            "model_id": plan.model_id,
+            "qvec": encode(self.conn, query) if self._sqlite else list(query),
+            "max_distance": 1.0 - plan.min_similarity,
+            **more,
+        }
+
+    def _hits(self, taken: list[take.Taken]) -> list[Hit]:
+        return [make_hit(t.score, t.key, t.row, self._window) for t in taken]
+
+    def search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
+        """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
+        similarity (score = similarity)."""
+        if plan.method is Method.IN_MEMORY:
+            if plan.model_id not in self._all:
+                self.prepare(plan)
+            every = self._all[plan.model_id]
+            if every is None:
+                return self._exact(plan, query, limit, now_us)
+            if not len(every.seqs):
+                return []
+            return self._in_memory(plan, query, every, limit, now_us).taken_hits
+        if plan.method is Method.COARSE:
+            hits, short = self._coarse(plan, query, limit, now_us)
+            if len(hits) < limit and short:  # ineligible or gone candidates took places
+                return self._exact(plan, query, limit, now_us)
+            return hits
+        return self._exact(plan, query, limit, now_us)
+
+    def _exact(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
+        stmt = vector_sql.exact_statement(self._sqlite, plan.grouped)
+        params = self._params(plan, query, now_us=now_us, limit=limit)
+        ranked = vector_sql.Ranked(list(self.conn.execute(stmt, params)))
+        return self._hits(take.take(ranked, ranked, limit, plan.grouped, limit).taken)
+
+    def _in_memory(
+        self, plan: VectorPlan, query: Vector, near: Nearest, limit: int, now_us: int
+    ) -> _Taken:
+        """Candidates whose vectors are in memory ranked here; their sources checked."""
+
+        def forget(seqs: Sequence[int]) -> None:
+            self._signatures.forget(self.tenant_id, plan.model_id, list(seqs))
+
+        ranker = NearestRanker(near, query, plan.min_similarity, forget)
+        checker = Vectors(self.conn, self.tenant_id, plan.model_id, now_us)
+        result = take.take(ranker, checker, limit, plan.grouped, limit)
+        return _Taken(self._hits(result.taken), result.refused)
+
+    def _coarse(
+        self, plan: VectorPlan, query: Vector, limit: int, now_us: int
+    ) -> tuple[list[Hit], int]:
+        """Top `limit` among the coarse candidates, ranked exactly with the eligibility
+        predicate; and how many candidates were not eligible or are gone (when some were and
+        fewer than `limit` remain, they may have taken eligible ones' places)."""
+        near = self._signatures.nearest(
+            self.conn,
+            self.tenant_id,
+            plan.model_id,
+            signature(query),
+            plan.coarse,
+            self._last.get(plan.model_id),
+        )
+        if not len(near.seqs):
+            return [], 0
+        if near.vectors is not None:
+            got = self._in_memory(plan, query, near, limit, now_us)
+            return got.taken_hits, 0 if near.complete else got.refused
+        seqs = near.seqs.tolist()
+        params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
+        rows = list(self.conn.execute(vector_sql.coarse_statement(plan.grouped), params))
+        ranked = vector_sql.Ranked([r[2:] for r in rows if r[2] is not None])
+        hits = self._hits(take.take(ranked, ranked, limit, plan.grouped, limit).taken)
+        found, dropped = (rows[0][0], rows[0][1]) if rows else (0, 0)
+        gone = len(seqs) - found
+        if gone:
+            present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
+            missing = [s for s in seqs if s not in present]
+            self._signatures.forget(self.tenant_id, plan.model_id, missing)
+        return hits, 0 if near.complete else dropped + gone
+
+    def matches(self, plan: VectorPlan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
+        """The tenant's nearest sources (by their nearest passage) whatever their state (for
+        explanations): up to `cap`, eligible ones first, nearest first."""
+        distance = vector_sql.distance(self._sqlite)
+        state = eligibility_sql.state(sources.c, bindparam("now_us", now_us)).label("state")
+        near = (
+            select(
+                sources.c.source_id,
+                sources.c.revision,
+                sources.c.classification,
+                state,
+                (1.0 - distance).label("score"),
+                func.row_number()
+                .over(partition_by=sources.c.pk, order_by=(distance, v.c.passage))
+                .label("rn"),
+            )
+            .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
+            .where(
+                v.c.tenant_id == bindparam("tenant_id"),
+                v.c.model_id == bindparam("model_id"),
+                sources.c.tenant_id == bindparam("tenant_id"),
+                vector_sql.near(distance),
+            )
+            .subquery("near")
+        )
+        stmt = (
+            select(
+                near.c.source_id, near.c.revision, near.c.classification, near.c.state, near.c.score
+            )
+            .where(near.c.rn == 1)
+            .order_by(near.c.state != "eligible", near.c.score.desc(), near.c.source_id)
+            .limit(bindparam("cap"))
+        )
+        params = self._params(plan, query, now_us=now_us, cap=cap)
+        return [MatchRow(*r) for r in self.conn.execute(stmt, params)]
+
+    def vectors(self, model_id: str, entries: Sequence[EntryRef]) -> Stored:
+        """The stored vectors of the given entries ((source pk, passage) pairs; those that
+        have one), for `Stored.similarity` once the query is known."""
+        read = self._stored.get(model_id)
+        if read is not None:  # every vector of the tenant was read for this search
+            return Stored({e: read[e] for e in entries if e in read})
+        return stored_vectors.lookup(self.conn, self.tenant_id, model_id, entries)
+
+
+@dataclass(frozen=True)
+class _Taken:
+    taken_hits: list[Hit]
+    refused: int  # candidates refused or gone
