@@ -317,6 +317,11 @@ def test_every_method_answers_with_its_schema(bridge):
     check("memory/profile/read")
     answer = check("memory/ask", {"question": "Which guitar does the user have? A Squier?"})
     assert answer["provenance"][0]["sourceId"] == held["sourceId"]
+    fact_id = facts["data"][0]["factId"]
+    assert (
+        check("memory/facts/retract", {"factId": fact_id, "reason": "wrong"})["factId"] == fact_id
+    )
+    assert fact_id not in {f["factId"] for f in check("memory/facts/search")["data"]}
     # foreign admission with the owner's assent, then its revocation and erasure
     key, pem = _owner_key()
     check("memory/ownerKeys/register", {"ownerId": "ev-owner", "keyId": "k1", "publicKeyPem": pem})
