@@ -30,7 +30,6 @@ from runtime_svc.domain.retrieval import FOOTER, HEADER
 from runtime_svc.domain.text import count_tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CACHE = RESULTS / "assembly-lab-cache.json"
 BUDGETS = (500, 1000, 2000)
 LIMIT = 100
 
@@ -58,7 +57,7 @@ class Conversation:
     speakers: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, conv: dict, dia_of: dict[Key, str]) -> Conversation:
+    def of(cls, conv: dict, dia_of: dict[Key, str], photos: bool = False) -> Conversation:
         c = cls(conv, dia_of, speakers=(conv["speaker_a"], conv["speaker_b"]))
         turn = {t["dia_id"]: t for _, ts in locomo.sessions(conv) for t in ts}
         date_of = {}
@@ -67,7 +66,7 @@ class Conversation:
                 for t in value:
                     date_of[t["dia_id"]] = conv.get(key + "_date_time", "")
         for (source, i), dia in dia_of.items():
-            c.line[(source, i)] = f"{turn[dia]['speaker']}: {turn[dia]['text']}\n"
+            c.line[(source, i)] = f"{turn[dia]['speaker']}: {locomo.content(turn[dia], photos)}\n"
             c.date[source] = date_of[dia]
             c.size[source] = max(c.size.get(source, 0), i + 1)
         return c
@@ -202,15 +201,33 @@ def session_cap(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block
     lever(hits, subs, block)
 
 
-def speaker_first(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
-    """When the question names one of the conversation's speakers: first the passages whose
-    own message is that speaker's (only that message), then the lever."""
+def _speaker_pass(hits: Sequence[Hit], block: Block, reply: bool = False) -> None:
+    """When the question names one of the conversation's speakers (only one): the passages
+    whose own message is that speaker's, only that message (`reply`: and the one after)."""
     named = [n for n in block.conv.speakers if n in block.question]
-    if len(named) == 1:
-        for h in hits:
-            if block.conv.line.get((h.source_id, h.end), "").startswith(named[0] + ":"):
-                block.add([(h.source_id, h.end)])
+    if len(named) != 1:
+        return
+    for h in hits:
+        if block.conv.line.get((h.source_id, h.end), "").startswith(named[0] + ":"):
+            block.add([(h.source_id, h.end), *([(h.source_id, h.end + 1)] if reply else [])])
+
+
+def speaker_first(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """The named speaker's own messages first (`_speaker_pass`), then the lever."""
+    _speaker_pass(hits, block)
     lever(hits, subs, block)
+
+
+def speaker_then_reply(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """The named speaker's own messages first, then passage + reply."""
+    _speaker_pass(hits, block)
+    with_reply(hits, subs, block)
+
+
+def speaker_reply_pairs(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """The named speaker's own messages with the reply to each first, then passage + reply."""
+    _speaker_pass(hits, block, reply=True)
+    with_reply(hits, subs, block)
 
 
 def stripped_merge(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
@@ -218,6 +235,82 @@ def stripped_merge(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Bl
     among them) interleaved, own messages first, then the lever."""
     merged = interleave([hits, *subs]) if subs else list(hits)
     own_message_first(merged, subs, block)
+
+
+# -- a reranking stage with the local model (all-MiniLM-L6-v2, offline), message by message --
+
+VECTORS: dict[str, Any] = {}  # question text, or "dia_id" / "dia_id+photos": unit vector
+
+
+def embed_all(photos: bool) -> None:
+    """Unit vectors of every question and every message (cached in `RESULTS`)."""
+    import numpy as np
+
+    suffix = "+photos" if photos else ""
+    path = RESULTS / f"assembly-lab-vectors{suffix}.npz"
+    convs = locomo.conversations()
+    keys, texts = [], []
+    for conv in convs:
+        for q in locomo.questions(conv):
+            keys.append(q["question"])
+            texts.append(q["question"])
+        for _, ts in locomo.sessions(conv):
+            for t in ts:
+                keys.append(t["dia_id"] + suffix + "@" + conv["speaker_a"])
+                texts.append(f"{t['speaker']}: {locomo.content(t, photos)}")
+    if path.exists():
+        stored = np.load(path)
+        matrix = stored["v"]
+    else:
+        print(f"-- embedding {len(texts)} questions and messages", flush=True)
+        matrix = np.asarray(hybrid_embedder().embed(texts), dtype="float32")
+        np.savez(path, v=matrix)
+    VECTORS.update({k: matrix[i] for i, k in enumerate(keys)})
+    VECTORS["__suffix__"] = suffix
+
+
+def hybrid_embedder() -> Any:
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    return LocalEmbedder(hybrid.model_dir(), hybrid.MODEL_ID)
+
+
+def _cos(block: Block, key: Key) -> float:
+    dia = block.conv.dia_of.get(key)
+    if dia is None:
+        return -1.0
+    v = VECTORS[dia + VECTORS["__suffix__"] + "@" + block.conv.speakers[0]]
+    return float(v @ VECTORS[block.question])
+
+
+def reranked(hits: Sequence[Hit], block: Block, k: int = 60) -> list[Hit]:
+    """The hits in reciprocal-rank fusion of their order and their messages' best cosine
+    with the question."""
+    by_cos = sorted(
+        range(len(hits)),
+        key=lambda i: (
+            -max(_cos(block, (hits[i].source_id, j)) for j in range(hits[i].start, hits[i].end + 1))
+        ),
+    )
+    cos_rank = {i: r for r, i in enumerate(by_cos)}
+    order = sorted(range(len(hits)), key=lambda i: -(1 / (k + i) + 1 / (k + cos_rank[i])))
+    return [hits[i] for i in order]
+
+
+def rerank_reply(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """Passage + reply over the hits reranked by message cosine (`reranked`)."""
+    with_reply(reranked(hits, block), subs, block)
+
+
+def semantic_messages(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """Passage + reply over the hits interleaved with the conversation's messages ranked by
+    cosine alone (each a one-message passage): candidates beyond the service's 100."""
+    keys = sorted(block.conv.line, key=lambda key: -_cos(block, key))[:100]
+    extra = [Hit(s, i, i, 0.0) for s, i in keys]
+    with_reply(interleave([hits, extra]), subs, block)
 
 
 STRATEGIES: dict[str, Callable[[Sequence[Hit], Sequence[Sequence[Hit]], Block], None]] = {
@@ -230,6 +323,10 @@ STRATEGIES: dict[str, Callable[[Sequence[Hit], Sequence[Sequence[Hit]], Block], 
     "decomposed, heads first": decompose_head,
     "speaker's own messages first, then lever": speaker_first,
     "decomposed (names stripped), own messages first": stripped_merge,
+    "speaker's own messages first, then passage + reply": speaker_then_reply,
+    "speaker's own messages + reply first, then passage + reply": speaker_reply_pairs,
+    "reranked by message cosine, passage + reply": rerank_reply,
+    "+ messages by cosine interleaved, passage + reply": semantic_messages,
 }
 
 
@@ -275,22 +372,22 @@ def sub_queries(question: str, names: Sequence[str]) -> list[str]:
 
 def fetch(modes: Sequence[str]) -> dict[str, Any]:
     """Every question's (and sub-query's) top passages on each stack, and AssemblePrompt's
-    citations at each budget; cached in `CACHE`."""
-    if CACHE.exists():
-        cached = json.loads(CACHE.read_text())
-        if all(m in cached for m in modes):
-            return cached
+    citations at each budget; cached per stack in `RESULTS` (assembly-lab-MODE.json)."""
     convs = locomo.conversations()
-    out: dict[str, Any] = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    out: dict[str, Any] = {}
     for mode in modes:
-        if mode in out:
+        path = RESULTS / f"assembly-lab-{mode}.json"
+        if path.exists():
+            out[mode] = json.loads(path.read_text())
             continue
-        env = evidence.LEXICAL_ENV if mode == "lexical" else hybrid.hybrid_env()
+        env = hybrid.hybrid_env() if mode.startswith("hybrid") else evidence.LEXICAL_ENV
         print(f"-- fetching {mode}", flush=True)
-        with evidence.stack(env, convs) as (address, loaded):
+        with evidence.stack(
+            env, convs, keep=RESULTS / f"locomo-{mode}", photos=mode.endswith("+photos")
+        ) as (address, loaded):
             out[mode] = [_fetch_one(address, item) for item in loaded]
         RESULTS.mkdir(exist_ok=True)
-        CACHE.write_text(json.dumps(out))
+        path.write_text(json.dumps(out[mode]))
     return out
 
 
@@ -335,6 +432,7 @@ def _fetch_one(address: str, item: evidence.Loaded) -> dict[str, Any]:
 
 
 def evaluate(
+    mode: str,
     data: list[dict[str, Any]],
     strategy: Callable[[Sequence[Hit], Sequence[Sequence[Hit]], Block], None],
     count: Counter_,
@@ -344,7 +442,9 @@ def evaluate(
     tallies = {b: evidence.Tally() for b in budgets}
     used: dict[int, list[int]] = {b: [] for b in budgets}
     for conv, d in zip(locomo.conversations(), data, strict=True):
-        c = Conversation.of(conv, {(s, i): dia for s, i, dia in d["dia_of"]})
+        c = Conversation.of(
+            conv, {(s, i): dia for s, i, dia in d["dia_of"]}, photos=mode.endswith("+photos")
+        )
         names = [conv["speaker_a"], conv["speaker_b"]]
         for q in locomo.questions(conv):
             hits = [Hit(*h) for h in d["queries"][q["question"]]]
@@ -388,6 +488,31 @@ def recall_at(data: list[dict[str, Any]], k: int = 5) -> dict[str, float]:
     return tally.rates()
 
 
+def window_recall(before: int, photos: bool = False) -> dict[str, float]:
+    """Passage recall@5 (lexical) with passages of `before` previous messages, and the mean
+    tokens of the five passages (a wider window covers more turns, and costs more)."""
+    env = evidence.LEXICAL_ENV | {"AGENTMEM_RETRIEVAL__PASSAGES__BEFORE": str(before)}
+    tally, sizes = evidence.Tally(), []
+    with evidence.stack(env, locomo.conversations(), photos=photos) as (address, loaded):
+        for item in loaded:
+            c = Conversation.of(item.conv, item.dia_of, photos)
+            with connect(address, item.token) as client:
+                for q in locomo.questions(item.conv):
+                    hits = client.SearchMemories(
+                        retrieval_pb2.SearchMemoriesRequest(
+                            query=q["question"], limit=5, group_by_source=False
+                        )
+                    ).hits
+                    keys = {
+                        (h.source_id, i)
+                        for h in hits
+                        for i in range(h.passage.message_start, h.passage.message_end + 1)
+                    }
+                    tally.add(q, set(q["evidence"]) <= {item.dia_of[k] for k in keys})
+                    sizes.append(sum(count_tokens(c.line[k]) for k in keys))
+    return tally.rates() | {"tokens_of_top5": round(statistics.mean(sizes), 1)}
+
+
 def row(label: str, r: dict[str, Any]) -> str:
     cells = []
     for b in BUDGETS:
@@ -405,7 +530,12 @@ def main() -> None:
     parser.add_argument("--modes", default="lexical,hybrid")
     parser.add_argument("--only", default="", help="comma-separated strategy name prefixes")
     parser.add_argument("--unit", default="words,bpe", help="words (the service's) and/or bpe")
+    parser.add_argument("--windows", default="", help="passage windows to measure, e.g. 0,2")
     args = parser.parse_args()
+    for before in [int(x) for x in args.windows.split(",") if x]:
+        print(f"window {before} before: {window_recall(before)}", flush=True)
+    if args.windows:
+        return
     modes = args.modes.split(",")
     data = fetch(modes)
     counters: dict[str, Counter_] = {"words": count_tokens}
@@ -415,6 +545,8 @@ def main() -> None:
     only = [x for x in args.only.split(",") if x]
     head = "| strategy | 500 | 1,000 | 2,000 | " + " | ".join(evidence.TYPES) + " (at 2,000) |"
     for mode in modes:
+        if not only or any(o.startswith(("reranked", "+ messages")) for o in only):
+            embed_all(mode.endswith("+photos"))
         r5 = recall_at(data[mode])
         print(f"\n{mode}: passage recall@5 {r5['overall']:.3f}")
         print(head)
@@ -424,9 +556,9 @@ def main() -> None:
             for name, strategy in STRATEGIES.items():
                 if only and not any(name.startswith(o) for o in only):
                     continue
-                print(row(f"{name} [{unit}]", evaluate(data[mode], strategy, counters[unit])))
+                print(row(f"{name} [{unit}]", evaluate(mode, data[mode], strategy, counters[unit])))
             for label, options in VARIANTS.items():
-                result = evaluate(data[mode], lever, counters[unit], **options)
+                result = evaluate(mode, data[mode], lever, counters[unit], **options)
                 print(row(f"lever, {label} [{unit}]", result))
 
 

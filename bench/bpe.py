@@ -80,3 +80,50 @@ def count(text: str) -> int:
     enc = encoding()
     assert enc is not None
     return len(enc.encode_ordinary(text))
+
+
+def cost(texts: list[str], budget: int = 2000, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """Counting a prompt-sized block (`budget` of the service's tokens, lines of `texts`)
+    with the service's count and with the BPE encoding: mean tokens and p50 ms per block."""
+    import statistics
+    import time
+
+    from runtime_svc.domain.text import count_tokens
+
+    blocks, lines, size = [], [], 0
+    for text in texts:
+        lines.append(text)
+        size += count_tokens(text)
+        if size >= budget:
+            blocks.append("\n".join(lines))
+            lines, size = [], 0
+    counters = {"words and punctuation (today)": count_tokens}
+    if available():
+        counters[f"tiktoken {name()}"] = count
+    out = {}
+    for label, counter in counters.items():
+        counter(blocks[0])
+        samples = []
+        for _ in range(rounds):
+            for block in blocks:
+                t = time.perf_counter()
+                counter(block)
+                samples.append((time.perf_counter() - t) * 1000)
+        out[label] = {
+            "tokens_mean": round(statistics.mean(counter(b) for b in blocks), 1),
+            "p50_ms": round(statistics.median(samples), 3),
+        }
+    return out
+
+
+if __name__ == "__main__":
+    from bench import locomo
+
+    turns = [
+        f"{t['speaker']}: {t['text']}"
+        for conv in locomo.conversations()
+        for _, ts in locomo.sessions(conv)
+        for t in ts
+    ]
+    for label, r in cost(turns).items():
+        print(f"{label}: {r['tokens_mean']} tokens per block, {r['p50_ms']} ms per block (p50)")

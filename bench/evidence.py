@@ -30,6 +30,8 @@ tokenizer is at hand.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import statistics
 import tempfile
 from collections import Counter
@@ -96,25 +98,52 @@ def covered(citations: Sequence[Any], dia_of: dict[tuple[str, int], str]) -> set
 
 @contextmanager
 def stack(
-    env: dict[str, str], convs: list[dict], postgres: bool = False
+    env: dict[str, str],
+    convs: list[dict],
+    postgres: bool = False,
+    keep: Path | None = None,
+    photos: bool = False,
 ) -> Iterator[tuple[str, list[Loaded]]]:
     """Both services with `env`, every conversation loaded (and embedded, with hybrid
-    retrieval on); yields the gateway's address and the loaded conversations."""
+    retrieval on); yields the gateway's address and the loaded conversations. With `keep`
+    (SQLite), the database is kept in that folder and used again by a later call (loading
+    and embedding LoCoMo-dev takes minutes on a busy machine). `photos`: shared photos'
+    captions in the messages (`bench.locomo.content`)."""
     tag = "hybrid" if env.get("AGENTMEM_RETRIEVAL__EMBEDDINGS", "none") != "none" else "lexical"
     tokens = [f"evidence-{tag}-{i}" for i in range(len(convs))]
     keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        servers.database(Path(tmp), f"evidence-{tag}", postgres) as url,
-        servers.agentmem(Path(tmp), keys, storage_url=url, extra_env=env) as address,
-    ):
+    marker = keep / "loaded.json" if keep is not None else None
+    with contextlib.ExitStack() as stack_:
+        tmp = Path(stack_.enter_context(tempfile.TemporaryDirectory()))
+        if keep is not None and not postgres:
+            keep.mkdir(parents=True, exist_ok=True)
+            where: dict[str, Any] = {"data_dir": keep}
+        else:
+            url = stack_.enter_context(servers.database(tmp, f"evidence-{tag}", postgres))
+            where = {"storage_url": url}
+        address = stack_.enter_context(servers.agentmem(tmp, keys, extra_env=env, **where))
+        if marker is not None and marker.exists():
+            stored = json.loads(marker.read_text())
+            yield (
+                address,
+                [
+                    Loaded(conv, token, {(s, i): dia for s, i, dia in dias})
+                    for conv, token, dias in zip(convs, tokens, stored, strict=True)
+                ],
+            )
+            return
         loaded = []
         for conv, token in zip(convs, tokens, strict=True):
             with connect(address, token) as client:
-                dia_of = locomo.insert_sessions(client, conv)
-                if tag == "hybrid":
+                loaded.append(Loaded(conv, token, locomo.insert_sessions(client, conv, photos)))
+        if tag == "hybrid":  # the indexer embeds every tenant's passages meanwhile
+            for item in loaded:
+                with connect(address, item.token) as client:
                     hybrid.wait_embedded(client)
-            loaded.append(Loaded(conv, token, dia_of))
+        if marker is not None:
+            marker.write_text(
+                json.dumps([[[s, i, d] for (s, i), d in x.dia_of.items()] for x in loaded])
+            )
         yield address, loaded
 
 

@@ -146,10 +146,18 @@ def sessions(conv: dict) -> list[tuple[Timestamp | None, list[dict]]]:
     return out
 
 
-def insert_sessions(client: Any, conv: dict) -> dict[tuple[str, int], str]:
+def content(turn: dict, photos: bool = False) -> str:
+    """A turn's text; with `photos`, a photo the speaker shared follows it as LoCoMo's own
+    evaluation renders it ("[shares a photo of …]", its caption)."""
+    if photos and turn.get("blip_caption"):
+        return f"{turn['text']} [shares {turn['blip_caption']}]"
+    return turn["text"]
+
+
+def insert_sessions(client: Any, conv: dict, photos: bool = False) -> dict[tuple[str, int], str]:
     """Every session of a conversation inserted as one conversation source (messages with the
-    speakers' names, the session's date as `sent_at`); the dia_id of each (source, message
-    index)."""
+    speakers' names, the session's date as `sent_at`; `photos`: see `content`); the dia_id of
+    each (source, message index)."""
     dia_of: dict[tuple[str, int], str] = {}
     for when, turns_ in sessions(conv):
         r = client.InsertMemory(
@@ -157,7 +165,7 @@ def insert_sessions(client: Any, conv: dict) -> dict[tuple[str, int], str]:
                 messages=[
                     sources_pb2.Message(
                         role="user" if t["speaker"] == conv["speaker_a"] else "assistant",
-                        content=t["text"],
+                        content=content(t, photos),
                         name=t["speaker"],
                         sent_at=when,
                     )
