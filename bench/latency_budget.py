@@ -48,7 +48,8 @@ def run(tmp: Path, n_questions: int = 200, size: int = CORPUS) -> dict[str, Any]
     corpus.load(f"sqlite:///{db_path}", [tenant], size)
     lexical_url = sqlite_copy(f"sqlite:///{db_path}", tmp / "latency-budget-lexical")
     hybrid.load_vectors(db_path, random_vectors=True)
-    questions = [corpus.Language(seed=99).question() for _ in range(n_questions)]
+    lang = corpus.Language(seed=99)
+    questions = [lang.question() for _ in range(n_questions)]
     keys = [servers.key("tok-budget", tenant, servers.ALL_SCOPES)]
     embedder = _embedder()
     embedder.embed(questions[:5])
