@@ -164,6 +164,23 @@ def with_reply(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block)
         block.add([*messages(h), (h.source_id, h.end + 1)])
 
 
+def reply_if_asked(hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block) -> None:
+    """Each passage with the message after it only when the passage's own message asks
+    something (ends a sentence with "?"): the answer follows a question."""
+    for h in hits:
+        own = block.conv.line.get((h.source_id, h.end), "")
+        asked = "?" in own
+        block.add([*messages(h), *([(h.source_id, h.end + 1)] if asked else [])])
+
+
+def speaker_then_reply_if_asked(
+    hits: Sequence[Hit], subs: Sequence[Sequence[Hit]], block: Block
+) -> None:
+    """The named speaker's own messages first, then `reply_if_asked`."""
+    _speaker_pass(hits, block)
+    reply_if_asked(hits, subs, block)
+
+
 def interleave(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
     """Round-robin over ranked lists, first appearance kept."""
     seen: set[tuple[str, int, int]] = set()
@@ -318,6 +335,8 @@ STRATEGIES: dict[str, Callable[[Sequence[Hit], Sequence[Sequence[Hit]], Block], 
     "lever: top 100, new messages only": lever,
     "own message first, then lever": own_message_first,
     "passage + reply": with_reply,
+    "passage + reply when asked": reply_if_asked,
+    "speaker first, then passage + reply when asked": speaker_then_reply_if_asked,
     "3 per session first, then lever": session_cap,
     "decomposed, interleaved": decompose,
     "decomposed, heads first": decompose_head,

@@ -61,7 +61,10 @@ def run(tmp: Path, n_questions: int = 200, size: int = CORPUS) -> dict[str, Any]
         servers.agentmem(tmp, keys, data_dir=data, extra_env=hybrid.hybrid_env()) as hybrid_,
     ):
         by = retrieval_rpcs_interleaved(
-            {"lexical": lexical, "hybrid": hybrid_}, lambda _: "tok-budget", questions
+            {"lexical": lexical, "hybrid": hybrid_},
+            lambda _: "tok-budget",
+            questions,
+            only=("SearchMemories", "AssemblePrompt"),
         )
         out["lexical"], out["hybrid"] = by["lexical"], by["hybrid"]
         embed, again, first = [], [], []

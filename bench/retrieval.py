@@ -156,10 +156,12 @@ def retrieval_rpcs_interleaved(
     addresses: dict[str, str],
     token_for: Callable[[int], str],
     questions: list[str],
+    only: tuple[str, ...] = (),
 ) -> dict[str, dict[str, dict]]:
     """Each retrieval call's latency on each of several stacks (by label), the stacks' calls
     interleaved question by question (their order turning), so that a comparison between
-    them is not one between two moments of a machine whose speed drifts."""
+    them is not one between two moments of a machine whose speed drifts. `only`: these
+    calls alone (by name)."""
     clients: dict[tuple[str, str], object] = {}
 
     def client(label: str, i: int):  # type: ignore[no-untyped-def]
@@ -171,6 +173,8 @@ def retrieval_rpcs_interleaved(
     labels = list(addresses)
     out: dict[str, dict[str, dict]] = {label: {} for label in labels}
     for name, make in RPCS:
+        if only and name not in only:
+            continue
         for label in labels:  # warm-up
             for i, q in enumerate(questions[:20]):
                 make(client(label, i), q)
