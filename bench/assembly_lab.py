@@ -64,12 +64,22 @@ class Conversation:
         for key, value in conv.items():
             if re.fullmatch(r"session_\d+", key) and isinstance(value, list):
                 for t in value:
-                    date_of[t["dia_id"]] = conv.get(key + "_date_time", "")
+                    date_of[t["dia_id"]] = _day(conv.get(key + "_date_time", ""))
         for (source, i), dia in dia_of.items():
             c.line[(source, i)] = f"{turn[dia]['speaker']}: {locomo.content(turn[dia], photos)}\n"
             c.date[source] = date_of[dia]
             c.size[source] = max(c.size.get(source, 0), i + 1)
         return c
+
+
+def _day(raw: str) -> str:
+    """A session's date as the service renders a passage's ("08 May 2023")."""
+    from datetime import datetime
+
+    try:
+        return datetime.strptime(raw, "%I:%M %p on %d %B, %Y").strftime("%d %B %Y")
+    except ValueError:
+        return raw
 
 
 Counter_ = Callable[[str], int]
