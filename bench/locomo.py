@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -145,6 +146,38 @@ def sessions(conv: dict) -> list[tuple[Timestamp | None, list[dict]]]:
     return out
 
 
+def content(turn: dict, photos: bool = False) -> str:
+    """A turn's text; with `photos`, a photo the speaker shared follows it as LoCoMo's own
+    evaluation renders it ("[shares a photo of …]", its caption)."""
+    if photos and turn.get("blip_caption"):
+        return f"{turn['text']} [shares {turn['blip_caption']}]"
+    return turn["text"]
+
+
+def insert_sessions(client: Any, conv: dict, photos: bool = False) -> dict[tuple[str, int], str]:
+    """Every session of a conversation inserted as one conversation source (messages with the
+    speakers' names, the session's date as `sent_at`; `photos`: see `content`); the dia_id of
+    each (source, message index)."""
+    dia_of: dict[tuple[str, int], str] = {}
+    for when, turns_ in sessions(conv):
+        r = client.InsertMemory(
+            sources_pb2.InsertMemoryRequest(
+                messages=[
+                    sources_pb2.Message(
+                        role="user" if t["speaker"] == conv["speaker_a"] else "assistant",
+                        content=content(t, photos),
+                        name=t["speaker"],
+                        sent_at=when,
+                    )
+                    for t in turns_
+                ]
+            )
+        )
+        for i, t in enumerate(turns_):
+            dia_of[(r.source_id, i)] = t["dia_id"]
+    return dia_of
+
+
 def passage_recall(
     address: str,
     convs: list[dict],
@@ -154,30 +187,14 @@ def passage_recall(
     """Sessions inserted as conversations, questions over passages (see the module doc).
     `before_questions(client)` as in `agentmem_recall`."""
     hits = {5: 0, 10: 0}
-    total = messages = returned = whole = 0
+    total = returned = whole = 0
+    messages = sum(len(t) for conv in convs for _, t in sessions(conv))
     spent = 0.0
     for conv, token in zip(convs, tokens, strict=True):
         with connect(address, token) as client:
-            dia_of: dict[tuple[str, int], str] = {}
-            for when, turns_ in sessions(conv):
-                started = time.perf_counter()
-                r = client.InsertMemory(
-                    sources_pb2.InsertMemoryRequest(
-                        messages=[
-                            sources_pb2.Message(
-                                role="user" if t["speaker"] == conv["speaker_a"] else "assistant",
-                                content=t["text"],
-                                name=t["speaker"],
-                                sent_at=when,
-                            )
-                            for t in turns_
-                        ]
-                    )
-                )
-                spent += time.perf_counter() - started
-                messages += len(turns_)
-                for i, t in enumerate(turns_):
-                    dia_of[(r.source_id, i)] = t["dia_id"]
+            started = time.perf_counter()
+            dia_of = insert_sessions(client, conv)
+            spent += time.perf_counter() - started
             if before_questions is not None:
                 before_questions(client)
             for q in questions(conv):
