@@ -39,7 +39,11 @@ class LocalEmbedder:
             return [self._query(texts[0]).tolist()]
         with self._lock, _one_thread(len(texts) == 1):
             vectors = self._model.encode(
-                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+                list(texts),
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return [v.tolist() for v in vectors]
 
@@ -81,6 +85,7 @@ def _load(model: str) -> tuple[Any, QueryEncoder | None]:
     # threads beside them (and from other processes): on 2 cores a query's embedding went
     # from 10 ms to 600 ms. Passive waiting must be chosen before torch loads OpenMP.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    _quiet_loading()
     from sentence_transformers import SentenceTransformer  # the `embeddings` extra
 
     from runtime_svc.adapters import onnx_query
@@ -88,6 +93,19 @@ def _load(model: str) -> tuple[Any, QueryEncoder | None]:
     loaded = SentenceTransformer(model, device="cpu")
     _default_threads()
     return loaded, onnx_query.load(loaded)
+
+
+def _quiet_loading() -> None:
+    """The model libraries draw progress bars and advisories on stderr while loading: a
+    service's terminal is for its banner, warnings and errors (the log says which model
+    was loaded)."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    disable_progress_bars()
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
 
 
 def _dimension_of(model: Any) -> int:

@@ -172,6 +172,8 @@ def _session(model: Path | bytes) -> Any:
 
 
 def _worst_cosine(model: Any, encoder: QueryEncoder) -> float:
-    expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
+    expected = model.encode(
+        list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
     got = np.stack([encoder(t) for t in PROBES])
     return float((expected * got).sum(axis=1).min())
