@@ -7,7 +7,6 @@ With `auth.oidc` configured, a bearer token shaped like a JWT is verified as one
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ class Principal:
 
 class TokenVerifier(Protocol):
     def looks_like_jwt(self, token: str) -> bool: ...
-    def verify(self, token: str) -> Principal: ...
+    async def verify(self, token: str) -> Principal: ...
 
 
 class Authenticator:
@@ -39,11 +38,11 @@ class Authenticator:
         self._jwt = jwt
 
     async def authenticate_call(self, authorization: str | None) -> Principal:
-        """API keys at once; a JWT in a worker thread (its key set may need fetching)."""
+        """API keys at once; a JWT may wait for its key set (never blocking the loop)."""
         if self._jwt is not None:
             token = _bearer(authorization)
             if self._jwt.looks_like_jwt(token):
-                return await asyncio.to_thread(self._jwt.verify, token)
+                return await self._jwt.verify(token)
         return self.authenticate(authorization)
 
     def authenticate(self, authorization: str | None) -> Principal:

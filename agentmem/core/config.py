@@ -99,8 +99,12 @@ class Oidc(_Strict):
     # Where the signing keys come from: the provider's JWKS URL, or a JWKS file (static keys).
     jwks_url: str = ""
     jwks_file: str = ""
-    # Seconds the fetched key set is reused before it is fetched again.
+    # Seconds the fetched key set is reused before it is fetched again (in the background).
     jwks_cache_seconds: int = Field(default=300, ge=1)
+    # Seconds after its fetch that the last good key set keeps serving while the provider
+    # cannot be reached; and how long callers wait at most for a fetch.
+    jwks_max_stale_seconds: int = Field(default=3600, ge=1)
+    jwks_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     algorithms: tuple[str, ...] = ("RS256", "ES256")
     # Seconds of clock skew allowed on exp / nbf / iat.
     leeway: float = Field(default=30.0, ge=0)

@@ -44,6 +44,10 @@ class Reason(StrEnum):
     INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN"
     MALFORMED_REQUEST = "MALFORMED_REQUEST"
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
+    STORAGE_FULL = "STORAGE_FULL"
+    TOKEN_EXPIRED = "TOKEN_EXPIRED"
+    IDENTITY_PROVIDER_UNAVAILABLE = "IDENTITY_PROVIDER_UNAVAILABLE"
+    RESUME_POINT_AHEAD = "RESUME_POINT_AHEAD"
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,21 @@ CATALOG: dict[Reason, Entry] = {
     ),
     Reason.MESSAGE_TOO_LARGE: Entry(
         "RESOURCE_EXHAUSTED", "the message exceeds the size limit (limit_bytes in ErrorInfo)"
+    ),
+    Reason.STORAGE_FULL: Entry(
+        "RESOURCE_EXHAUSTED", "the database has no room left; nothing was changed"
+    ),
+    Reason.TOKEN_EXPIRED: Entry(
+        "UNAUTHENTICATED", "the credential expired; reconnect with a fresh one"
+    ),
+    Reason.IDENTITY_PROVIDER_UNAVAILABLE: Entry(
+        "UNAVAILABLE",
+        "the identity provider's signing keys could not be fetched; retry after the delay "
+        "in RetryInfo",
+    ),
+    Reason.RESUME_POINT_AHEAD: Entry(
+        "OUT_OF_RANGE",
+        "after_sequence is past the head of the event log (head_sequence in ErrorInfo)",
     ),
 }
 

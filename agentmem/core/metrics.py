@@ -69,6 +69,11 @@ RUNTIME_RETRIES = Counter(
     "Runtime calls the gateway retried after UNAVAILABLE (idempotent calls only).",
     ("grpc_method",),
 )
+# Gateway: the identity provider's key set (OIDC).
+JWKS_FETCH_FAILURES = Counter(
+    "agentmem_jwks_fetch_failures_total",
+    "Fetches of the identity provider's key set that failed (HTTP error, timeout, bad JWKS).",
+)
 # Gateway: limits.
 LIMITED = Counter(
     "agentmem_limit_rejections_total",
