@@ -22,11 +22,13 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 import agentmem
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
+from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason
 from agentmem.mcp_schemas import output_schema
 from agentmem.v1 import (
@@ -45,9 +47,28 @@ INSTRUCTIONS = (
 SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
 Mode = Literal["enabled", "disabled"]
 ClassificationName = Literal["active", "cold"]
-SourceId = Annotated[str, Field(description="a source id (src_…)")]
+
+
+def _identifier(required: bool) -> AfterValidator:
+    """The gateway's own id rule (`agentmem.core.validation.identifier`), checked here too
+    so an MCP client learns which argument is wrong in the same words."""
+
+    def check(value: str) -> str:
+        try:
+            return validation.identifier("id", value, required=required)
+        except AgentmemError as e:
+            rule = e.violations[0].description if e.violations else "is invalid"
+            raise PydanticCustomError("invalid_identifier", rule) from None
+
+    return AfterValidator(check)
+
+
+SourceId = Annotated[str, Field(description="a source id (src_…)"), _identifier(True)]
 Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
-ThreadId = Annotated[str, Field(description="the conversation thread (optional)")]
+ThreadId = Annotated[
+    str, Field(description="the conversation thread (optional)"), _identifier(False)
+]
+RequiredThreadId = Annotated[str, Field(description="the conversation thread"), _identifier(True)]
 
 # Which catalog reason an invalid argument maps to (default INVALID_FIELD).
 FIELD_REASONS = {"save_intent": Reason.SAVE_INTENT_INVALID}
@@ -81,6 +102,8 @@ def _violation(error: dict[str, Any]) -> FieldViolation:
         return FieldViolation(field, "must be an integer")
     if kind.startswith("string"):
         return FieldViolation(field, "must be a string")
+    if kind == "invalid_identifier":
+        return FieldViolation(field, str(error.get("msg", "is invalid")))
     if kind == "extra_forbidden":
         return FieldViolation(field, "is not an argument of this tool")
     return FieldViolation(field, "is invalid")
@@ -318,7 +341,7 @@ def build(client: AsyncClient, *, http_auth: AuthSettings | None = None) -> MCPS
         _read("Thread memory mode"),
         thread_mode_pb2.ReadThreadMemoryModeResponse,
     )
-    async def memory_thread_mode_get(ctx: Context, thread_id: str) -> dict[str, Any]:
+    async def memory_thread_mode_get(ctx: Context, thread_id: RequiredThreadId) -> dict[str, Any]:
         return await call(caller(ctx).read_thread_memory_mode(thread_id=thread_id))
 
     @tool(
@@ -328,7 +351,7 @@ def build(client: AsyncClient, *, http_auth: AuthSettings | None = None) -> MCPS
         thread_mode_pb2.SetThreadMemoryModeResponse,
     )
     async def memory_thread_mode_set(
-        ctx: Context, thread_id: str, mode: Mode, expected_revision: Revision
+        ctx: Context, thread_id: RequiredThreadId, mode: Mode, expected_revision: Revision
     ) -> dict[str, Any]:
         return await call(
             caller(ctx).set_thread_memory_mode(

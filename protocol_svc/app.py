@@ -7,7 +7,7 @@ import secrets
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, metrics, serving, tls, tracing, transport
+from agentmem.core import internal_call, metrics, serving, tls, tracing, transport, validation
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -52,7 +52,7 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
         if rule.capability:
             gate.check(rule.capability, opted_in(context))
         trace_id = metadata.get("x-request-id")
-        if not (isinstance(trace_id, str) and 0 < len(trace_id) <= 128 and trace_id.isprintable()):
+        if not (isinstance(trace_id, str) and validation.is_identifier(trace_id)):
             trace_id = secrets.token_hex(8)
         CALL.set(
             rpb.CallContext(

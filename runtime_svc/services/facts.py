@@ -80,7 +80,7 @@ class Facts:
     def search(self, caller: Caller, q: FactQuery) -> list[domain.Fact]:
         if q.query:
             validation.query(q.query)
-        check_intent(SaveIntent(q.save_intent, q.save_intent_source))
+        check_intent(SaveIntent(q.save_intent, q.save_intent_source), prefix="")
         validation.in_range("limit", q.limit, 1, validation.MAX_LIMIT)
         if q.state != "eligible":
             scopes.require(caller.scopes, Scope.CONTENT_READ)
@@ -119,7 +119,7 @@ class Facts:
         return domain.fuse_rankings(found, of_sources, limit=q.limit)
 
     def profile(self, caller: Caller, save_intent_source: str) -> list[domain.ProfileEntry]:
-        check_intent(SaveIntent("", save_intent_source))
+        check_intent(SaveIntent("", save_intent_source), prefix="")
         with self._uow.read(caller.tenant_id) as tx:
             found = tx.facts.search(
                 None,
@@ -132,7 +132,7 @@ class Facts:
         return domain.profile(found)
 
     def ask(self, caller: Caller, question: str, token_budget: int) -> domain.Answer:
-        validation.query(question)
+        validation.query(question, "question")
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         found = self.search(caller, FactQuery(query=question, limit=ASK_FACTS))
         memories = (

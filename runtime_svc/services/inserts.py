@@ -3,7 +3,7 @@ set that policy."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
@@ -99,11 +99,13 @@ class Inserts:
         validation.identifier("request_id", caller.request_id, required=False)
         labels = sources.check_labels(cmd.labels)
         insert_policy.check_intent(cmd.intent)
-        if cmd.validate_only:
+        if cmd.validate_only:  # every check a real insert makes, with nothing stored
+            prepared = Prepared(body, kind, labels, [])
             with self._uow.read(caller.tenant_id) as tx:
-                status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
-                self._check_thread(tx, cmd.thread_id)
-            return Inserted("", 0, status, None)
+                earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
+                if earlier is not None:
+                    return replace(_replay(tx, earlier, cmd, prepared), receipt=None)
+                return Inserted("", 0, self._admit(tx, caller, cmd, prepared), None)
         return Prepared(body, kind, labels, self._extraction.triples(body))
 
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
@@ -112,10 +114,7 @@ class Inserts:
                 earlier = tx.sources.by_request_id(caller.request_id)
                 if earlier is not None:
                     return _replay(tx, earlier, cmd, prepared)
-            if self._quotas is not None:  # under the tenant's row lock: exact on any replica
-                self._quotas.check_insert(tx, caller, len(prepared.body.raw().encode()))
-            status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
-            self._check_thread(tx, cmd.thread_id)
+            status = self._admit(tx, caller, cmd, prepared)
             now = self._clock()
             source = Source(
                 source_id=new_id("src"),
@@ -145,6 +144,16 @@ class Inserts:
                 ),
             )
         return Inserted(source.source_id, 1, status, receipt)
+
+    def _admit(self, tx: Transaction, caller: Caller, cmd: InsertCommand, p: Prepared) -> Status:
+        """The checks against stored state, the same for a real and a validate_only insert:
+        the tenant's quotas (under the row lock of a real insert: exact on any replica),
+        the insert policy (the status it gives), the thread's memory mode."""
+        if self._quotas is not None:
+            self._quotas.check_insert(tx, caller, len(p.body.raw().encode()))
+        status = insert_policy.decide(self.policy_in_force(tx)[0], cmd.intent)
+        self._check_thread(tx, cmd.thread_id)
+        return status
 
     def policy_in_force(self, tx: Transaction) -> tuple[insert_policy.InsertPolicy, int]:
         """The tenant's override if an admin set one, else the configured policy; and the
