@@ -18,6 +18,7 @@ from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.limits import Limiter
 from protocol_svc.oidc import JwtVerifier
+from protocol_svc.peer_limits import FailedAuthLimiter, peer_address
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.servicer import CALL, MemoryServicer
@@ -42,7 +43,9 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
         if sum(1 for m in entries if m.key == "authorization") > 1:
             # Which one would count is a guess an attacker can steer: refuse them all.
             raise AgentmemError(Reason.UNAUTHENTICATED, detail="more than one authorization")
-        principal = await authenticator.authenticate_call(metadata.get("authorization"))
+        principal = await authenticator.authenticate_call(
+            metadata.get("authorization"), peer_address(context.peer() or "")
+        )
         limiter.admit(principal.tenant_id, principal.principal_id)
         rule = rule_for(method)
         if rule is None:
@@ -92,7 +95,14 @@ async def start(
     credentials = public_tls.server_credentials(settings.gateway, listen)
     tracer_provider = tracing.provider(settings.tracing, "agentmem-gateway", span_exporter)
     oidc = settings.auth.oidc
-    authenticator = Authenticator(settings.auth.api_keys, JwtVerifier(oidc) if oidc else None)
+    limits = settings.limits
+    authenticator = Authenticator(
+        settings.auth.api_keys,
+        JwtVerifier(oidc) if oidc else None,
+        FailedAuthLimiter(
+            limits.failed_auth_per_second_per_peer, limits.failed_auth_burst_per_peer
+        ),
+    )
     limiter = Limiter(settings.limits)
     runtime = RuntimeClient(
         runtime_address or settings.gateway.runtime_address,

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from agentmem.core.config import ApiKey
 from agentmem.core.errors import AgentmemError, Reason
+from protocol_svc.peer_limits import FailedAuthLimiter
 
 
 @dataclass(frozen=True)
@@ -30,20 +31,39 @@ class TokenVerifier(Protocol):
 
 
 class Authenticator:
-    def __init__(self, api_keys: Sequence[ApiKey], jwt: TokenVerifier | None = None) -> None:
+    def __init__(
+        self,
+        api_keys: Sequence[ApiKey],
+        jwt: TokenVerifier | None = None,
+        failures: FailedAuthLimiter | None = None,
+    ) -> None:
         self._by_hash = {
             k.sha256: Principal(k.principal, k.tenant, k.kind.value, frozenset(k.scopes))
             for k in api_keys
         }
         self._jwt = jwt
+        self._failures = failures or FailedAuthLimiter(0, 0)
 
-    async def authenticate_call(self, authorization: str | None) -> Principal:
-        """API keys at once; a JWT may wait for its key set (never blocking the loop)."""
-        if self._jwt is not None:
-            token = _bearer(authorization)
-            if self._jwt.looks_like_jwt(token):
-                return await self._jwt.verify(token)
-        return self.authenticate(authorization)
+    async def authenticate_call(self, authorization: str | None, peer: str = "") -> Principal:
+        """API keys at once; a JWT may wait for its key set (never blocking the loop).
+        A peer over its failed-authentication limit gets no verification work: an API key
+        is still recognised, anything else is RATE_LIMITED (`peer_limits`)."""
+        wait = self._failures.blocked_for(peer)
+        try:
+            if wait:
+                return self.authenticate(authorization)
+            if self._jwt is not None:
+                token = _bearer(authorization)
+                if self._jwt.looks_like_jwt(token):
+                    return await self._jwt.verify(token)
+            return self.authenticate(authorization)
+        except AgentmemError as e:
+            if e.reason is not Reason.UNAUTHENTICATED:
+                raise  # the identity provider unavailable: not the caller's failure
+            if wait:
+                raise self._failures.refused(wait) from None
+            self._failures.failed(peer)
+            raise
 
     def authenticate(self, authorization: str | None) -> Principal:
         token = _bearer(authorization)

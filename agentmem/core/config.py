@@ -425,6 +425,10 @@ class Limits(LimitValues):
     # (the value divided by gateway_replicas); stored quotas are exact, in the runtime.
     gateway_replicas: int = Field(default=1, ge=1)
     tenants: dict[str, TenantLimits] = Field(default_factory=dict)
+    # Failed authentications per peer IP address and gateway replica (0: unlimited); a peer
+    # over it gets RATE_LIMITED without its credential being verified (API keys still work).
+    failed_auth_per_second_per_peer: float = Field(default=10.0, ge=0)
+    failed_auth_burst_per_peer: int = Field(default=100, ge=1)
 
     def for_tenant(self, tenant_id: str) -> LimitValues:
         base = {name: getattr(self, name) for name in LimitValues.model_fields}

@@ -123,3 +123,13 @@ def services(tmp_path: Path) -> Iterator[Services]:
     s = Services(tmp_path)
     yield s
     s.stop()
+
+
+@pytest.fixture
+def provider() -> Iterator[dict[str, Any]]:
+    """An identity provider: RSA and EC signing keys, and its key set on loopback."""
+    from tests.faults.identity import provider_keys
+
+    keys = provider_keys()
+    yield keys
+    keys["jwks"].close()

@@ -7,116 +7,22 @@ API-key callers never wait for the provider."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from google.rpc import error_details_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmem.core.config import Oidc
 from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.grpc_errors import status_of_call
 from protocol_svc.oidc import JwtVerifier
+from tests.faults.identity import b64, forged, oidc, retry_delay
 from tests.harness import ADMIN_A, reason
 from tests.test_oidc import AUDIENCE, ISSUER, public_jwk, read, token
-
-
-class ControlledJwks:
-    """A JWKS endpoint on loopback whose answers the test chooses: the keys, a status code,
-    or holding every request until released."""
-
-    def __init__(self, keys: list) -> None:
-        self.keys = keys
-        self.status = 200
-        self.fetches = 0
-        self.held = 0  # requests waiting on `release`
-        self.release = threading.Event()
-        self.release.set()
-        self.arrived = threading.Condition()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                with outer.arrived:
-                    outer.fetches += 1
-                    outer.held += 1
-                    outer.arrived.notify_all()
-                outer.release.wait(30)
-                with outer.arrived:
-                    outer.held -= 1
-                body = json.dumps({"keys": outer.keys}).encode()
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/jwks.json"
-
-    def wait_for_fetches(self, n: int, timeout: float = 30) -> None:
-        with self.arrived:
-            assert self.arrived.wait_for(lambda: self.fetches >= n, timeout), self.fetches
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def provider():
-    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    ec_key = ec.generate_private_key(ec.SECP256R1())
-    jwks = ControlledJwks(
-        [public_jwk(rsa_key, "rsa-1", "RS256"), public_jwk(ec_key, "ec-1", "ES256")]
-    )
-    yield {"rsa": rsa_key, "ec": ec_key, "jwks": jwks}
-    jwks.close()
-
-
-def oidc(url: str, **extra: object) -> dict:
-    return {
-        "issuer": ISSUER,
-        "audience": AUDIENCE,
-        "jwks_url": url,
-        "tenant_claim": "org",
-        "principal_claim": "sub",
-        "scopes_claim": "scope",
-        **extra,
-    }
-
-
-def retry_delay(err: grpc.RpcError) -> float | None:
-    status = status_of_call(err)
-    for detail in status.details if status else ():
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            return info.retry_delay.ToTimedelta().total_seconds()
-    return None
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def forged(header: dict, payload: dict | None = None, signature: str = "AAAA") -> str:
-    body = payload if payload is not None else {"iss": ISSUER, "aud": AUDIENCE, "sub": "x"}
-    return f"{b64(json.dumps(header).encode())}.{b64(json.dumps(body).encode())}.{signature}"
 
 
 def refused_as_unauthenticated(stack, bearer: str) -> None:
