@@ -48,22 +48,25 @@ class Authenticator:
         """API keys at once; a JWT may wait for its key set (never blocking the loop).
         A peer over its failed-authentication limit gets no verification work: an API key
         is still recognised, anything else is RATE_LIMITED (`peer_limits`)."""
-        wait = self._failures.blocked_for(peer)
+        wait = self._failures.reserve(peer)
         try:
             if wait:
-                return self.authenticate(authorization)
-            if self._jwt is not None:
-                token = _bearer(authorization)
-                if self._jwt.looks_like_jwt(token):
-                    return await self._jwt.verify(token)
-            return self.authenticate(authorization)
+                principal = self.authenticate(authorization)
+            elif self._jwt is not None and self._jwt.looks_like_jwt(
+                token := _bearer(authorization)
+            ):
+                principal = await self._jwt.verify(token)
+            else:
+                principal = self.authenticate(authorization)
         except AgentmemError as e:
-            if e.reason is not Reason.UNAUTHENTICATED:
-                raise  # the identity provider unavailable: not the caller's failure
-            if wait:
+            if wait and e.reason is Reason.UNAUTHENTICATED:
                 raise self._failures.refused(wait) from None
-            self._failures.failed(peer)
+            if e.reason is not Reason.UNAUTHENTICATED:
+                self._failures.succeeded(peer)  # the provider failed, not the caller
             raise
+        if not wait:
+            self._failures.succeeded(peer)
+        return principal
 
     def authenticate(self, authorization: str | None) -> Principal:
         token = _bearer(authorization)

@@ -1,6 +1,6 @@
 """Failed authentications per peer address: a flood of bad credentials is cut off cheaply.
 
-Each failed authentication takes a token from its peer's bucket (`limits.
+Each failed authentication costs a token of its peer's bucket (`limits.
 failed_auth_per_second_per_peer`, burst `failed_auth_burst_per_peer`). While a peer's
 bucket is empty, its calls get no verification work: only an API key (a hash looked up in
 a table, as cheap as refusing) is still recognised, and anything else is refused at once
@@ -39,26 +39,24 @@ class FailedAuthLimiter:
         self._clock = clock
         self._buckets: dict[str, Bucket] = {}
 
-    def blocked_for(self, peer: str) -> float:
-        """Seconds until `peer` may fail again (0: it may); takes nothing."""
-        bucket = self._buckets.get(peer) if self._rate else None
-        if bucket is None:
-            return 0.0
-        now = self._clock()
-        tokens = min(bucket.burst, bucket.tokens + (now - bucket.updated) * bucket.rate)
-        return 0.0 if tokens >= 1 else (1 - tokens) / bucket.rate
-
-    def failed(self, peer: str) -> None:
-        """Counts one failed authentication of `peer`."""
+    def reserve(self, peer: str) -> float:
+        """Takes one of `peer`'s failures in advance (so that calls verified at the same
+        time cannot pass the limit together): 0 if taken, else the seconds until one is
+        back. A call that then authenticates gives it back (`succeeded`)."""
         if not self._rate:
-            return
+            return 0.0
         now = self._clock()
         bucket = self._buckets.get(peer)
         if bucket is None:
             if len(self._buckets) >= MAX_BUCKETS:
                 forget_full(self._buckets, now)
             bucket = self._buckets[peer] = Bucket(self._rate, self._burst, self._burst, now)
-        bucket.take(now)
+        return bucket.take(now)
+
+    def succeeded(self, peer: str) -> None:
+        bucket = self._buckets.get(peer) if self._rate else None
+        if bucket is not None:
+            bucket.give_back()
 
     def refused(self, wait: float) -> AgentmemError:
         metrics.LIMITED.labels(LIMIT).inc()

@@ -73,10 +73,11 @@ def test_peer_addresses_are_ips_without_ports():
 def test_a_peer_refills_at_the_configured_rate():
     now = [0.0]
     limiter = FailedAuthLimiter(2.0, 3, clock=lambda: now[0])
+    assert limiter.reserve("p") == 0
+    limiter.succeeded("p")  # a success costs nothing
     for _ in range(3):
-        assert limiter.blocked_for("p") == 0
-        limiter.failed("p")
-    assert limiter.blocked_for("p") == pytest.approx(0.5)
-    assert limiter.blocked_for("other") == 0
+        assert limiter.reserve("p") == 0
+    assert limiter.reserve("p") == pytest.approx(0.5)
+    assert limiter.reserve("other") == 0
     now[0] = 0.5
-    assert limiter.blocked_for("p") == 0
+    assert limiter.reserve("p") == 0
