@@ -21,7 +21,7 @@ from protocol_svc.oidc import JwtVerifier
 from protocol_svc.peer_limits import FailedAuthLimiter, peer_address
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
-from protocol_svc.servicer import CALL, MemoryServicer
+from protocol_svc.servicer import CALL, EXPIRES, MemoryServicer
 from protocol_svc.watch import ACTIVE
 
 metrics.GAUGES.add("agentmem_watchers", "Event watchers open on this gateway.", ACTIVE.__len__)
@@ -57,6 +57,7 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
         trace_id = metadata.get("x-request-id")
         if not (isinstance(trace_id, str) and validation.is_identifier(trace_id)):
             trace_id = secrets.token_hex(8)
+        EXPIRES.set(principal.expires_at)
         CALL.set(
             rpb.CallContext(
                 tenant_id=principal.tenant_id,

@@ -23,6 +23,9 @@ class Principal:
     tenant_id: str
     kind: str  # user | agent | service
     scopes: frozenset[str]
+    # When the credential stops being valid (seconds since the epoch; None: an API key,
+    # valid until removed from the config). An open stream ends then.
+    expires_at: float | None = None
 
 
 class TokenVerifier(Protocol):

@@ -85,7 +85,14 @@ class JwtVerifier:
         raw = claims.get(c.scopes_claim, "")
         scopes = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
         known = frozenset(s for s in scopes if isinstance(s, str) and s in SCOPES)
-        return Principal(principal_id=principal, tenant_id=tenant, kind=kind, scopes=known)
+        exp = claims.get("exp")  # required, and checked by PyJWT to be a number
+        return Principal(
+            principal_id=principal,
+            tenant_id=tenant,
+            kind=kind,
+            scopes=known,
+            expires_at=float(exp) if isinstance(exp, (int, float)) else None,
+        )
 
 
 def _valid_id(value: object) -> bool:
