@@ -124,6 +124,7 @@ async def start(
             admission(settings, authenticator, limiter),
             serving.OPEN_PREFIXES,
             max_message_bytes=settings.transport.max_message_bytes,
+            max_metadata_bytes=settings.transport.max_metadata_bytes,
         ),
         options=transport.server_options(settings.transport),
         grace=settings.gateway.grace,

@@ -166,7 +166,10 @@ async def start(
         }
 
     guard = CallGuard(
-        admit, serving.OPEN_PREFIXES, max_message_bytes=settings.transport.max_message_bytes
+        admit,
+        serving.OPEN_PREFIXES,
+        max_message_bytes=settings.transport.max_message_bytes,
+        max_metadata_bytes=settings.transport.max_metadata_bytes,
     )
     served = await serving.start(
         listen=listen or settings.runtime.listen,

@@ -348,6 +348,10 @@ class Transport(_Strict):
     # Largest request or response message (bytes), the same on both hops. A larger request
     # is refused with RESOURCE_EXHAUSTED / MESSAGE_TOO_LARGE (limit_bytes in ErrorInfo).
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=256 * 1024 * 1024)
+    # Largest request metadata (headers: the credential, the trace id, ...), all entries
+    # together (bytes). Larger metadata is refused with RESOURCE_EXHAUSTED /
+    # MESSAGE_TOO_LARGE (part: metadata) up to four times this; beyond, gRPC refuses it.
+    max_metadata_bytes: int = Field(default=16 * 1024, ge=4 * 1024, le=1024 * 1024)
 
     @model_validator(mode="after")
     def _pings_agree(self) -> Transport:
