@@ -26,6 +26,7 @@ from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 import agentmem
+from agentmem import mcp_http
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
 from agentmem.core import validation
@@ -395,4 +396,4 @@ def run(
     # HTTP: no server credential; each request's own bearer token is used.
     client = AsyncClient(address, "", experimental=experimental)
     auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)
-    build(client, http_auth=auth).run("streamable-http", host=host, port=port)
+    mcp_http.serve(build(client, http_auth=auth), host, port)
