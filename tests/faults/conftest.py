@@ -25,6 +25,32 @@ def log_count(process: Process, needle: str) -> int:
     return process.log.read_text(errors="replace").count(needle)
 
 
+@contextlib.contextmanager
+def write_lock(url: str, tenant: str = "tenant-a") -> Iterator[None]:
+    """Holds the tenant's write lock from outside (SQLite: the database's write lock;
+    PostgreSQL: the tenant's state row), so that writes stay in flight."""
+    from sqlalchemy import create_engine, text
+
+    from runtime_svc.storage.db import sqlite_engine
+
+    engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if url.startswith("sqlite"):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                conn.execute(
+                    text("SELECT 1 FROM tenant_state WHERE tenant_id = :t FOR UPDATE"),
+                    {"t": tenant},
+                )
+            try:
+                yield
+            finally:
+                conn.rollback()
+    finally:
+        engine.dispose()
+
+
 class Services:
     """Runtime and gateway processes sharing one config file and one database."""
 
@@ -89,28 +115,8 @@ class Services:
         finally:
             engine.dispose()
 
-    @contextlib.contextmanager
-    def write_lock(self, tenant: str = "tenant-a") -> Iterator[None]:
-        """Holds the tenant's write lock from outside (SQLite: the database's write lock;
-        PostgreSQL: the tenant's state row), so that writes stay in flight."""
-        from sqlalchemy import create_engine, text
-
-        engine = create_engine(self.url)
-        try:
-            with engine.connect() as conn:
-                if self.sqlite:
-                    conn.exec_driver_sql("BEGIN IMMEDIATE")
-                else:
-                    conn.execute(
-                        text("SELECT 1 FROM tenant_state WHERE tenant_id = :t FOR UPDATE"),
-                        {"t": tenant},
-                    )
-                try:
-                    yield
-                finally:
-                    conn.rollback()
-        finally:
-            engine.dispose()
+    def write_lock(self, tenant: str = "tenant-a") -> contextlib.AbstractContextManager[None]:
+        return write_lock(self.url, tenant)
 
     def stop(self) -> None:
         for p in self.started:

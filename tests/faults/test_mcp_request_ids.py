@@ -7,37 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 
 import httpx2
-from sqlalchemy import create_engine, text
 
-from runtime_svc.storage.db import sqlite_engine
+from tests.faults.conftest import write_lock
 from tests.harness import ADMIN_A
 from tests.test_mcp import http_mcp  # noqa: F401  (fixture)
 
 PROTOCOL = "2025-06-18"
-
-
-@contextlib.contextmanager
-def writes_held(stack) -> Iterator[None]:
-    """Holds tenant-a's write lock from outside, so that an insert stays in flight."""
-    url = stack.settings.storage.url
-    engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
-    try:
-        with engine.connect() as conn:
-            if url.startswith("sqlite"):
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            else:
-                conn.execute(
-                    text("SELECT 1 FROM tenant_state WHERE tenant_id = 'tenant-a' FOR UPDATE")
-                )
-            try:
-                yield
-            finally:
-                conn.rollback()
-    finally:
-        engine.dispose()
 
 
 def answers(body: str) -> list[dict]:
@@ -94,7 +71,7 @@ def test_a_second_call_with_an_id_in_flight_is_answered_with_an_error(stack, htt
         async with httpx2.AsyncClient(headers=auth, timeout=60) as http:
             session = await open_session(http, http_mcp)
             with contextlib.ExitStack() as held:
-                held.enter_context(writes_held(stack))
+                held.enter_context(write_lock(stack.settings.storage.url))
                 async with http.stream(
                     "POST", http_mcp, json=insert_call(7, "the first call"), headers=session
                 ) as first:
