@@ -57,6 +57,13 @@ DB_CONFLICTS = Counter(
     "Transactions that failed on a lock or serialization conflict (the caller retries).",
     ("dialect",),
 )
+# Runtime: the database out of room (SQLite: SQLITE_FULL; PostgreSQL: SQLSTATE 53100),
+# answered with RESOURCE_EXHAUSTED / STORAGE_FULL.
+STORAGE_FULL = Counter(
+    "agentmem_storage_full_total",
+    "Transactions refused because the database had no room left (nothing was changed).",
+    ("dialect",),
+)
 # Runtime: event watchers.
 WATCH_LAG = Histogram(
     "agentmem_watch_lag_events",

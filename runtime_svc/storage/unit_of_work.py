@@ -15,16 +15,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NoReturn
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
-from agentmem.core import metrics
-from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.passages import Window
 from runtime_svc.storage import repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
+from runtime_svc.storage.driver_errors import STORAGE as _STORAGE
+from runtime_svc.storage.driver_errors import raise_translated as _raise_translated
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.scrub import Scrubber
@@ -301,56 +299,9 @@ _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
 _RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
 
-# What a lost or broken database connection raises: a driver error (OperationalError,
-# InterfaceError, ...) or, after one inside a savepoint, PendingRollbackError.
-_STORAGE = (DBAPIError, PendingRollbackError)
-
 
 def _rollback(conn: Connection) -> None:
     """Rolls back; on a connection already lost there is nothing to undo (the server
     dropped the transaction), and the error that lost it is the one to report."""
     with contextlib.suppress(*_STORAGE):
         conn.rollback()
-
-
-_CONFLICT = ("locked", "busy", "serializ", "deadlock")
-_UNREACHABLE = (
-    "unable to open",
-    "disk i/o",
-    "connection",
-    "server closed",
-    "terminating",
-    "could not connect",
-    "read-only",
-    "no space",
-)
-
-
-def _raise_translated(e: Exception) -> NoReturn:
-    translated = _storage_error(e)
-    if translated is e:
-        raise e
-    raise translated from e
-
-
-def _storage_error(e: Exception) -> Exception:
-    """Lock conflicts → CONCURRENT_MODIFICATION; an unreachable database or a lost
-    connection → UNAVAILABLE; other driver errors (constraint violations, ...) are passed
-    on unchanged. The driver's message (which holds no bound values) goes to the log only."""
-    if isinstance(e, PendingRollbackError) or (
-        isinstance(e, DBAPIError) and e.connection_invalidated
-    ):
-        return AgentmemError(Reason.UNAVAILABLE, detail=type(e).__name__)
-    if not isinstance(e, DBAPIError):
-        return e
-    message = str(e.orig) if e.orig is not None else type(e).__name__
-    lowered = message.lower()
-    if any(word in lowered for word in _CONFLICT):
-        driver = type(e.orig).__module__ if e.orig is not None else ""
-        metrics.DB_CONFLICTS.labels("sqlite" if driver.startswith("sqlite") else "postgresql").inc()
-        return AgentmemError(Reason.CONCURRENT_MODIFICATION, detail=message[:200])
-    if any(word in lowered for word in _UNREACHABLE):
-        return AgentmemError(Reason.UNAVAILABLE, detail=message[:200])
-    if isinstance(e, OperationalError):
-        return AgentmemError(Reason.INTERNAL, detail=message[:200])
-    return e
