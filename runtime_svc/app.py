@@ -29,6 +29,7 @@ from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
+from runtime_svc.services.erasure_finisher import ErasureFinisher
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.facts import FactExtraction, Facts
 from runtime_svc.services.foreign import ForeignSources
@@ -86,6 +87,7 @@ async def start(
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
         mirrors=mirrors,
+        busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
     uow.keep_reader()  # on the event loop's thread
     writer = GroupCommitter(uow, settings.runtime.group_commit)
@@ -116,7 +118,8 @@ async def start(
         lexical_only_reason=lexical_only_reason,
     )
     extraction = FactExtraction(_extractor(settings))
-    changes = SourceChanges(uow, journal, extraction)
+    finisher = ErasureFinisher(uow, journal, system_clock)
+    changes = SourceChanges(uow, journal, extraction, finisher.after_erasure)
     servicer = RuntimeServicer(
         thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
         inserts=Inserts(
@@ -189,6 +192,7 @@ async def start(
     served.servicer = servicer  # type: ignore[attr-defined]  # for in-process tests
     served.mirrors = mirrors  # type: ignore[attr-defined]  # for in-process tests
     compactor = asyncio.create_task(_compact_forever(feed, pool, mirrors, db))
+    finisher.start()  # erasures a crash left pending are finished first
 
     async def close() -> None:
         compactor.cancel()
@@ -200,6 +204,7 @@ async def start(
             semantic.close()
         pool.shutdown(wait=True)
         writer.close()
+        await loop.run_in_executor(None, finisher.stop)
         uow.close()
         db.dispose()
         if tracer_provider is not None:

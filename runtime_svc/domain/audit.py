@@ -30,6 +30,7 @@ class Action(StrEnum):
     ASSENT_REVOKE = "assent.revoke"
     ASSENT_INVALIDATE = "assent.invalidate"
     SOURCE_ERASE = "source.erase"
+    SOURCE_ERASE_FINISH = "source.erase.finish"  # its bytes left the database's files
 
 
 @dataclass(frozen=True)
