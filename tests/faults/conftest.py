@@ -119,9 +119,11 @@ class Services:
         return write_lock(self.url, tenant)
 
     def stop(self) -> None:
-        for p in self.started:
-            p.stop()
-        drop_database(self.url)
+        try:
+            for p in self.started:
+                p.stop()
+        finally:
+            drop_database(self.url)
 
 
 @pytest.fixture
