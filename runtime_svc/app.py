@@ -193,6 +193,12 @@ async def start(
     served.mirrors = mirrors  # type: ignore[attr-defined]  # for in-process tests
     compactor = asyncio.create_task(_compact_forever(feed, pool, mirrors, db))
     finisher.start()  # erasures a crash left pending are finished first
+    metrics.GAUGES.add(
+        "agentmem_erasures_pending",
+        "Erased sources whose bytes may still be in the database's files (SQLite: a reader "
+        "holds an older snapshot; PostgreSQL: the VACUUM has not finished).",
+        finisher.pending,
+    )
 
     async def close() -> None:
         compactor.cancel()

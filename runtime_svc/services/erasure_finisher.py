@@ -39,12 +39,18 @@ class ErasureFinisher:
         self._round = threading.Lock()  # one scrub-and-mark at a time
         self._wake = threading.Event()
         self._stopping = False
+        self._waiting = False  # the last attempt found a reader in the way
         self._thread = threading.Thread(target=self._loop, name="erasure-finisher", daemon=True)
 
     def start(self) -> None:
         """Starts the background thread; it first finishes what a crash left pending."""
         self._wake.set()
         self._thread.start()
+
+    def pending(self) -> int:
+        """Erasures whose physical part is pending (all tenants; for a gauge)."""
+        with self._uow.read("") as tx:
+            return len(erasures.pending(tx.conn))
 
     def stop(self) -> None:
         self._stopping = True
@@ -91,8 +97,15 @@ class ErasureFinisher:
         if not found:
             return True
         if not self._uow.scrub(wait_ms):
-            log.info("erasure: storage not yet scrubbed (a reader holds an older snapshot)")
+            if not self._waiting:  # once per wait, not at every retry
+                log.warning(
+                    "erasure: storage not yet scrubbed, a reader holds an older snapshot; "
+                    "retrying until it is gone",
+                    extra={"sources": len(found)},
+                )
+            self._waiting = True
             return False
+        self._waiting = False
         by_tenant: dict[str, list[str]] = defaultdict(list)
         for p in found:
             by_tenant[p.tenant_id].append(p.source_id)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -87,8 +88,18 @@ def erase(client, source_id: str) -> None:
     client.EraseSource(foreign_pb2.EraseSourceRequest(source_id=source_id, expected_revision=1))
 
 
+def pending_gauge(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("agentmem_erasures_pending "):
+                return float(line.split()[-1])
+    raise AssertionError("no agentmem_erasures_pending gauge")
+
+
 def test_erasure_under_a_reader_is_pending_until_the_reader_is_gone(services):
     db = Path(services.url.removeprefix("sqlite:///"))
+    metrics_port = free_port()
+    services.configure(runtime={"metrics_listen": f"127.0.0.1:{metrics_port}"})
     runtime = services.runtime()
     gateway = services.gateway(runtime.address)
     with connect(gateway.address, ADMIN_A.token, timeout=10) as client:
@@ -102,6 +113,7 @@ def test_erasure_under_a_reader_is_pending_until_the_reader_is_gone(services):
             assert not r.clean and list(r.residue) == ["database_file", "wal"]
             assert not r.HasField("scrubbed_at")
             assert files_hold(db, NEEDLE)  # what readback says is pending is really there
+            assert pending_gauge(metrics_port) == 1
             head = client.VerifyAuditChain(audit_pb2.VerifyAuditChainRequest()).length
             finished = threading.Event()
             events = client.WatchEvents(
@@ -128,6 +140,7 @@ def test_erasure_under_a_reader_is_pending_until_the_reader_is_gone(services):
         assert r.physical_erasure == COMPLETE and r.clean and not r.residue
         assert r.HasField("scrubbed_at")
         assert not files_hold(db, NEEDLE)
+        assert pending_gauge(metrics_port) == 0
         insert(client, "a write after the scrub")
         assert not files_hold(db, NEEDLE)
         receipts = client.ListAuditReceipts(
