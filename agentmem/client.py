@@ -44,7 +44,13 @@ from tenacity import (
 )
 
 from agentmem.client_async import AsyncMethods
-from agentmem.client_errors import ApiError, SubscriberTooSlow, Unavailable, from_grpc_error
+from agentmem.client_errors import (
+    ApiError,
+    SubscriberTooSlow,
+    TokenExpired,
+    Unavailable,
+    from_grpc_error,
+)
 from agentmem.client_methods import Methods
 from agentmem.client_values import IDEMPOTENT, event_kinds, target_of
 from agentmem.core import experimental as experimental_optin
@@ -150,14 +156,18 @@ class _Base:
         retry: RetryPolicy | None = None,
         timeout: float | None = 30.0,
         options: Iterable[tuple[str, Any]] = (),
+        token_provider: Callable[[], str] | None = None,
     ) -> None:
         """`address`/`token` default to AGENTMEM_ADDR / AGENTMEM_TOKEN. TLS is on when
         `tls=True`, `root_certificates` (PEM bytes or a file) or AGENTMEM_CA_FILE is given.
         `experimental` names the experimental capabilities this client accepts (default:
-        AGENTMEM_EXPERIMENTAL)."""
+        AGENTMEM_EXPERIMENTAL). `token_provider`, for short-lived tokens (OIDC): called for
+        each call's credential instead of `token`, so that `watch()` resumes with a fresh
+        one when its stream ends with TOKEN_EXPIRED."""
         self.settings = _settings(
             address, token, tls, root_certificates, server_name, experimental, retry, timeout
         )
+        self._token_provider = token_provider
         self._owns_channel = True
         self._channel_options = list(options)
 
@@ -173,8 +183,9 @@ class _Base:
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The request metadata every call carries: the bearer token and the opt-in."""
         entries: list[tuple[str, str]] = []
-        if self.settings.token:
-            entries.append(("authorization", f"Bearer {self.settings.token}"))
+        token = self._token_provider() if self._token_provider else self.settings.token
+        if token:
+            entries.append(("authorization", f"Bearer {token}"))
         if self.settings.experimental:
             entries.append(
                 (
@@ -188,8 +199,20 @@ class _Base:
         """The same client (sharing its connection) acting with another credential."""
         other = copy.copy(self)
         other.settings = dataclasses.replace(self.settings, token=token)
+        other._token_provider = None
         other._owns_channel = False
         return other
+
+    def _resumable(self, e: grpc.RpcError) -> ApiError:
+        """The typed error of a broken watch if resuming can help (a disconnect, a slow
+        subscriber cut off, an expired credential when there is a provider of fresh ones);
+        anything else is raised."""
+        err = from_grpc_error(e)
+        if isinstance(err, TokenExpired) and self._token_provider is not None:
+            return err
+        if not isinstance(err, (Unavailable, SubscriberTooSlow)):
+            raise err from None
+        return err
 
     def _retried(self, name: str, request: Any) -> bool:
         """Whether a failed call is tried again: an idempotent call, unless the policy
@@ -244,7 +267,8 @@ class Client(_Base, Methods):
         on_resume: Callable[[int, ApiError], None] | None = None,
     ) -> Iterator[events_pb2.Event]:
         """Events after `after_sequence`, forever. On a disconnect (UNAVAILABLE, a slow
-        subscriber cut off, the stream ending) it reconnects from the last sequence it
+        subscriber cut off, the stream ending, its credential expiring while a
+        `token_provider` can give a fresh one) it reconnects from the last sequence it
         yielded, so nothing is missed or repeated (`on_resume(last, error)` is told first);
         it gives up after `give_up_after` seconds (default: the retry policy's deadline)
         without progress and raises the last error."""
@@ -263,11 +287,13 @@ class Client(_Base, Methods):
                     yield item.event
                 err: ApiError = Unavailable("the event stream ended")
             except grpc.RpcError as e:
-                err = from_grpc_error(e)
-                if not isinstance(err, (Unavailable, SubscriberTooSlow)):
-                    raise err from None
+                err = self._resumable(e)
             finally:
                 call.cancel()
+            if isinstance(err, TokenExpired):  # at once, with the provider's fresh token
+                if on_resume is not None:
+                    on_resume(last, err)
+                continue
             failures += 1
             now = time.monotonic()
             failing_since = now if failures == 1 else failing_since
@@ -388,11 +414,11 @@ class AsyncClient(_Base, AsyncMethods):
                     yield item.event
                 err: ApiError = Unavailable("the event stream ended")
             except grpc.RpcError as e:
-                err = from_grpc_error(e)
-                if not isinstance(err, (Unavailable, SubscriberTooSlow)):
-                    raise err from None
+                err = self._resumable(e)
             finally:
                 call.cancel()
+            if isinstance(err, TokenExpired):  # at once, with the provider's fresh token
+                continue
             failures += 1
             now = time.monotonic()
             failing_since = now if failures == 1 else failing_since

@@ -186,6 +186,15 @@ class EventsCompacted(OutOfRange):
     pass
 
 
+class ResumePointAhead(OutOfRange):
+    """`after_sequence` is past the event log's head (its database was restored)."""
+
+    @property
+    def head_sequence(self) -> int | None:
+        value = self.metadata.get("head_sequence", "")
+        return int(value) if value.isdigit() else None
+
+
 class ResourceExhausted(ApiError):
     status_code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -196,6 +205,18 @@ class SubscriberTooSlow(ResourceExhausted):
 
 class Unavailable(ApiError):
     status_code = grpc.StatusCode.UNAVAILABLE
+
+
+class TokenExpired(Unauthenticated):
+    """An open stream's credential expired: reconnect with a fresh one."""
+
+
+class StorageFull(ResourceExhausted):
+    """The database has no room left; nothing was changed."""
+
+
+class IdentityProviderUnavailable(Unavailable):
+    """The identity provider's signing keys could not be fetched; retry later."""
 
 
 class DeadlineExceeded(ApiError):
@@ -233,6 +254,10 @@ BY_REASON: dict[str, type[ApiError]] = {
     "CAPABILITY_DISABLED": CapabilityDisabled,
     "EVENTS_COMPACTED": EventsCompacted,
     "SUBSCRIBER_TOO_SLOW": SubscriberTooSlow,
+    "RESUME_POINT_AHEAD": ResumePointAhead,
+    "TOKEN_EXPIRED": TokenExpired,
+    "STORAGE_FULL": StorageFull,
+    "IDENTITY_PROVIDER_UNAVAILABLE": IdentityProviderUnavailable,
 }
 BY_CODE: dict[grpc.StatusCode, type[ApiError]] = {
     cls.status_code: cls

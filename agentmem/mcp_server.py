@@ -23,13 +23,15 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 import agentmem
-from agentmem import mcp_confirm
+from agentmem import mcp_confirm, mcp_http
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
 from agentmem.core import listen as listening
+from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason
 from agentmem.mcp_schemas import output_schema
 from agentmem.v1 import (
@@ -58,9 +60,28 @@ StateName = Literal[
     "assent_expired",
     "erased",
 ]
-SourceId = Annotated[str, Field(description="a source id (src_…)")]
+
+
+def _identifier(required: bool) -> AfterValidator:
+    """The gateway's own id rule (`agentmem.core.validation.identifier`), checked here too
+    so an MCP client learns which argument is wrong in the same words."""
+
+    def check(value: str) -> str:
+        try:
+            return validation.identifier("id", value, required=required)
+        except AgentmemError as e:
+            rule = e.violations[0].description if e.violations else "is invalid"
+            raise PydanticCustomError("invalid_identifier", rule) from None
+
+    return AfterValidator(check)
+
+
+SourceId = Annotated[str, Field(description="a source id (src_…)"), _identifier(True)]
 Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
-ThreadId = Annotated[str, Field(description="the conversation thread (optional)")]
+ThreadId = Annotated[
+    str, Field(description="the conversation thread (optional)"), _identifier(False)
+]
+RequiredThreadId = Annotated[str, Field(description="the conversation thread"), _identifier(True)]
 AsOf = Annotated[
     datetime | None,
     Field(description="as it was at this time (ISO 8601, e.g. 2024-06-01); default: now"),
@@ -98,6 +119,8 @@ def _violation(error: dict[str, Any]) -> FieldViolation:
         return FieldViolation(field, "must be an integer")
     if kind.startswith("string"):
         return FieldViolation(field, "must be a string")
+    if kind == "invalid_identifier":
+        return FieldViolation(field, str(error.get("msg", "is invalid")))
     if kind == "extra_forbidden":
         return FieldViolation(field, "is not an argument of this tool")
     return FieldViolation(field, "is invalid")
@@ -378,7 +401,7 @@ def build(
         _read("Thread memory mode"),
         thread_mode_pb2.ReadThreadMemoryModeResponse,
     )
-    async def memory_thread_mode_get(ctx: Context, thread_id: str) -> dict[str, Any]:
+    async def memory_thread_mode_get(ctx: Context, thread_id: RequiredThreadId) -> dict[str, Any]:
         return await call(caller(ctx).read_thread_memory_mode(thread_id=thread_id))
 
     @tool(
@@ -388,7 +411,7 @@ def build(
         thread_mode_pb2.SetThreadMemoryModeResponse,
     )
     async def memory_thread_mode_set(
-        ctx: Context, thread_id: str, mode: Mode, expected_revision: Revision
+        ctx: Context, thread_id: RequiredThreadId, mode: Mode, expected_revision: Revision
     ) -> dict[str, Any]:
         return await call(
             caller(ctx).set_thread_memory_mode(
@@ -438,6 +461,4 @@ def run(
         listening.refuse(e)
     client = AsyncClient(address, "", experimental=experimental)
     auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)
-    build(client, http_auth=auth, confirm_timeout=confirm_timeout).run(
-        "streamable-http", host=host, port=port
-    )
+    mcp_http.serve(build(client, http_auth=auth, confirm_timeout=confirm_timeout), host, port)

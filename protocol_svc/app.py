@@ -7,7 +7,7 @@ import secrets
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, metrics, serving, tls, tracing, transport
+from agentmem.core import internal_call, metrics, serving, tls, tracing, transport, validation
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
@@ -18,9 +18,10 @@ from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.limits import Limiter
 from protocol_svc.oidc import JwtVerifier
+from protocol_svc.peer_limits import FailedAuthLimiter, peer_address
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
-from protocol_svc.servicer import CALL, MemoryServicer
+from protocol_svc.servicer import CALL, EXPIRES, MemoryServicer
 from protocol_svc.watch import ACTIVE
 
 metrics.GAUGES.add("agentmem_watchers", "Event watchers open on this gateway.", ACTIVE.__len__)
@@ -42,7 +43,9 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
         if sum(1 for m in entries if m.key == "authorization") > 1:
             # Which one would count is a guess an attacker can steer: refuse them all.
             raise AgentmemError(Reason.UNAUTHENTICATED, detail="more than one authorization")
-        principal = await authenticator.authenticate_call(metadata.get("authorization"))
+        principal = await authenticator.authenticate_call(
+            metadata.get("authorization"), peer_address(context.peer() or "")
+        )
         limiter.admit(principal.tenant_id, principal.principal_id)
         rule = rule_for(method)
         if rule is None:
@@ -52,8 +55,9 @@ def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter
         if rule.capability:
             gate.check(rule.capability, opted_in(context))
         trace_id = metadata.get("x-request-id")
-        if not (isinstance(trace_id, str) and 0 < len(trace_id) <= 128 and trace_id.isprintable()):
+        if not (isinstance(trace_id, str) and validation.is_identifier(trace_id)):
             trace_id = secrets.token_hex(8)
+        EXPIRES.set(principal.expires_at)
         CALL.set(
             rpb.CallContext(
                 tenant_id=principal.tenant_id,
@@ -95,7 +99,14 @@ async def start(
     credentials = public_tls.server_credentials(settings.gateway, listen)
     tracer_provider = tracing.provider(settings.tracing, "agentmem-gateway", span_exporter)
     oidc = settings.auth.oidc
-    authenticator = Authenticator(settings.auth.api_keys, JwtVerifier(oidc) if oidc else None)
+    limits = settings.limits
+    authenticator = Authenticator(
+        settings.auth.api_keys,
+        JwtVerifier(oidc) if oidc else None,
+        FailedAuthLimiter(
+            limits.failed_auth_per_second_per_peer, limits.failed_auth_burst_per_peer
+        ),
+    )
     limiter = Limiter(settings.limits)
     runtime = RuntimeClient(
         runtime_address or settings.gateway.runtime_address,
@@ -116,6 +127,7 @@ async def start(
             admission(settings, authenticator, limiter),
             serving.OPEN_PREFIXES,
             max_message_bytes=settings.transport.max_message_bytes,
+            max_metadata_bytes=settings.transport.max_metadata_bytes,
         ),
         options=transport.server_options(settings.transport),
         grace=settings.gateway.grace,

@@ -7,7 +7,6 @@ With `auth.oidc` configured, a bearer token shaped like a JWT is verified as one
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Protocol
 from agentmem.core import save_intents
 from agentmem.core.config import ApiKey
 from agentmem.core.errors import AgentmemError, Reason
+from protocol_svc.peer_limits import FailedAuthLimiter
 
 
 @dataclass(frozen=True)
@@ -26,15 +26,23 @@ class Principal:
     scopes: frozenset[str]
     # The save intents this principal's claims are believed for (the runtime decides).
     trusted_save_intents: frozenset[str] = save_intents.ALL
+    # When the credential stops being valid (seconds since the epoch; None: an API key,
+    # valid until removed from the config). An open stream ends then.
+    expires_at: float | None = None
 
 
 class TokenVerifier(Protocol):
     def looks_like_jwt(self, token: str) -> bool: ...
-    def verify(self, token: str) -> Principal: ...
+    async def verify(self, token: str) -> Principal: ...
 
 
 class Authenticator:
-    def __init__(self, api_keys: Sequence[ApiKey], jwt: TokenVerifier | None = None) -> None:
+    def __init__(
+        self,
+        api_keys: Sequence[ApiKey],
+        jwt: TokenVerifier | None = None,
+        failures: FailedAuthLimiter | None = None,
+    ) -> None:
         self._by_hash = {
             k.sha256: Principal(
                 k.principal,
@@ -46,14 +54,31 @@ class Authenticator:
             for k in api_keys
         }
         self._jwt = jwt
+        self._failures = failures or FailedAuthLimiter(0, 0)
 
-    async def authenticate_call(self, authorization: str | None) -> Principal:
-        """API keys at once; a JWT in a worker thread (its key set may need fetching)."""
-        if self._jwt is not None:
-            token = _bearer(authorization)
-            if self._jwt.looks_like_jwt(token):
-                return await asyncio.to_thread(self._jwt.verify, token)
-        return self.authenticate(authorization)
+    async def authenticate_call(self, authorization: str | None, peer: str = "") -> Principal:
+        """API keys at once; a JWT may wait for its key set (never blocking the loop).
+        A peer over its failed-authentication limit gets no verification work: an API key
+        is still recognised, anything else is RATE_LIMITED (`peer_limits`)."""
+        wait = self._failures.reserve(peer)
+        try:
+            if wait:
+                principal = self.authenticate(authorization)
+            elif self._jwt is not None and self._jwt.looks_like_jwt(
+                token := _bearer(authorization)
+            ):
+                principal = await self._jwt.verify(token)
+            else:
+                principal = self.authenticate(authorization)
+        except AgentmemError as e:
+            if wait and e.reason is Reason.UNAUTHENTICATED:
+                raise self._failures.refused(wait) from None
+            if e.reason is not Reason.UNAUTHENTICATED:
+                self._failures.succeeded(peer)  # the provider failed, not the caller
+            raise
+        if not wait:
+            self._failures.succeeded(peer)
+        return principal
 
     def authenticate(self, authorization: str | None) -> Principal:
         token = _bearer(authorization)

@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from agentmem.core import metrics
 from agentmem.core.config import Limits, LimitValues
@@ -90,7 +91,7 @@ class Limiter:
                 metrics.LIMITED.labels(name).inc()
                 raise AgentmemError(
                     Reason.RATE_LIMITED,
-                    metadata={"limit": name, "value": _number(rate)},
+                    metadata={"limit": name, "value": number(rate)},
                     retry_after=wait,
                 )
             taken.append(bucket)
@@ -105,9 +106,7 @@ class Limiter:
         return bucket
 
     def _forget_full(self, now: float) -> None:
-        for key, b in list(self._buckets.items()):
-            if b.tokens + (now - b.updated) * b.rate >= b.burst:
-                del self._buckets[key]
+        forget_full(self._buckets, now)
 
     @contextlib.contextmanager
     def watch(self, tenant_id: str) -> Iterator[None]:
@@ -132,5 +131,12 @@ class Limiter:
                 del self._watches[tenant_id]
 
 
-def _number(value: float) -> str:
+def forget_full(buckets: dict[Any, Bucket], now: float) -> None:
+    """Drops the buckets that have refilled (a full bucket is the same as none)."""
+    for key, b in list(buckets.items()):
+        if b.tokens + (now - b.updated) * b.rate >= b.burst:
+            del buckets[key]
+
+
+def number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)

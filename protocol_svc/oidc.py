@@ -1,17 +1,19 @@
 """OIDC / JWT bearer tokens: verified against the provider's keys, mapped to a principal.
 
 PyJWT checks the signature (asymmetric algorithms only, from the configured list), `iss`,
-`aud`, `exp` (required), `nbf` and `iat`. Keys come from the JWKS URL through a cached
-`PyJWKClient` (fetched again after `jwks_cache_seconds`, or when a token names an unknown
-key id) or from a JWKS file read once. Configured claims give the tenant (required),
-principal, kind and scopes. Every failure is UNAUTHENTICATED; the token and its claims are
+`aud`, `exp` (required), `nbf` and `iat`. Keys come from the JWKS URL (`protocol_svc.jwks`:
+one fetch for all waiting callers, the last good set kept through an outage) or from a JWKS
+file read once. The key is chosen by the header's `kid` and must suit the header's `alg`
+(its `kty`, its curve, and its own `alg` if it names one), so a forged header can only fail
+to verify. Configured claims give the tenant (required), principal, kind and scopes.
+
+Every failure to verify is UNAUTHENTICATED, whatever the token holds; a key set that cannot
+be fetched is UNAVAILABLE / IDENTITY_PROVIDER_UNAVAILABLE. The token and its claims are
 never logged, only which check failed.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -20,62 +22,53 @@ from agentmem.core import save_intents
 from agentmem.core.config import SCOPES, Oidc, PrincipalKindName
 from agentmem.core.errors import AgentmemError, Reason
 from protocol_svc.auth import Principal
+from protocol_svc.jwks import Jwk, RemoteKeys, StaticKeys
 
 KINDS = ("user", "agent", "service")
 MAX_ID = 128
 
 
+def _refused(detail: str) -> AgentmemError:
+    return AgentmemError(Reason.UNAUTHENTICATED, detail=f"jwt: {detail}")
+
+
 class JwtVerifier:
     def __init__(self, config: Oidc) -> None:
         self._config = config
-        self._client: jwt.PyJWKClient | None = None
-        self._static: jwt.PyJWKSet | None = None
-        if config.jwks_url:
-            self._client = jwt.PyJWKClient(
-                config.jwks_url,
-                cache_jwk_set=True,
-                lifespan=config.jwks_cache_seconds,
-                timeout=5,
-            )
-        else:
-            try:
-                self._static = jwt.PyJWKSet.from_dict(
-                    json.loads(Path(config.jwks_file).read_text())
-                )
-            except (OSError, ValueError, jwt.PyJWTError) as e:
-                raise SystemExit(f"cannot read auth.oidc.jwks_file: {e}") from None
+        self._keys = RemoteKeys(config) if config.jwks_url else StaticKeys(config.jwks_file)
 
     @staticmethod
     def looks_like_jwt(token: str) -> bool:
         return token.count(".") == 2 and token.startswith("eyJ")
 
-    def verify(self, token: str) -> Principal:
-        """Blocking on a key-set fetch: call it off the event loop."""
+    async def verify(self, token: str) -> Principal:
+        """Waits only for a key set fetch (on the event loop; the fetch in a thread)."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except Exception:  # not base64, not JSON, not an object, ...
+            raise _refused("malformed header") from None
+        alg, kid = header.get("alg"), header.get("kid")
+        if not isinstance(alg, str) or alg not in self._config.algorithms:
+            raise _refused("algorithm not allowed")
+        if kid is not None and not isinstance(kid, str):
+            raise _refused("malformed kid")
+        key = _usable_key(await self._keys.keys_for(kid), alg)
         c = self._config
         try:
-            key = self._signing_key(token)
             claims = jwt.decode(
                 token,
                 key,
-                algorithms=list(c.algorithms),
+                algorithms=[alg],
                 audience=c.audience,
                 issuer=c.issuer,
                 leeway=c.leeway,
                 options={"require": ["exp", "iss", "aud"]},
             )
-        except jwt.PyJWTError as e:
-            raise AgentmemError(Reason.UNAUTHENTICATED, detail=f"jwt: {type(e).__name__}") from None
+        except Exception as e:  # PyJWTError, and whatever a hostile token makes escape it
+            raise _refused(type(e).__name__) from None
+        if not isinstance(claims, dict):
+            raise _refused("claims are not an object")
         return self._principal(claims)
-
-    def _signing_key(self, token: str) -> Any:
-        if self._client is not None:
-            return self._client.get_signing_key_from_jwt(token).key
-        assert self._static is not None
-        kid = jwt.get_unverified_header(token).get("kid")
-        keys = [k for k in self._static.keys if kid is None or k.key_id == kid]
-        if not keys:
-            raise jwt.InvalidKeyError("no key for the token's kid")
-        return keys[0].key
 
     def _principal(self, claims: dict[str, Any]) -> Principal:
         c = self._config
@@ -94,14 +87,30 @@ class JwtVerifier:
         scopes = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
         known = frozenset(s for s in scopes if isinstance(s, str) and s in SCOPES)
         trusted = c.trusted_save_intents_by_kind.get(PrincipalKindName(kind), save_intents.ALL)
+        exp = claims.get("exp")  # required, and checked by PyJWT to be a number
         return Principal(
             principal_id=principal,
             tenant_id=tenant,
             kind=kind,
             scopes=known,
             trusted_save_intents=frozenset(trusted),
+            expires_at=float(exp) if isinstance(exp, (int, float)) else None,
         )
 
 
 def _valid_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= MAX_ID and value.isprintable()
+
+
+def _usable_key(candidates: list[Jwk], alg: str) -> Any:
+    """The first key of the set that can verify `alg`: its own `alg`, if it names one, must
+    be the header's, and its type must suit the algorithm (PyJWK refuses an RSA key for
+    ES256, for instance)."""
+    for jwk in candidates:
+        if jwk.get("alg") not in (None, alg):
+            continue
+        try:
+            return jwt.PyJWK(dict(jwk), algorithm=alg).key
+        except Exception:  # wrong key type or curve, a key PyJWT cannot read
+            continue
+    raise _refused("no key of the set suits the token's kid and alg")

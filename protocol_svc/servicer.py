@@ -29,6 +29,8 @@ from protocol_svc.watch import watch
 
 API_VERSION = "agentmem.v1"
 CALL: contextvars.ContextVar[rpb.CallContext] = contextvars.ContextVar("call")
+# When the call's credential expires (epoch seconds; None: never). Set by the admission.
+EXPIRES: contextvars.ContextVar[float | None] = contextvars.ContextVar("expires", default=None)
 INSERT_POLICIES = {
     "permissive": common_pb2.INSERT_POLICY_PERMISSIVE,
     "require_save_intent": common_pb2.INSERT_POLICY_REQUIRE_SAVE_INTENT,
@@ -111,6 +113,7 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
                 lambda resume, connected: self._runtime.stream_events(resume, call, connected),
                 queue_size=self._settings.events.subscriber_queue,
                 reconnect_for=self._settings.gateway.watch_reconnect,
+                credential_expires=EXPIRES.get(),
             ):
                 yield events_pb2.WatchEventsResponse(event=event)
 

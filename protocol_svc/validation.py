@@ -124,7 +124,7 @@ def _search_facts(r: Any) -> None:
 
 
 def _ask(r: Any) -> None:
-    v.query(r.question)
+    v.query(r.question, "question")
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 

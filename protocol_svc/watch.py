@@ -36,13 +36,24 @@ async def watch(
     *,
     queue_size: int,
     reconnect_for: float,
+    credential_expires: float | None = None,
 ) -> AsyncIterator[events_pb2.Event]:
+    """`credential_expires` (epoch seconds): the stream ends then with UNAUTHENTICATED /
+    TOKEN_EXPIRED, events queued or not; the watcher resumes with a fresh credential."""
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=queue_size)
     pump = asyncio.create_task(_pump(request, upstream, queue, reconnect_for))
     ACTIVE.add(queue)
     try:
         while True:
-            item = await queue.get()
+            if credential_expires is None:
+                item = await queue.get()
+            else:
+                try:
+                    item = await asyncio.wait_for(queue.get(), credential_expires - time.time())
+                except TimeoutError:
+                    item = None
+                if item is None or time.time() >= credential_expires:
+                    raise AgentmemError(Reason.TOKEN_EXPIRED)
             if isinstance(item, BaseException):
                 raise item
             if item is _DONE:

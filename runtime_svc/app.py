@@ -31,6 +31,7 @@ from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
+from runtime_svc.services.erasure_finisher import ErasureFinisher
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.fact_retraction import FactRetraction
 from runtime_svc.services.facts import FactExtraction, Facts
@@ -88,6 +89,7 @@ async def start(
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
         window=Window(passages.before, passages.date),
         words_removed=mirrors.forget_words,
+        busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
     uow.keep_reader()  # on the event loop's thread
     writer = GroupCommitter(uow, settings.runtime.group_commit)
@@ -119,7 +121,8 @@ async def start(
         mirrors=mirrors,
     )
     extraction = FactExtraction(_extractor(settings))
-    changes = SourceChanges(uow, journal, extraction)
+    finisher = ErasureFinisher(uow, journal, system_clock)
+    changes = SourceChanges(uow, journal, extraction, finisher.after_erasure)
     servicer = RuntimeServicer(
         thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
         inserts=Inserts(
@@ -170,7 +173,10 @@ async def start(
         }
 
     guard = CallGuard(
-        admit, serving.OPEN_PREFIXES, max_message_bytes=settings.transport.max_message_bytes
+        admit,
+        serving.OPEN_PREFIXES,
+        max_message_bytes=settings.transport.max_message_bytes,
+        max_metadata_bytes=settings.transport.max_metadata_bytes,
     )
     served = await serving.start(
         listen=listen or settings.runtime.listen,
@@ -190,6 +196,13 @@ async def start(
     served.servicer = servicer  # type: ignore[attr-defined]  # for in-process tests
     served.mirrors = mirrors  # type: ignore[attr-defined]  # for in-process tests
     compactor = asyncio.create_task(_compact_forever(feed, pool, mirrors, db))
+    finisher.start()  # erasures a crash left pending are finished first
+    metrics.GAUGES.add(
+        "agentmem_erasures_pending",
+        "Erased sources whose bytes may still be in the database's files (SQLite: a reader "
+        "holds an older snapshot; PostgreSQL: the VACUUM has not finished).",
+        finisher.pending,
+    )
 
     async def close() -> None:
         compactor.cancel()
@@ -201,6 +214,7 @@ async def start(
             semantic.close()
         pool.shutdown(wait=True)
         writer.close()
+        await loop.run_in_executor(None, finisher.stop)
         uow.close()
         db.dispose()
         if tracer_provider is not None:

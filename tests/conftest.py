@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from tests.hybrid_support import (  # noqa: F401 (fixtures)
     pgvector_url,
     vector_backend,
 )
+from tests.pg_leftovers import drop_leftovers
 
 
 @pytest.fixture(scope="session")
@@ -31,13 +33,29 @@ def make_stack(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Callable[...
         db = tmp_path / f"agentmem-{len(stacks)}.db"
         flat = {k.replace("__", "."): v for k, v in overrides.items()}
         settings = config.load(None, base_settings(db, **flat))
-        stack = Stack(loop_thread, settings, db, span_exporter=span_exporter).start()
-        stacks.append(stack)
-        return stack
+        stack = Stack(loop_thread, settings, db, span_exporter=span_exporter)
+        stacks.append(stack)  # stopped (and its database dropped) even if it fails to start
+        return stack.start()
 
     yield make
-    for s in stacks:
-        s.stop()
+    failures = []
+    for s in stacks:  # every one, even after one failed to stop
+        try:
+            s.stop()
+        except Exception as e:
+            failures.append(e)
+    if failures:
+        raise failures[0]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With PostgreSQL: databases earlier runs of this suite left behind (killed before
+    they could drop them) are dropped, if old and unused (`tests.pg_leftovers`)."""
+    server = os.environ.get("AGENTMEM_TEST_DATABASE_URL")
+    if server:
+        dropped = drop_leftovers(server)
+        if dropped:
+            print(f"dropped {len(dropped)} test database(s) left by earlier runs")
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ with its own SQLite file, so every test gets fresh state through real gRPC.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import hashlib
 import os
 import secrets
@@ -61,6 +63,12 @@ ADMIN_B = Key("tok-admin-b", "bob", "tenant-b", config.SCOPES)
 KEYS = (ADMIN_A, READER_A, ADMIN_B)
 
 
+# PostgreSQL test databases: their names start with this, and each process drops at exit
+# (also when a test failed, or on SIGTERM) every one it made and has not dropped yet.
+TEST_DATABASE_PREFIX = "agentmem_test_"
+_CREATED: set[str] = set()
+
+
 def database_url(db_path: Path) -> str:
     """A fresh database: a SQLite file, or with AGENTMEM_TEST_DATABASE_URL (a PostgreSQL
     server URL) a new database on that server."""
@@ -70,12 +78,17 @@ def database_url(db_path: Path) -> str:
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
-    name = f"agentmem_test_{secrets.token_hex(6)}"
+    _drop_at_exit()
+    name = f"{TEST_DATABASE_PREFIX}{secrets.token_hex(6)}"
+    url = make_url(server).set(database=name).render_as_string(hide_password=False)
+    _CREATED.add(url)  # before it exists: an interrupt during CREATE still drops it
     admin = create_engine(make_url(server).set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    admin.dispose()
-    return make_url(server).set(database=name).render_as_string(hide_password=False)
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    finally:
+        admin.dispose()
+    return url
 
 
 def drop_database(url: str) -> None:
@@ -86,10 +99,46 @@ def drop_database(url: str) -> None:
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return
-    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)')
-    admin.dispose()
+    admin = create_engine(
+        parsed.set(database="postgres"),
+        isolation_level="AUTOCOMMIT",
+        connect_args={"connect_timeout": 10},
+    )
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+    _CREATED.discard(url)
+
+
+def drop_created_databases() -> None:
+    """Drops every database this process made and has not dropped (best effort: a server
+    gone already took its databases with it)."""
+    for url in list(_CREATED):
+        with contextlib.suppress(Exception):
+            drop_database(url)
+
+
+_EXIT_HOOKED = False
+
+
+def _drop_at_exit() -> None:
+    """Once: at exit the process drops what it made; SIGTERM becomes KeyboardInterrupt, so
+    that a terminated test run unwinds (fixtures' teardowns included) and exits."""
+    global _EXIT_HOOKED
+    if _EXIT_HOOKED:
+        return
+    _EXIT_HOOKED = True
+    atexit.register(drop_created_databases)
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(
+        signal.SIGTERM
+    ) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 # Retrieval by meaning is on by default and loads a model (seconds); tests that are not
@@ -200,17 +249,19 @@ class Stack:
     def stop(self, drop: bool = True) -> None:
         """Stops both services; `drop=False` keeps a PostgreSQL test database for a next
         stack on the same data."""
-        for c in self.clients:
-            c.close()
-        if self._engine is not None:
-            self._engine.dispose()
-        self.clients = []
-        for served in (self.gateway, self.runtime):
-            if served is not None:
-                self.loop.run(served.stop())
-        self.gateway = self.runtime = None
-        if drop:
-            drop_database(self.settings.storage.url)
+        try:
+            for c in self.clients:
+                c.close()
+            if self._engine is not None:
+                self._engine.dispose()
+            self.clients = []
+            for served in (self.gateway, self.runtime):
+                if served is not None:
+                    self.loop.run(served.stop())
+            self.gateway = self.runtime = None
+        finally:
+            if drop:  # also when stopping failed
+                drop_database(self.settings.storage.url)
 
 
 def words_held_in_memory(mirrors: list[Any]) -> set[str]:

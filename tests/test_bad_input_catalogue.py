@@ -24,6 +24,7 @@ from agentmem.core.grpc_errors import status_of_call
 from protocol_svc.policy import SERVICE
 from tests.harness import ADMIN_A
 from tests.memory_helpers import insert
+from tests.test_field_names import resolves
 
 MARK = "Zq9"  # in every generated string, so that an echo is found
 F = d.FieldDescriptor
@@ -245,6 +246,9 @@ def _problem(case: Case, e: grpc.RpcError) -> str | None:
             bad = error_details_pb2.BadRequest()
             detail.Unpack(bad)
             visible += " ".join(v.field + v.description for v in bad.field_violations)
+            for v in bad.field_violations:
+                if not resolves(case.method.input_type, v.field):
+                    return f"{code} names {v.field}, not a field of the request"
     if MARK in visible:
         return f"{code} echoes the input"
     return None

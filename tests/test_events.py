@@ -9,7 +9,7 @@ import pytest
 
 from agentmem.client import Client
 from agentmem.v1 import common_pb2, events_pb2
-from tests.harness import ADMIN_A, ADMIN_B, reason
+from tests.harness import ADMIN_A, ADMIN_B, metadata_of, reason
 from tests.test_thread_mode import DISABLED, ENABLED, set_mode
 
 
@@ -98,6 +98,24 @@ def test_resume_point_older_than_retention_is_out_of_range(make_stack):
     assert reason(e.value) == "EVENTS_COMPACTED"
     stream = client.WatchEvents(events_pb2.WatchEventsRequest(after_sequence=3))
     assert [x.sequence for x in take(stream, 3)] == [4, 5, 6]
+    stream.cancel()
+
+
+def test_resume_point_past_the_head_is_out_of_range_naming_the_head(stack):
+    """A watcher resuming from a sequence this log never reached (its database restored from
+    an older backup) is told so, instead of waiting silently and skipping the events that
+    take those sequence numbers again."""
+    client = stack.client()
+    toggle(client, 3)
+    with pytest.raises(grpc.RpcError) as e:
+        take(client.WatchEvents(events_pb2.WatchEventsRequest(after_sequence=9), timeout=10), 1)
+    assert e.value.code() == grpc.StatusCode.OUT_OF_RANGE
+    assert reason(e.value) == "RESUME_POINT_AHEAD"
+    assert metadata_of(e.value) == {"head_sequence": "3"}
+    # At the head itself, the watch waits for the next event.
+    stream = client.WatchEvents(events_pb2.WatchEventsRequest(after_sequence=3))
+    toggle(client, 1, thread_id="t2")
+    assert [x.sequence for x in take(stream, 1)] == [4]
     stream.cancel()
 
 

@@ -154,6 +154,32 @@ def test_default_limit_refuses_a_ten_megabyte_message_with_error_info(stack):
     assert metadata_of(e.value) == {"limit_bytes": str(4 * 1024 * 1024)}
 
 
+def test_oversized_metadata_is_message_too_large_with_error_info(stack):
+    """A 20,000-character token: the guard sees it and answers from the catalogue (on
+    gRPC's default limits it was RESOURCE_EXHAUSTED without ErrorInfo)."""
+    client = stack.client(token="t" * 20_000)
+    with pytest.raises(grpc.RpcError) as e:
+        client.ListSources(sources_pb2.ListSourcesRequest())
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert reason(e.value) == "MESSAGE_TOO_LARGE"
+    assert metadata_of(e.value) == {"limit_bytes": str(16 * 1024), "part": "metadata"}
+    assert "tttt" not in e.value.details()
+
+
+def test_beyond_four_times_the_limits_grpc_refuses_without_error_info(make_stack):
+    """Documented: past the transport ceiling gRPC refuses before the server reads the
+    message or its metadata, so no catalogue error can be given."""
+    stack = make_stack(transport__max_message_bytes=LIMIT)
+    with pytest.raises(grpc.RpcError) as e:
+        stack.client().InsertMemory(sources_pb2.InsertMemoryRequest(content="x" * (5 * LIMIT)))
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert reason(e.value) is None
+    with pytest.raises(grpc.RpcError) as e:
+        stack.client(token="t" * 70_000).ListSources(sources_pb2.ListSourcesRequest())
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert reason(e.value) is None
+
+
 @pytest.mark.parametrize(
     "tokens",
     [(READER_A.token, ADMIN_B.token), (ADMIN_A.token, ADMIN_A.token), (ADMIN_A.token, "junk")],

@@ -13,7 +13,7 @@ from google.rpc import error_details_pb2
 
 from agentmem.core.config import Limits
 from agentmem.core.grpc_errors import status_of_call
-from agentmem.v1 import events_pb2, thread_mode_pb2
+from agentmem.v1 import events_pb2, sources_pb2, thread_mode_pb2
 from protocol_svc.limits import Limiter
 from tests.harness import ADMIN_A, ADMIN_B, READER_A, metadata_of, reason
 from tests.memory_helpers import insert, search
@@ -112,6 +112,42 @@ def test_stored_memories_quota(make_stack):
     b = stack.client(ADMIN_B)
     for i in range(3):
         insert(b, f"b memory {i}")
+
+
+def test_validate_only_applies_the_stored_quotas(make_stack):
+    """validate_only answers what a real insert would: with the quota used up, both are
+    QUOTA_EXCEEDED; a retry of a stored insert (its request_id) would still succeed."""
+    stack = make_stack(limits__memories_per_tenant=1, limits__bytes_per_tenant=0)
+    a = stack.client(ADMIN_A)
+    first = insert(a, "the only memory", request_id="req-1")
+    for request in (
+        sources_pb2.InsertMemoryRequest(content="one too many", validate_only=True),
+        sources_pb2.InsertMemoryRequest(content="one too many"),
+    ):
+        with pytest.raises(grpc.RpcError) as err:
+            a.InsertMemory(request, timeout=10)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert reason(err.value) == "QUOTA_EXCEEDED"
+        assert metadata_of(err.value) == {"limit": "memories_per_tenant", "value": "1"}
+    retry = a.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            content="the only memory", request_id="req-1", validate_only=True
+        ),
+        timeout=10,
+    )
+    assert retry.status == first.status and not retry.HasField("receipt")
+
+
+def test_validate_only_applies_the_stored_bytes_quota(make_stack):
+    stack = make_stack(limits__bytes_per_tenant=40)
+    a = stack.client(ADMIN_A)
+    insert(a, "x" * 30)
+    with pytest.raises(grpc.RpcError) as err:
+        a.InsertMemory(
+            sources_pb2.InsertMemoryRequest(content="y" * 20, validate_only=True), timeout=10
+        )
+    assert reason(err.value) == "QUOTA_EXCEEDED"
+    assert metadata_of(err.value) == {"limit": "bytes_per_tenant", "value": "40"}
 
 
 def test_stored_bytes_quota(make_stack):

@@ -427,3 +427,18 @@ def test_http_transport_needs_a_valid_bearer_token_and_acts_as_its_principal(sta
     asyncio.run(asyncio.wait_for(main(), 60))
     receipts = stack.client().list_audit_receipts().receipts
     assert [r.principal_id for r in receipts if r.action.startswith("memory.insert")] == ["alice"]
+
+
+def test_confusable_ids_are_refused_by_the_tools_as_by_the_gateway(stack, http_mcp):
+    async def main() -> None:
+        async with http_session(http_mcp, ADMIN_A.token) as session:
+            await session.initialize()
+            for tool, args in (
+                ("memory_thread_mode_get", {"thread_id": "t\u200b1"}),
+                ("memory_search", {"query": "x", "thread_id": "t\u202e1"}),
+                ("memory_pending_approve", {"source_id": "src\u2066", "expected_revision": 1}),
+            ):
+                message = await refused(session, tool, args, "INVALID_FIELD")
+                assert "invisible" in message
+
+    asyncio.run(asyncio.wait_for(main(), 60))

@@ -160,6 +160,7 @@ def test_label_values_never_carry_tenants_principals_tokens_or_text(observed):
             "requests_per_second_per_tenant",
             "requests_per_second_per_principal",
             "watches_per_tenant",
+            "failed_auth_per_second_per_peer",
         },
     }
     for port in (gw, rt):

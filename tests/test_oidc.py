@@ -21,17 +21,30 @@ AUDIENCE = "agentmem"
 
 
 class Jwks:
-    """A JWKS endpoint on loopback, counting its fetches."""
+    """A JWKS endpoint on loopback, counting its fetches; a test may choose its answers (the
+    keys, a status code) or hold every request until released."""
 
     def __init__(self, keys: list) -> None:
-        body = json.dumps({"keys": keys}).encode()
+        self.keys = keys
+        self.status = 200
         self.fetches = 0
+        self.held = 0  # requests waiting on `release`
+        self.release = threading.Event()
+        self.release.set()
+        self.arrived = threading.Condition()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                outer.fetches += 1
-                self.send_response(200)
+                with outer.arrived:
+                    outer.fetches += 1
+                    outer.held += 1
+                    outer.arrived.notify_all()
+                outer.release.wait(30)
+                with outer.arrived:
+                    outer.held -= 1
+                body = json.dumps({"keys": outer.keys}).encode()
+                self.send_response(outer.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -45,7 +58,12 @@ class Jwks:
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/jwks.json"
 
+    def wait_for_fetches(self, n: int, timeout: float = 30) -> None:
+        with self.arrived:
+            assert self.arrived.wait_for(lambda: self.fetches >= n, timeout), self.fetches
+
     def close(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 

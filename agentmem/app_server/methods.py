@@ -198,6 +198,7 @@ EVENT_NOTIFICATIONS = (
     ("memory/foreign/denied", "foreign_source_denied", "AdmitForeignSource"),
     ("memory/sources/revoked", "source_revoked", "RevokeSource"),
     ("memory/sources/erased", "source_erased", "EraseSource"),
+    ("memory/sources/erasure/finished", "source_erasure_finished", "EraseSource"),
     ("memory/ownerKeys/registered", "owner_key_registered", "RegisterOwnerKey"),
     ("memory/ownerKeys/revoked", "owner_key_revoked", "RevokeOwnerKey"),
     ("memory/sources/assent/revoked", "assent_revoked", "RevokeAssent"),

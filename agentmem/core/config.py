@@ -104,8 +104,12 @@ class Oidc(_Strict):
     # Where the signing keys come from: the provider's JWKS URL, or a JWKS file (static keys).
     jwks_url: str = ""
     jwks_file: str = ""
-    # Seconds the fetched key set is reused before it is fetched again.
+    # Seconds the fetched key set is reused before it is fetched again (in the background).
     jwks_cache_seconds: int = Field(default=300, ge=1)
+    # Seconds after its fetch that the last good key set keeps serving while the provider
+    # cannot be reached; and how long callers wait at most for a fetch.
+    jwks_max_stale_seconds: int = Field(default=3600, ge=1)
+    jwks_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     algorithms: tuple[str, ...] = ("RS256", "ES256")
     # Seconds of clock skew allowed on exp / nbf / iat.
     leeway: float = Field(default=30.0, ge=0)
@@ -354,6 +358,10 @@ class Transport(_Strict):
     # Largest request or response message (bytes), the same on both hops. A larger request
     # is refused with RESOURCE_EXHAUSTED / MESSAGE_TOO_LARGE (limit_bytes in ErrorInfo).
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=256 * 1024 * 1024)
+    # Largest request metadata (headers: the credential, the trace id, ...), all entries
+    # together (bytes). Larger metadata is refused with RESOURCE_EXHAUSTED /
+    # MESSAGE_TOO_LARGE (part: metadata) up to four times this; beyond, gRPC refuses it.
+    max_metadata_bytes: int = Field(default=16 * 1024, ge=4 * 1024, le=1024 * 1024)
 
     @model_validator(mode="after")
     def _pings_agree(self) -> Transport:
@@ -431,6 +439,10 @@ class Limits(LimitValues):
     # (the value divided by gateway_replicas); stored quotas are exact, in the runtime.
     gateway_replicas: int = Field(default=1, ge=1)
     tenants: dict[str, TenantLimits] = Field(default_factory=dict)
+    # Failed authentications per peer IP address and gateway replica (0: unlimited); a peer
+    # over it gets RATE_LIMITED without its credential being verified (API keys still work).
+    failed_auth_per_second_per_peer: float = Field(default=10.0, ge=0)
+    failed_auth_burst_per_peer: int = Field(default=100, ge=1)
 
     def for_tenant(self, tenant_id: str) -> LimitValues:
         base = {name: getattr(self, name) for name in LimitValues.model_fields}

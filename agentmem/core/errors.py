@@ -49,6 +49,10 @@ class Reason(StrEnum):
     ADDRESS_IN_USE = "ADDRESS_IN_USE"
     FACT_RETRACTED = "FACT_RETRACTED"
     USER_PRINCIPAL_REQUIRED = "USER_PRINCIPAL_REQUIRED"
+    STORAGE_FULL = "STORAGE_FULL"
+    TOKEN_EXPIRED = "TOKEN_EXPIRED"
+    IDENTITY_PROVIDER_UNAVAILABLE = "IDENTITY_PROVIDER_UNAVAILABLE"
+    RESUME_POINT_AHEAD = "RESUME_POINT_AHEAD"
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,21 @@ CATALOG: dict[Reason, Entry] = {
     Reason.FACT_RETRACTED: Entry("FAILED_PRECONDITION", "the fact was already retracted"),
     Reason.USER_PRINCIPAL_REQUIRED: Entry(
         "PERMISSION_DENIED", "only a user (not an agent or a service) may do this"
+    ),
+    Reason.STORAGE_FULL: Entry(
+        "RESOURCE_EXHAUSTED", "the database has no room left; nothing was changed"
+    ),
+    Reason.TOKEN_EXPIRED: Entry(
+        "UNAUTHENTICATED", "the credential expired; reconnect with a fresh one"
+    ),
+    Reason.IDENTITY_PROVIDER_UNAVAILABLE: Entry(
+        "UNAVAILABLE",
+        "the identity provider's signing keys could not be fetched; retry after the delay "
+        "in RetryInfo",
+    ),
+    Reason.RESUME_POINT_AHEAD: Entry(
+        "OUT_OF_RANGE",
+        "after_sequence is past the head of the event log (head_sequence in ErrorInfo)",
     ),
 }
 

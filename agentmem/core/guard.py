@@ -75,11 +75,17 @@ def _draining() -> AgentmemError:
 
 class CallGuard(grpc.aio.ServerInterceptor):
     def __init__(
-        self, admit: Admit, open_prefixes: tuple[str, ...], *, max_message_bytes: int = 0
+        self,
+        admit: Admit,
+        open_prefixes: tuple[str, ...],
+        *,
+        max_message_bytes: int = 0,
+        max_metadata_bytes: int = 0,
     ) -> None:
         self._admit = admit
         self._open = open_prefixes  # health and reflection: no credential needed
         self._limit = max_message_bytes  # 0: no limit of the guard's own
+        self._metadata_limit = max_metadata_bytes  # 0: gRPC's own only
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -140,6 +146,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
             try:
                 if self._draining:
                     raise _draining()
+                self._check_metadata(context)
                 fields = await self._admit(method, context)
                 if isinstance(request, Unreadable):
                     raise request.error
@@ -163,6 +170,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
             try:
                 if self._draining:
                     raise _draining()
+                self._check_metadata(context)
                 fields = await self._admit(method, context)
                 if isinstance(request, Unreadable):
                     raise request.error
@@ -173,6 +181,18 @@ class CallGuard(grpc.aio.ServerInterceptor):
                 await _abort(context, e, method, started, fields)
 
         return guarded
+
+    def _check_metadata(self, context: grpc.aio.ServicerContext) -> None:
+        """Request metadata over the limit (a 20 kB token, say) is MESSAGE_TOO_LARGE before
+        anything reads it. Counted as HTTP/2 counts a header: name, value and 32 bytes."""
+        if not self._metadata_limit:
+            return
+        size = sum(len(m.key) + len(m.value) + 32 for m in context.invocation_metadata() or ())
+        if size > self._metadata_limit:
+            raise AgentmemError(
+                Reason.MESSAGE_TOO_LARGE,
+                metadata={"limit_bytes": str(self._metadata_limit), "part": "metadata"},
+            )
 
     async def _until_drain(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """The stream's items until it ends, or until a drain starts: then it ends with

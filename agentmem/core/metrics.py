@@ -60,6 +60,13 @@ DB_CONFLICTS = Counter(
     "Transactions that failed on a lock or serialization conflict (the caller retries).",
     ("dialect",),
 )
+# Runtime: the database out of room (SQLite: SQLITE_FULL; PostgreSQL: SQLSTATE 53100),
+# answered with RESOURCE_EXHAUSTED / STORAGE_FULL.
+STORAGE_FULL = Counter(
+    "agentmem_storage_full_total",
+    "Transactions refused because the database had no room left (nothing was changed).",
+    ("dialect",),
+)
 # Runtime: event watchers.
 WATCH_LAG = Histogram(
     "agentmem_watch_lag_events",
@@ -71,6 +78,11 @@ RUNTIME_RETRIES = Counter(
     "agentmem_runtime_retries_total",
     "Runtime calls the gateway retried after UNAVAILABLE (idempotent calls only).",
     ("grpc_method",),
+)
+# Gateway: the identity provider's key set (OIDC).
+JWKS_FETCH_FAILURES = Counter(
+    "agentmem_jwks_fetch_failures_total",
+    "Fetches of the identity provider's key set that failed (HTTP error, timeout, bad JWKS).",
 )
 # Gateway: limits.
 LIMITED = Counter(

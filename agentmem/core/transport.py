@@ -9,6 +9,8 @@ Message size: requests up to `max_message_bytes` are served. Larger ones, up to
 `TRANSPORT_CEILING` times that, still reach the guard, which refuses them with
 RESOURCE_EXHAUSTED / MESSAGE_TOO_LARGE and the limit in ErrorInfo; beyond the ceiling gRPC
 refuses them itself (RESOURCE_EXHAUSTED without ErrorInfo) before reading them whole.
+Request metadata the same way, with `max_metadata_bytes`: gRPC's own limits (soft and
+hard alike, so no request between them is refused at random) sit at the ceiling.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def server_options(t: Transport) -> list[tuple[str, object]]:
     return [
         ("grpc.max_receive_message_length", t.max_message_bytes * TRANSPORT_CEILING),
         ("grpc.max_send_message_length", t.max_message_bytes),
+        ("grpc.max_metadata_size", t.max_metadata_bytes * TRANSPORT_CEILING),
+        ("grpc.absolute_max_metadata_size", t.max_metadata_bytes * TRANSPORT_CEILING),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", _ms(t.min_ping_interval)),
         ("grpc.http2.min_recv_ping_interval_without_data_ms", _ms(t.min_ping_interval)),

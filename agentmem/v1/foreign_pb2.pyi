@@ -1,12 +1,27 @@
+import datetime
+
 from agentmem.v1 import common_pb2 as _common_pb2
 from agentmem.v1 import sources_pb2 as _sources_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class PhysicalErasure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PHYSICAL_ERASURE_UNSPECIFIED: _ClassVar[PhysicalErasure]
+    PHYSICAL_ERASURE_PENDING: _ClassVar[PhysicalErasure]
+    PHYSICAL_ERASURE_COMPLETE: _ClassVar[PhysicalErasure]
+    PHYSICAL_ERASURE_RESIDUE_POSSIBLE: _ClassVar[PhysicalErasure]
+PHYSICAL_ERASURE_UNSPECIFIED: PhysicalErasure
+PHYSICAL_ERASURE_PENDING: PhysicalErasure
+PHYSICAL_ERASURE_COMPLETE: PhysicalErasure
+PHYSICAL_ERASURE_RESIDUE_POSSIBLE: PhysicalErasure
 
 class RegisterOwnerKeyRequest(_message.Message):
     __slots__ = ("owner_id", "key_id", "public_key_pem")
@@ -161,18 +176,24 @@ class Derivative(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., derivative_id: _Optional[str] = ..., eligible: _Optional[bool] = ..., state: _Optional[str] = ...) -> None: ...
 
 class ReadbackSourceResponse(_message.Message):
-    __slots__ = ("source_id", "clean", "derivatives", "effective_retrieval_state", "retrievable_by")
+    __slots__ = ("source_id", "clean", "derivatives", "effective_retrieval_state", "retrievable_by", "physical_erasure", "residue", "scrubbed_at")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     CLEAN_FIELD_NUMBER: _ClassVar[int]
     DERIVATIVES_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_RETRIEVAL_STATE_FIELD_NUMBER: _ClassVar[int]
     RETRIEVABLE_BY_FIELD_NUMBER: _ClassVar[int]
+    PHYSICAL_ERASURE_FIELD_NUMBER: _ClassVar[int]
+    RESIDUE_FIELD_NUMBER: _ClassVar[int]
+    SCRUBBED_AT_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     clean: bool
     derivatives: _containers.RepeatedCompositeFieldContainer[Derivative]
     effective_retrieval_state: _sources_pb2.EffectiveRetrievalState
     retrievable_by: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, source_id: _Optional[str] = ..., clean: _Optional[bool] = ..., derivatives: _Optional[_Iterable[_Union[Derivative, _Mapping]]] = ..., effective_retrieval_state: _Optional[_Union[_sources_pb2.EffectiveRetrievalState, str]] = ..., retrievable_by: _Optional[_Iterable[str]] = ...) -> None: ...
+    physical_erasure: PhysicalErasure
+    residue: _containers.RepeatedScalarFieldContainer[str]
+    scrubbed_at: _timestamp_pb2.Timestamp
+    def __init__(self, source_id: _Optional[str] = ..., clean: _Optional[bool] = ..., derivatives: _Optional[_Iterable[_Union[Derivative, _Mapping]]] = ..., effective_retrieval_state: _Optional[_Union[_sources_pb2.EffectiveRetrievalState, str]] = ..., retrievable_by: _Optional[_Iterable[str]] = ..., physical_erasure: _Optional[_Union[PhysicalErasure, str]] = ..., residue: _Optional[_Iterable[str]] = ..., scrubbed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class EraseSourceRequest(_message.Message):
     __slots__ = ("source_id", "expected_revision", "reason")
@@ -223,6 +244,16 @@ class SourceErased(_message.Message):
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     def __init__(self, source_id: _Optional[str] = ...) -> None: ...
+
+class SourceErasureFinished(_message.Message):
+    __slots__ = ("source_id", "physical_erasure", "scrubbed_at")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    PHYSICAL_ERASURE_FIELD_NUMBER: _ClassVar[int]
+    SCRUBBED_AT_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    physical_erasure: PhysicalErasure
+    scrubbed_at: _timestamp_pb2.Timestamp
+    def __init__(self, source_id: _Optional[str] = ..., physical_erasure: _Optional[_Union[PhysicalErasure, str]] = ..., scrubbed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class OwnerKeyRegistered(_message.Message):
     __slots__ = ("owner_id", "key_id")

@@ -31,6 +31,7 @@ class Action(StrEnum):
     ASSENT_INVALIDATE = "assent.invalidate"
     SOURCE_ERASE = "source.erase"
     FACT_RETRACT = "fact.retract"
+    SOURCE_ERASE_FINISH = "source.erase.finish"  # its bytes left the database's files
 
 
 @dataclass(frozen=True)

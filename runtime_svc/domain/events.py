@@ -83,6 +83,17 @@ class SourceErased:
 
 
 @dataclass(frozen=True)
+class SourceErasureFinished:
+    """The runtime finished removing an erased source's bytes from the database's files
+    (`physical_erasure`: complete, or residue_possible where only an operator can go on)."""
+
+    kind: ClassVar[str] = "source_erasure_finished"
+    source_id: str
+    physical_erasure: str
+    scrubbed_at_us: int
+
+
+@dataclass(frozen=True)
 class OwnerKeyRegistered:
     kind: ClassVar[str] = "owner_key_registered"
     owner_id: str
@@ -122,6 +133,7 @@ DomainEvent = (
     | ForeignSourceDenied
     | SourceRevoked
     | SourceErased
+    | SourceErasureFinished
     | OwnerKeyRegistered
     | OwnerKeyRevoked
     | AssentRevoked
@@ -139,6 +151,7 @@ KINDS: dict[str, type[DomainEvent]] = {
         ForeignSourceDenied,
         SourceRevoked,
         SourceErased,
+        SourceErasureFinished,
         OwnerKeyRegistered,
         OwnerKeyRevoked,
         AssentRevoked,

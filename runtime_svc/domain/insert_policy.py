@@ -38,20 +38,22 @@ class InsertDecision:
     held: bool = False
 
 
-def check_intent(intent: SaveIntent) -> SaveIntent:
-    """A given marker must be one of the accepted values; its companions are short."""
+def check_intent(intent: SaveIntent, prefix: str = "metadata.") -> SaveIntent:
+    """A given marker must be one of the accepted values; its companions are short.
+    `prefix`: where the request holds these fields (an insert's `metadata.`; a fact
+    search has them at the top)."""
     if intent.intent and intent.intent not in SAVE_INTENTS:
         raise AgentmemError(
             Reason.SAVE_INTENT_INVALID,
-            violations=(FieldViolation("metadata.save_intent", "unknown value"),),
+            violations=(FieldViolation(f"{prefix}save_intent", "unknown value"),),
         )
     if len(intent.source) > MAX_INTENT_SOURCE or any(c < " " for c in intent.source):
         raise invalid_field(
-            "metadata.save_intent_source", f"at most {MAX_INTENT_SOURCE} printable characters"
+            f"{prefix}save_intent_source", f"at most {MAX_INTENT_SOURCE} printable characters"
         )
     if len(intent.evidence) > MAX_INTENT_EVIDENCE or "\x00" in intent.evidence:
         raise invalid_field(
-            "metadata.save_intent_evidence", f"at most {MAX_INTENT_EVIDENCE} characters"
+            f"{prefix}save_intent_evidence", f"at most {MAX_INTENT_EVIDENCE} characters"
         )
     return intent
 

@@ -160,7 +160,7 @@ def check_labels(labels: dict[str, str]) -> dict[str, str]:
     if len(labels) > MAX_LABELS:
         raise invalid_field("metadata.labels", f"at most {MAX_LABELS} labels")
     for key, value in labels.items():
-        validation.identifier("metadata.labels key", key)
+        validation.identifier("metadata.labels", key)
         if len(value) > MAX_LABEL_CHARS or "\x00" in value:
             raise invalid_field("metadata.labels", f"values: at most {MAX_LABEL_CHARS} characters")
     return dict(labels)

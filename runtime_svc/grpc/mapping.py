@@ -58,6 +58,14 @@ CLASSIFICATIONS = EnumMap(sources_pb2.Classification, "CLASSIFICATION_")
 STATUSES = EnumMap(sources_pb2.Status, "STATUS_")
 STATES = EnumMap(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
 REASONS = EnumMap(retrieval_pb2.Reason, "REASON_")
+PHYSICAL = EnumMap(foreign_pb2.PhysicalErasure, "PHYSICAL_ERASURE_")
+
+
+def physical_erasure(state: str) -> int:
+    """The proto value of `domain.erasure.Physical` (unspecified: not erased)."""
+    return 0 if state == "not_erased" else PHYSICAL.to_proto(state)
+
+
 MATCHED_BY = EnumMap(retrieval_pb2.MatchedBy, "MATCHED_BY_")
 EVENT_KINDS = EnumMap(events_pb2.EventKind, "EVENT_KIND_")
 POLICIES = EnumMap(common_pb2.InsertPolicy, "INSERT_POLICY_")
@@ -218,6 +226,14 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         )
     elif isinstance(e, domain_events.SourceErased):
         out.source_erased.CopyFrom(foreign_pb2.SourceErased(source_id=e.source_id))
+    elif isinstance(e, domain_events.SourceErasureFinished):
+        out.source_erasure_finished.CopyFrom(
+            foreign_pb2.SourceErasureFinished(
+                source_id=e.source_id,
+                physical_erasure=physical_erasure(e.physical_erasure),
+                scrubbed_at=timestamp(e.scrubbed_at_us),
+            )
+        )
     elif isinstance(e, domain_events.OwnerKeyRegistered):
         out.owner_key_registered.CopyFrom(
             foreign_pb2.OwnerKeyRegistered(owner_id=e.owner_id, key_id=e.key_id)

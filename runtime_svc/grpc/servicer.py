@@ -438,6 +438,11 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                 for d in r.derivatives
             ],
             retrievable_by=r.retrievable_by,
+            physical_erasure=mapping.physical_erasure(r.physical.state),
+            residue=r.physical.residue,
+            scrubbed_at=mapping.timestamp(r.physical.scrubbed_at_us)
+            if r.physical.scrubbed_at_us
+            else None,
         )
 
     async def EraseSource(self, request, context):  # type: ignore[no-untyped-def]

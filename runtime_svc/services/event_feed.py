@@ -23,11 +23,19 @@ class EventFeed:
     def after(
         self, caller: Caller, after_sequence: int, kinds: Sequence[str]
     ) -> list[domain_events.LoggedEvent]:
-        """The next batch after the resume point; EVENTS_COMPACTED if events were lost to it."""
+        """The next batch after the resume point; EVENTS_COMPACTED if events were lost to it,
+        RESUME_POINT_AHEAD if it is past the log's head."""
         validation.non_negative("after_sequence", after_sequence)
         with self._uow.read(caller.tenant_id) as tx:
             state = tx.tenant.get()
             compacted = state.events_compacted_through
+            if after_sequence > state.event_sequence:
+                # A resume point this log never reached (a restore from an older backup):
+                # waiting would skip the events that take those sequence numbers again.
+                raise AgentmemError(
+                    Reason.RESUME_POINT_AHEAD,
+                    metadata={"head_sequence": str(state.event_sequence)},
+                )
             if 0 < after_sequence < compacted:
                 raise AgentmemError(
                     Reason.EVENTS_COMPACTED, metadata={"oldest_sequence": str(compacted + 1)}

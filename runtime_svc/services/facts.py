@@ -91,7 +91,7 @@ class Facts:
     def search(self, caller: Caller, q: FactQuery) -> list[domain.Fact]:
         if q.query:
             validation.query(q.query)
-        check_intent(SaveIntent(q.save_intent, q.save_intent_source))
+        check_intent(SaveIntent(q.save_intent, q.save_intent_source), prefix="")
         validation.in_range("limit", q.limit, 1, validation.MAX_LIMIT)
         validation.non_negative("as_of", q.period.as_of_us)
         if q.state != "eligible":
@@ -136,7 +136,7 @@ class Facts:
         self, caller: Caller, save_intent_source: str, as_of_us: int = 0
     ) -> list[answers.ProfileEntry]:
         """The values current now (or at `as_of_us`), one entry per attribute."""
-        check_intent(SaveIntent("", save_intent_source))
+        check_intent(SaveIntent("", save_intent_source), prefix="")
         validation.non_negative("as_of", as_of_us)
         with self._uow.read(caller.tenant_id) as tx:
             found = tx.facts.search(
@@ -155,7 +155,7 @@ class Facts:
     ) -> answers.Answer:
         """From the facts current now (or at `as_of_us`); now, else from memories. A
         question as of a past time is answered from facts only: memories have no interval."""
-        validation.query(question)
+        validation.query(question, "question")
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         found = self.search(
             caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))

@@ -3,7 +3,7 @@ set that policy."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
@@ -103,10 +103,13 @@ class Inserts:
         labels = sources.check_labels(cmd.labels)
         insert_policy.check_intent(cmd.intent)
         sources.check_observed_at(cmd.observed_at_us, self._clock())
-        if cmd.validate_only:
+        if cmd.validate_only:  # every check a real insert makes, with nothing stored
+            prepared = Prepared(body, kind, labels, [])
             with self._uow.read(caller.tenant_id) as tx:
-                decision = self._decide(tx, caller, cmd)
-                self._check_thread(tx, cmd.thread_id)
+                earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
+                if earlier is not None:
+                    return replace(_replay(tx, earlier, cmd, prepared), receipt=None)
+                decision = self._admit(tx, caller, cmd, prepared)
             return Inserted("", 0, decision.status, None, held_reason=_held(decision, cmd))
         return Prepared(body, kind, labels, self._extraction.triples(body))
 
@@ -116,10 +119,7 @@ class Inserts:
                 earlier = tx.sources.by_request_id(caller.request_id)
                 if earlier is not None:
                     return _replay(tx, earlier, cmd, prepared)
-            if self._quotas is not None:  # under the tenant's row lock: exact on any replica
-                self._quotas.check_insert(tx, caller, len(prepared.body.raw().encode()))
-            decision = self._decide(tx, caller, cmd)
-            self._check_thread(tx, cmd.thread_id)
+            decision = self._admit(tx, caller, cmd, prepared)
             now = self._clock()
             source = Source(
                 source_id=new_id("src"),
@@ -160,6 +160,19 @@ class Inserts:
     ) -> insert_policy.InsertDecision:
         policy = self.policy_in_force(tx)[0]
         return insert_policy.decide(policy, cmd.intent, trusted=caller.trusted_save_intents)
+
+    def _admit(
+        self, tx: Transaction, caller: Caller, cmd: InsertCommand, p: Prepared
+    ) -> insert_policy.InsertDecision:
+        """The checks against stored state, the same for a real and a validate_only insert:
+        the tenant's quotas (under the row lock of a real insert: exact on any replica),
+        the insert policy and the caller's trusted save intents (the status they give), the
+        thread's memory mode."""
+        if self._quotas is not None:
+            self._quotas.check_insert(tx, caller, len(p.body.raw().encode()))
+        decision = self._decide(tx, caller, cmd)
+        self._check_thread(tx, cmd.thread_id)
+        return decision
 
     def policy_in_force(self, tx: Transaction) -> tuple[insert_policy.InsertPolicy, int]:
         """The tenant's override if an admin set one, else the configured policy; and the

@@ -9,7 +9,7 @@ counters included), and journals exactly one event and one receipt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runtime_svc.domain import events
@@ -37,8 +37,17 @@ class Change:
 
 
 class SourceChanges:
-    def __init__(self, uow: UnitOfWork, journal: Journal, extraction: FactExtraction) -> None:
+    def __init__(
+        self,
+        uow: UnitOfWork,
+        journal: Journal,
+        extraction: FactExtraction,
+        after_erasure: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`after_erasure`: called once an erasure committed, to scrub storage of its bytes
+        (`services.erasure_finisher`); until then its physical part stays pending."""
         self._uow, self._journal, self._extraction = uow, journal, extraction
+        self._after_erasure = after_erasure
 
     def create(self, tx: Transaction, caller: Caller, change: Change) -> tuple[Stored, Receipt]:
         """A new source (insert, admission): derived records only if it is active."""
@@ -61,7 +70,8 @@ class SourceChanges:
         elif effect is Derived.KEEP:  # its statements' eligibility may have changed
             fact_chains.relink_source(tx, change.source.source_id)
         if effect is Derived.ERASE:
-            tx.after_commit(self._uow.scrub)
+            tx.erasures.record(change.source.source_id, change.source.updated_at_us)
+            tx.after_commit(self._after_erasure)
         return updated, self._record(tx, caller, change)
 
     def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:

@@ -12,6 +12,7 @@ from runtime_svc.adapters import assent as assent_verifier
 from runtime_svc.domain import review, sources
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.erasure import PhysicalErasure, physical_erasure
 from runtime_svc.domain.events import (
     AssentRevoked,
     MemoryReviewed,
@@ -80,10 +81,14 @@ class Readback:
     state: str
     derivatives: list[derived.Derivative]
     retrievable_by: list[str]
+    physical: PhysicalErasure
 
     @property
     def clean(self) -> bool:
-        return all(d.state == "purged" and not d.eligible for d in self.derivatives)
+        """No derived record stored or eligible, and no copy of erased bytes the runtime
+        has yet to remove from the database's files."""
+        purged = all(d.state == "purged" and not d.eligible for d in self.derivatives)
+        return purged and not self.physical.pending
 
 
 class SourceLifecycle:
@@ -247,13 +252,18 @@ class SourceLifecycle:
             stored = tx.sources.require(source_id)
             now = self._clock()
             found = derived.readback(tx, stored, now)
+            erased = bool(stored.source.erased_at_us)
+            scrubbed = tx.erasures.scrubbed_at(source_id) if erased else 0
+        # An erasure older than the record of physical parts counts as scrubbed: the
+        # upgrade recorded it as pending, and the runtime then scrubbed storage.
+        physical = physical_erasure(self._uow.backend, erased, 1 if scrubbed is None else scrubbed)
         live = {d.kind for d in found if d.eligible}
         surfaces = []
         if "index_entry" in live:
             surfaces += ["search", "prompt", "ask"]
         if "fact" in live:
             surfaces += ["fact_search", "profile"] + ([] if "ask" in surfaces else ["ask"])
-        return Readback(source_id, stored.source.state(now), found, surfaces)
+        return Readback(source_id, stored.source.state(now), found, surfaces, physical)
 
 
 def _revoked(transition: Transition, updated: Source, action: Action, now: int) -> Change:

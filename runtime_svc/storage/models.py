@@ -268,3 +268,15 @@ class RevokedAssentRow(Base):
     assent_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     source_id: Mapped[str] = mapped_column(String(64))
     revoked_at_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class PhysicalErasureRow(Base):
+    """An erasure's physical part: pending until a WAL checkpoint (SQLite) or a VACUUM
+    (PostgreSQL) that covers it finishes (`runtime_svc.services.erasure_finisher`)."""
+
+    __tablename__ = "physical_erasures"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    source_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    erased_at_us: Mapped[int] = mapped_column(BigInteger)
+    scrubbed_at_us: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    __table_args__ = (Index("ix_physical_erasures_pending", "scrubbed_at_us"),)

@@ -1,21 +1,22 @@
-"""Erased means unrecoverable from storage, not only from queries.
+"""Scrubbing storage after an erasure: the step that removes the old copies of erased bytes
+from the database's files, once the erasure itself has committed.
 
 SQLite: `PRAGMA secure_delete` (set on every connection) overwrites deleted content, and the
 FTS5 tables run with `secure-delete`, so an erasure's transaction itself removes the words
-from the database pages; what remains are older copies of those pages in the write-ahead
-log, which a checkpoint that truncates the log removes once the erasure committed.
+from the database pages it writes; what remains are older copies of those pages in the
+write-ahead log, and pages of the database file the log has not yet been checkpointed into.
+A checkpoint that truncates the log removes both; it cannot finish while a reader holds an
+older snapshot (it reports busy), so it is retried until it does
+(`runtime_svc.services.erasure_finisher`).
 
-PostgreSQL keeps deleted and updated row versions until VACUUM; the erasure's commit starts a
-VACUUM of the tables it touched (in the background, coalescing erasures that arrive while it
-runs). Until it finishes, and in the WAL segments and free space of data files until they are
-reused, the old versions are readable by someone with access to the server's files (see
-README: "Erasure").
+PostgreSQL keeps deleted and updated row versions until VACUUM; after an erasure the tables
+it touched are vacuumed. Copies in the data files' free space, WAL segments, archives and
+replicas remain until reused or removed by an operator (docs/erasure.md).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 
 from runtime_svc.storage.db import Database
 
@@ -27,65 +28,43 @@ PG_TABLES = (
     "derived_provenance",
     "search_postings",
     "search_terms",
+    "physical_erasures",
 )
 
 
 class Scrubber:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, busy_timeout_ms: int) -> None:
         self._db = db
-        self._lock = threading.Lock()
-        self._pending = False
-        self._running = False
-        self._finished = threading.Condition()
-        self.completed = 0  # scrubs finished (PostgreSQL: vacuums)
+        self._busy_timeout_ms = busy_timeout_ms  # the connections' own, restored after
 
-    def _done(self) -> None:
-        with self._finished:
-            self.completed += 1
-            self._finished.notify_all()
-
-    def wait_for(self, completed: int, timeout: float) -> bool:
-        """Whether `completed` scrubs have finished within `timeout` seconds."""
-        with self._finished:
-            return self._finished.wait_for(lambda: self.completed >= completed, timeout)
-
-    def scrub(self) -> None:
-        if self._db.dialect == "sqlite":
-            self._checkpoint()
-            return
-        with self._lock:
-            self._pending = True
-            if self._running:
-                return
-            self._running = True
-        threading.Thread(target=self._vacuum_loop, name="agentmem-vacuum", daemon=True).start()
-
-    def _checkpoint(self) -> None:
+    def scrub(self, wait_ms: int) -> bool:
+        """One attempt; whether storage holds no copy of what was erased before it started.
+        SQLite waits at most `wait_ms` for readers of older snapshots (while it waits, new
+        writes wait too)."""
         try:
-            raw = self._db.writer.raw_connection()  # autocommit: no BEGIN around it
-            try:
-                cursor = raw.cursor()
-                busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                cursor.close()
-            finally:
-                raw.close()
-            if busy:
-                log.warning("erasure: the WAL checkpoint was busy; the next one completes it")
-            self._done()
-        except Exception as e:  # the erasure itself committed; this only shortens the window
-            log.warning("erasure: WAL checkpoint failed", extra={"error": type(e).__name__})
+            if self._db.dialect == "sqlite":
+                return self._checkpoint(wait_ms)
+            self._vacuum()
+            return True
+        except Exception as e:  # the erasure itself committed; the next attempt goes on
+            log.warning("erasure: scrubbing storage failed", extra={"error": type(e).__name__})
+            return False
 
-    def _vacuum_loop(self) -> None:
-        while True:
-            with self._lock:
-                if not self._pending:
-                    self._running = False
-                    return
-                self._pending = False
+    def _checkpoint(self, wait_ms: int) -> bool:
+        raw = self._db.writer.raw_connection()  # autocommit: no BEGIN around it
+        try:
+            cursor = raw.cursor()
+            cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
             try:
-                engine = self._db.writer.execution_options(isolation_level="AUTOCOMMIT")
-                with engine.connect() as conn:
-                    conn.exec_driver_sql("VACUUM " + ", ".join(PG_TABLES))
-                self._done()
-            except Exception as e:
-                log.warning("erasure: VACUUM failed", extra={"error": type(e).__name__})
+                busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                cursor.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+                cursor.close()
+        finally:
+            raw.close()
+        return not busy
+
+    def _vacuum(self) -> None:
+        engine = self._db.writer.execution_options(isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.exec_driver_sql("VACUUM " + ", ".join(PG_TABLES))

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Connection
 
+from runtime_svc.domain.erasure import Backend
 from runtime_svc.domain.passages import Window
 from runtime_svc.storage import db_errors, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
+from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
@@ -64,6 +66,7 @@ class Transaction:
         self.fact_links = FactLinks(conn, tenant_id)
         self.owner_keys = OwnerKeys(conn, tenant_id)
         self.revoked_assents = RevokedAssents(conn, tenant_id)
+        self.erasures = PhysicalErasures(conn, tenant_id)
         self.counters = repositories.TenantCounters()
         self.writer = SourceWriter(self)
         self._after_commit: list[Callable[[], None]] = []
@@ -108,6 +111,7 @@ class UnitOfWork:
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
         words_removed: WordsRemoved | None = None,
+        busy_timeout_ms: int = 5000,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
@@ -126,14 +130,20 @@ class UnitOfWork:
         # call, and a call costs microseconds).
         self._defer_release = db.dialect == "postgresql"
         self._local = threading.local()
-        self._scrubber = Scrubber(db)
+        self._scrubber = Scrubber(db, busy_timeout_ms)
         self._kept_on: int | None = None  # the thread keeping a reader connection
         self._kept: Connection | None = None
         self._kept_busy = False
 
-    def scrub(self) -> None:
-        """After an erasure committed: make the deleted bytes unrecoverable from storage."""
-        self._scrubber.scrub()
+    @property
+    def backend(self) -> Backend:
+        return Backend(self._db.dialect)
+
+    def scrub(self, wait_ms: int) -> bool:
+        """After erasures committed: one attempt to remove the old copies of their bytes
+        from the database's files (`storage.scrub`), between writes; whether it succeeded."""
+        with self._write_turn:
+            return self._scrubber.scrub(wait_ms)
 
     @contextmanager
     def write(self, tenant_id: str) -> Iterator[Transaction]:

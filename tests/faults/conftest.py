@@ -25,6 +25,32 @@ def log_count(process: Process, needle: str) -> int:
     return process.log.read_text(errors="replace").count(needle)
 
 
+@contextlib.contextmanager
+def write_lock(url: str, tenant: str = "tenant-a") -> Iterator[None]:
+    """Holds the tenant's write lock from outside (SQLite: the database's write lock;
+    PostgreSQL: the tenant's state row), so that writes stay in flight."""
+    from sqlalchemy import create_engine, text
+
+    from runtime_svc.storage.db import sqlite_engine
+
+    engine = sqlite_engine(url) if url.startswith("sqlite") else create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if url.startswith("sqlite"):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                conn.execute(
+                    text("SELECT 1 FROM tenant_state WHERE tenant_id = :t FOR UPDATE"),
+                    {"t": tenant},
+                )
+            try:
+                yield
+            finally:
+                conn.rollback()
+    finally:
+        engine.dispose()
+
+
 class Services:
     """Runtime and gateway processes sharing one config file and one database."""
 
@@ -89,33 +115,15 @@ class Services:
         finally:
             engine.dispose()
 
-    @contextlib.contextmanager
-    def write_lock(self, tenant: str = "tenant-a") -> Iterator[None]:
-        """Holds the tenant's write lock from outside (SQLite: the database's write lock;
-        PostgreSQL: the tenant's state row), so that writes stay in flight."""
-        from sqlalchemy import create_engine, text
-
-        engine = create_engine(self.url)
-        try:
-            with engine.connect() as conn:
-                if self.sqlite:
-                    conn.exec_driver_sql("BEGIN IMMEDIATE")
-                else:
-                    conn.execute(
-                        text("SELECT 1 FROM tenant_state WHERE tenant_id = :t FOR UPDATE"),
-                        {"t": tenant},
-                    )
-                try:
-                    yield
-                finally:
-                    conn.rollback()
-        finally:
-            engine.dispose()
+    def write_lock(self, tenant: str = "tenant-a") -> contextlib.AbstractContextManager[None]:
+        return write_lock(self.url, tenant)
 
     def stop(self) -> None:
-        for p in self.started:
-            p.stop()
-        drop_database(self.url)
+        try:
+            for p in self.started:
+                p.stop()
+        finally:
+            drop_database(self.url)
 
 
 @pytest.fixture
@@ -123,3 +131,13 @@ def services(tmp_path: Path) -> Iterator[Services]:
     s = Services(tmp_path)
     yield s
     s.stop()
+
+
+@pytest.fixture
+def provider() -> Iterator[dict[str, Any]]:
+    """An identity provider: RSA and EC signing keys, and its key set on loopback."""
+    from tests.faults.identity import provider_keys
+
+    keys = provider_keys()
+    yield keys
+    keys["jwks"].close()

@@ -11,6 +11,7 @@ import type { MemoryReviewedNotification } from "./MemoryReviewedNotification";
 import type { MemorySourcesAssentRevokedNotification } from "./MemorySourcesAssentRevokedNotification";
 import type { MemorySourcesClassificationUpdatedNotification } from "./MemorySourcesClassificationUpdatedNotification";
 import type { MemorySourcesErasedNotification } from "./MemorySourcesErasedNotification";
+import type { MemorySourcesErasureFinishedNotification } from "./MemorySourcesErasureFinishedNotification";
 import type { MemorySourcesRevokedNotification } from "./MemorySourcesRevokedNotification";
 import type { ThreadMemoryModeUpdatedNotification } from "./ThreadMemoryModeUpdatedNotification";
 
@@ -24,6 +25,7 @@ export type ServerNotification =
   | { method: "memory/foreign/denied", params: MemoryForeignDeniedNotification }
   | { method: "memory/sources/revoked", params: MemorySourcesRevokedNotification }
   | { method: "memory/sources/erased", params: MemorySourcesErasedNotification }
+  | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
   | { method: "memory/ownerKeys/registered", params: MemoryOwnerKeysRegisteredNotification }
   | { method: "memory/ownerKeys/revoked", params: MemoryOwnerKeysRevokedNotification }
   | { method: "memory/sources/assent/revoked", params: MemorySourcesAssentRevokedNotification }

@@ -83,6 +83,7 @@ export type { MemorySourcesClassificationUpdatedNotification } from "./MemorySou
 export type { MemorySourcesEraseParams } from "./MemorySourcesEraseParams";
 export type { MemorySourcesEraseResponse } from "./MemorySourcesEraseResponse";
 export type { MemorySourcesErasedNotification } from "./MemorySourcesErasedNotification";
+export type { MemorySourcesErasureFinishedNotification } from "./MemorySourcesErasureFinishedNotification";
 export type { MemorySourcesListParams } from "./MemorySourcesListParams";
 export type { MemorySourcesListResponse } from "./MemorySourcesListResponse";
 export type { MemorySourcesReadParams } from "./MemorySourcesReadParams";
@@ -96,6 +97,7 @@ export type { MemoryStatusFilter } from "./MemoryStatusFilter";
 export type { Message } from "./Message";
 export type { MessageInput } from "./MessageInput";
 export type { Passage } from "./Passage";
+export type { PhysicalErasure } from "./PhysicalErasure";
 export type { ProfileEntry } from "./ProfileEntry";
 export type { Reason } from "./Reason";
 export type { RequestId } from "./RequestId";

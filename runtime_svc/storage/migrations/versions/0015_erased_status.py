@@ -8,7 +8,7 @@ newest first by (created_at_us, source_id), which `ix_sources_created` serves pe
 
 Revision ID: 0015
 Revises: 0014
-Create Date: 2026-12-08
+Create Date: 2026-12-01
 """
 
 from __future__ import annotations
