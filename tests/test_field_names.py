@@ -106,6 +106,8 @@ CASES = [
         "save_intent_source",
     ),
     ("GetProfile", facts_pb2.GetProfileRequest(save_intent_source="s" * 500), "save_intent_source"),
+    ("RetractFact", facts_pb2.RetractFactRequest(), "fact_id"),
+    ("RetractFact", facts_pb2.RetractFactRequest(fact_id="f", reason="r" * 201), "reason"),
     ("Ask", facts_pb2.AskRequest(question=LONG, token_budget=100), "question"),
     ("Ask", facts_pb2.AskRequest(question="", token_budget=100), "question"),
     ("Ask", facts_pb2.AskRequest(question="q", token_budget=0), "token_budget"),

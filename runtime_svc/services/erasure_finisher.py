@@ -91,7 +91,7 @@ class ErasureFinisher:
             delay = min(delay * 2, MAX_RETRY_S)
 
     def _finish_round(self, wait_ms: int) -> bool:
-        """Whether nothing is left pending that this round could finish."""
+        """Whether nothing is left pending that one pass could finish."""
         with self._uow.read("") as tx:
             found = erasures.pending(tx.conn)
         if not found:
