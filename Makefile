@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml
 run: install ## both services on embedded SQLite and the web console; prints a dev credential
 	$(BIN)/agentmem up --listen $(LISTEN) --data-dir $(DATA) --console $(CONSOLE)
 
-test: install ## the whole suite, through real servers
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+# Tests wait on servers more than they compute: three workers, each test file on one of them.
+TEST_WORKERS ?= 3
+test: install ## the whole suite, through real servers (TEST_WORKERS=0: one process)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 check: lint ## the fast layer after every change: lint, types, tests/unit and tests/search (no servers)
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search

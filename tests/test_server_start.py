@@ -22,6 +22,7 @@ from agentmem.core.listen import EXIT_ADDRESS_IN_USE
 from tests.harness import ROOT, wait_until
 
 AGENTMEM = str(Path(sys.executable).with_name("agentmem"))  # the command, as a user runs it
+WORDS_ONLY = {"AGENTMEM_RETRIEVAL__EMBEDDINGS": "none"}  # where the model plays no part
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
     first = subprocess.Popen(
         [AGENTMEM, "up", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "one")],
         cwd=tmp_path,
-        env={**os.environ, "AGENTMEM_DEV_TOKEN": ""},
+        env={**os.environ, "AGENTMEM_DEV_TOKEN": "", **WORDS_ONLY},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -68,7 +69,10 @@ def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
     try:
         address = re.search(r"serving on (\S+)", first.stdout.readline()).group(1)
         _refused(
-            ["up", "--listen", address, "--data-dir", str(tmp_path / "two")], address, tmp_path
+            ["up", "--listen", address, "--data-dir", str(tmp_path / "two")],
+            address,
+            tmp_path,
+            **WORDS_ONLY,
         )
         assert first.poll() is None  # the first one still serves
     finally:
@@ -134,7 +138,7 @@ class Up:
 def test_up_from_a_folder_holding_a_folder_named_agentmem(tmp_path):
     parent = tmp_path / "work"
     (parent / "agentmem" / "agentmem").mkdir(parents=True)  # the parent of a clone
-    up = Up(tmp_path, parent)
+    up = Up(tmp_path, parent, env=WORDS_ONLY)
     try:
         with Client(up.address, up.token, retry=NO_RETRY) as client:
             assert client.read_thread_memory_mode(thread_id="t1").revision == 0
@@ -148,7 +152,13 @@ def test_up_leaves_out_a_console_it_cannot_import_in_one_line(tmp_path):
     (missing / "uvicorn" / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'uvicorn'\", name='uvicorn')\n"
     )
-    up = Up(tmp_path, tmp_path, "--console", "127.0.0.1:0", env={"PYTHONPATH": str(missing)})
+    up = Up(
+        tmp_path,
+        tmp_path,
+        "--console",
+        "127.0.0.1:0",
+        env={"PYTHONPATH": str(missing), **WORDS_ONLY},
+    )
     try:
         lines = up.text().splitlines()
         assert not [line for line in lines if line.startswith("agentmem console on")]
