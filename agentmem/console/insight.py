@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentmem.console import first_lines, labels
-from agentmem.console.gateway import MODES, GatewayError
+from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 from agentmem.v1 import audit_pb2
 

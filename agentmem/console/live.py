@@ -17,7 +17,8 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from agentmem.console.gateway import Gateway, GatewayError
+from agentmem.console.gateway import Gateway
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session
 from agentmem.console.web import console
 

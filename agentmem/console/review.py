@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console.gateway import DECISIONS, GatewayError
+from agentmem.console.gateway_values import DECISIONS, GatewayError
 from agentmem.console.labels import TEMPLATE_HELPERS as helpers
 from agentmem.console.labels import words
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in

@@ -12,7 +12,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from agentmem.console import labels
-from agentmem.console.gateway import Gateway, GatewayError
+from agentmem.console.gateway import Gateway
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
 
 HERE = Path(__file__).parent
