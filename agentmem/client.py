@@ -22,207 +22,53 @@ sequence it saw across disconnects.
 
 from __future__ import annotations
 
-import asyncio
-import copy
-import dataclasses
-import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    Retrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_exponential_jitter,
-)
+from google.protobuf.message import Message
+from tenacity import Retrying
 
-from agentmem.client_async import AsyncMethods
-from agentmem.client_errors import (
-    ApiError,
-    SubscriberTooSlow,
-    TokenExpired,
-    Unavailable,
-    from_grpc_error,
-)
+from agentmem.client_aio import AsyncClient
+from agentmem.client_base import ClientBase, checked, make_stub
+from agentmem.client_errors import ApiError, TokenExpired, Unavailable, from_grpc_error
 from agentmem.client_methods import Methods
-from agentmem.client_values import IDEMPOTENT, event_kinds, target_of
-from agentmem.core import experimental as experimental_optin
-from agentmem.v1 import events_pb2, memory_service_pb2_grpc
+from agentmem.client_raw import RawStub
+from agentmem.client_settings import (
+    DEFAULT_ADDRESS,
+    ENV_ADDRESS,
+    ENV_CA_FILE,
+    ENV_EXPERIMENTAL,
+    ENV_TLS,
+    ENV_TOKEN,
+    NO_RETRY,
+    RetryPolicy,
+    Settings,
+    channel_target,
+)
+from agentmem.client_values import Reply, event_kinds, target_of
+from agentmem.v1 import events_pb2
 
-DEFAULT_ADDRESS = "127.0.0.1:50051"
-ENV_ADDRESS = "AGENTMEM_ADDR"
-ENV_TOKEN = "AGENTMEM_TOKEN"
-ENV_CA_FILE = "AGENTMEM_CA_FILE"  # PEM roots; setting it turns TLS on
-ENV_TLS = "AGENTMEM_TLS"  # "1" for TLS with the system roots
-ENV_EXPERIMENTAL = "AGENTMEM_EXPERIMENTAL"  # comma-separated capabilities to opt in to
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries of idempotent calls on UNAVAILABLE, and watch() reconnects."""
-
-    attempts: int = 5
-    initial: float = 0.1
-    maximum: float = 2.0
-    deadline: float = 30.0
-    # Called before each wait (tenacity's before_sleep), e.g. to log.
-    before_sleep: Callable[[RetryCallState], None] | None = None
-
-    def tenacity(self) -> dict[str, Any]:
-        return {
-            "retry": retry_if_exception_type(Unavailable),
-            "stop": stop_after_attempt(self.attempts) | stop_after_delay(self.deadline),
-            "wait": wait_exponential_jitter(
-                multiplier=self.initial, max=self.maximum, jitter=self.initial
-            ),
-            "reraise": True,
-            **({"before_sleep": self.before_sleep} if self.before_sleep else {}),
-        }
-
-    def backoff(self, failures: int) -> float:
-        return min(self.maximum, self.initial * 2 ** max(0, failures - 1))
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "ENV_ADDRESS",
+    "ENV_CA_FILE",
+    "ENV_EXPERIMENTAL",
+    "ENV_TLS",
+    "ENV_TOKEN",
+    "NO_RETRY",
+    "AsyncClient",
+    "Client",
+    "MemoryClient",
+    "RetryPolicy",
+    "Settings",
+    "channel_target",
+    "connect",
+]
 
 
-NO_RETRY = RetryPolicy(attempts=1)
-
-
-@dataclass(frozen=True)
-class Settings:
-    address: str
-    token: str
-    credentials: grpc.ChannelCredentials | None
-    server_name: str | None
-    experimental: frozenset[str]
-    retry: RetryPolicy
-    timeout: float | None
-
-
-def _settings(
-    address: str | None,
-    token: str | None,
-    tls: bool | None,
-    root_certificates: bytes | str | Path | None,
-    server_name: str | None,
-    experimental: Iterable[str] | None,
-    retry: RetryPolicy | None,
-    timeout: float | None,
-) -> Settings:
-    address = address or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
-    scheme, sep, rest = address.partition("://")
-    if sep and scheme in ("https", "http"):  # https://host:port means TLS
-        address = rest
-        if scheme == "https" and tls is None:
-            tls = True
-    token = token if token is not None else os.environ.get(ENV_TOKEN, "")
-    roots = root_certificates if root_certificates is not None else os.environ.get(ENV_CA_FILE)
-    if tls is None:
-        tls = bool(roots) or os.environ.get(ENV_TLS, "").lower() in ("1", "true", "yes")
-    credentials = None
-    if tls:
-        pem = Path(roots).read_bytes() if isinstance(roots, (str, Path)) and roots else roots
-        credentials = grpc.ssl_channel_credentials(root_certificates=pem or None)
-    if experimental is None:
-        experimental = os.environ.get(ENV_EXPERIMENTAL, "").split(",")
-    return Settings(
-        address=address,
-        token=token,
-        credentials=credentials,
-        server_name=server_name,
-        experimental=experimental_optin.decode(experimental),
-        retry=retry or RetryPolicy(),
-        timeout=timeout,
-    )
-
-
-class _Base:
-    """Settings, credentials and metadata shared by `Client` and `AsyncClient`."""
-
-    def __init__(
-        self,
-        address: str | None = None,
-        token: str | None = None,
-        *,
-        tls: bool | None = None,
-        root_certificates: bytes | str | Path | None = None,
-        server_name: str | None = None,
-        experimental: Iterable[str] | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: float | None = 30.0,
-        options: Iterable[tuple[str, Any]] = (),
-        token_provider: Callable[[], str] | None = None,
-    ) -> None:
-        """`address`/`token` default to AGENTMEM_ADDR / AGENTMEM_TOKEN. TLS is on when
-        `tls=True`, `root_certificates` (PEM bytes or a file) or AGENTMEM_CA_FILE is given.
-        `experimental` names the experimental capabilities this client accepts (default:
-        AGENTMEM_EXPERIMENTAL). `token_provider`, for short-lived tokens (OIDC): called for
-        each call's credential instead of `token`, so that `watch()` resumes with a fresh
-        one when its stream ends with TOKEN_EXPIRED."""
-        self.settings = _settings(
-            address, token, tls, root_certificates, server_name, experimental, retry, timeout
-        )
-        self._token_provider = token_provider
-        self._owns_channel = True
-        self._channel_options = list(options)
-
-    @property
-    def address(self) -> str:
-        return self.settings.address
-
-    def _options(self) -> list[tuple[str, Any]]:
-        name = self.settings.server_name
-        override = [("grpc.ssl_target_name_override", name)] if name else []
-        return [*self._channel_options, *override]
-
-    def metadata(self) -> tuple[tuple[str, str], ...]:
-        """The request metadata every call carries: the bearer token and the opt-in."""
-        entries: list[tuple[str, str]] = []
-        token = self._token_provider() if self._token_provider else self.settings.token
-        if token:
-            entries.append(("authorization", f"Bearer {token}"))
-        if self.settings.experimental:
-            entries.append(
-                (
-                    experimental_optin.METADATA_KEY,
-                    experimental_optin.encode(self.settings.experimental),
-                )
-            )
-        return tuple(entries)
-
-    def with_token(self, token: str) -> Any:
-        """The same client (sharing its connection) acting with another credential."""
-        other = copy.copy(self)
-        other.settings = dataclasses.replace(self.settings, token=token)
-        other._token_provider = None
-        other._owns_channel = False
-        return other
-
-    def _resumable(self, e: grpc.RpcError) -> ApiError:
-        """The typed error of a broken watch if resuming can help (a disconnect, a slow
-        subscriber cut off, an expired credential when there is a provider of fresh ones);
-        anything else is raised."""
-        err = from_grpc_error(e)
-        if isinstance(err, TokenExpired) and self._token_provider is not None:
-            return err
-        if not isinstance(err, (Unavailable, SubscriberTooSlow)):
-            raise err from None
-        return err
-
-    def _retried(self, name: str, request: Any) -> bool:
-        """Whether a failed call is tried again: an idempotent call, unless the policy
-        allows one attempt only (then no retry state is made at all)."""
-        if self.settings.retry.attempts <= 1:
-            return False
-        return name in IDEMPOTENT or (name == "InsertMemory" and bool(request.request_id))
-
-
-class Client(_Base, Methods):
+class Client(ClientBase, Methods):
     """Blocking client. Use as a context manager, or call `close()`."""
 
     def __init__(
@@ -240,19 +86,26 @@ class Client(_Base, Methods):
             self.channel = grpc.secure_channel(s.address, s.credentials, options=self._options())
         else:
             self.channel = grpc.insecure_channel(s.address, options=self._options())
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(self.channel)
+        self._stub = make_stub(self.channel)
 
-    def _call(self, name: str, request: Any, timeout: float | None) -> Any:
+    def _call(
+        self, name: str, request: Message, reply: type[Reply], timeout: float | None
+    ) -> Reply:
+        return checked(name, self._send(name, request, timeout), reply)
+
+    def _send(self, name: str, request: Message, timeout: float | None) -> object:
+        """One unary call by name, with this client's metadata, deadline and retries."""
         method = getattr(self._stub, name)
         target = target_of(request)
 
-        def once() -> Any:
+        def once() -> object:
             try:
-                return method(
+                result: object = method(
                     request, metadata=self.metadata(), timeout=timeout or self.settings.timeout
                 )
             except grpc.RpcError as e:
                 raise from_grpc_error(e, target) from None
+            return result
 
         if not self._retried(name, request):
             return once()
@@ -304,15 +157,15 @@ class Client(_Base, Methods):
             time.sleep(policy.backoff(failures))
 
     @property
-    def stub(self) -> Any:
+    def stub(self) -> RawStub:
         """The generated stub's methods (request messages in, responses out), each with
         this client's metadata, retries and typed errors."""
-        return _RawStub(self)
+        return RawStub(self)
 
     def __getattr__(self, name: str) -> Any:
         # `client.InsertMemory(request)`: the stub's method with this client's metadata.
         if name[:1].isupper():
-            return getattr(_RawStub(self), name)
+            return getattr(RawStub(self), name)
         raise AttributeError(name)
 
     def close(self) -> None:
@@ -324,117 +177,6 @@ class Client(_Base, Methods):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _RawStub:
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __getattr__(self, name: str) -> Any:
-        client = self._client
-        method = getattr(client._stub, name)
-
-        def call(request: Any, metadata: tuple = (), timeout: float | None = None) -> Any:
-            if metadata:
-                try:
-                    return method(
-                        request, metadata=(*client.metadata(), *metadata), timeout=timeout
-                    )
-                except grpc.RpcError as e:
-                    raise from_grpc_error(e, target_of(request)) from None
-            if name == "WatchEvents":
-                return method(request, metadata=client.metadata(), timeout=timeout)
-            return client._call(name, request, timeout)
-
-        call.future = lambda request, **kw: method.future(  # type: ignore[attr-defined]
-            request, metadata=client.metadata(), **kw
-        )
-        return call
-
-
-class AsyncClient(_Base, AsyncMethods):
-    """asyncio client: the same methods as `Client`, each a coroutine."""
-
-    def __init__(self, address: str | None = None, token: str | None = None, **kwargs: Any):
-        super().__init__(address, token, **kwargs)
-        self._channel: grpc.aio.Channel | None = None
-        self._stub_: Any = None
-
-    @property
-    def _stub(self) -> Any:
-        if self._stub_ is None:  # made on first use, inside the running event loop
-            s = self.settings
-            self._channel = (
-                grpc.aio.secure_channel(s.address, s.credentials, options=self._options())
-                if s.credentials
-                else grpc.aio.insecure_channel(s.address, options=self._options())
-            )
-            self._stub_ = memory_service_pb2_grpc.MemoryServiceStub(self._channel)
-        return self._stub_
-
-    def with_token(self, token: str) -> AsyncClient:
-        other: AsyncClient = super().with_token(token)
-        _ = self._stub  # share one channel
-        return other
-
-    async def _call(self, name: str, request: Any, timeout: float | None) -> Any:
-        method = getattr(self._stub, name)
-        target = target_of(request)
-
-        async def once() -> Any:
-            try:
-                return await method(
-                    request, metadata=self.metadata(), timeout=timeout or self.settings.timeout
-                )
-            except grpc.RpcError as e:
-                raise from_grpc_error(e, target) from None
-
-        if not self._retried(name, request):
-            return await once()
-        async for attempt in AsyncRetrying(**self.settings.retry.tenacity()):
-            with attempt:
-                return await once()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def watch(
-        self, *, after_sequence: int = 0, kinds: Iterable[str | int] = ()
-    ) -> AsyncIterator[events_pb2.Event]:
-        """As `Client.watch`, as an async iterator."""
-        last, wanted = after_sequence, event_kinds(kinds)
-        policy, failures, failing_since = self.settings.retry, 0, 0.0
-        while True:
-            call = self._stub.WatchEvents(
-                events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
-                metadata=self.metadata(),
-            )
-            try:
-                async for item in call:
-                    failures = 0
-                    last = item.event.sequence
-                    yield item.event
-                err: ApiError = Unavailable("the event stream ended")
-            except grpc.RpcError as e:
-                err = self._resumable(e)
-            finally:
-                call.cancel()
-            if isinstance(err, TokenExpired):  # at once, with the provider's fresh token
-                continue
-            failures += 1
-            now = time.monotonic()
-            failing_since = now if failures == 1 else failing_since
-            if now - failing_since > policy.deadline:
-                raise err
-            await asyncio.sleep(policy.backoff(failures))
-
-    async def close(self) -> None:
-        if self._channel is not None and self._owns_channel:
-            await self._channel.close()
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 def connect(
@@ -455,23 +197,8 @@ def connect(
     if credentials is not None:
         client.channel.close()
         client.channel = grpc.secure_channel(target, credentials)
-        client._stub = memory_service_pb2_grpc.MemoryServiceStub(client.channel)
+        client._stub = make_stub(client.channel)
     return client
 
 
 MemoryClient = Client  # the 0.1 name
-
-
-def channel_target(
-    address: str,
-    credentials: grpc.ChannelCredentials | None = None,
-    ca_file: str | None = None,
-) -> tuple[str, grpc.ChannelCredentials | None]:
-    """The gRPC target and channel credentials for an `https://` or plain address."""
-    scheme, sep, rest = address.partition("://")
-    target = rest if sep and scheme in ("https", "http") else address
-    if credentials is None and ((scheme == "https" and sep) or ca_file):
-        bundle = ca_file or os.environ.get(ENV_CA_FILE) or None
-        roots = Path(bundle).read_bytes() if bundle else None
-        credentials = grpc.ssl_channel_credentials(root_certificates=roots)
-    return target, credentials

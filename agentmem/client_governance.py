@@ -39,7 +39,7 @@ class GovernanceMethods(Caller):
         )
         if as_of is not None:
             request.as_of.CopyFrom(timestamp(as_of, "as_of"))
-        return self._call("SearchFacts", request, timeout)
+        return self._call("SearchFacts", request, facts_pb2.SearchFactsResponse, timeout)
 
     def get_profile(
         self, *, save_intent_source: str = "", as_of: Moment = None, timeout: float | None = None
@@ -49,7 +49,7 @@ class GovernanceMethods(Caller):
         request = facts_pb2.GetProfileRequest(save_intent_source=save_intent_source)
         if as_of is not None:
             request.as_of.CopyFrom(timestamp(as_of, "as_of"))
-        return self._call("GetProfile", request, timeout)
+        return self._call("GetProfile", request, facts_pb2.GetProfileResponse, timeout)
 
     def ask(
         self,
@@ -64,7 +64,7 @@ class GovernanceMethods(Caller):
         request = facts_pb2.AskRequest(question=question, token_budget=token_budget)
         if as_of is not None:
             request.as_of.CopyFrom(timestamp(as_of, "as_of"))
-        return self._call("Ask", request, timeout)
+        return self._call("Ask", request, facts_pb2.AskResponse, timeout)
 
     def retract_fact(
         self, *, fact_id: str, reason: str = "", timeout: float | None = None
@@ -72,7 +72,10 @@ class GovernanceMethods(Caller):
         """The user says the fact is wrong: it leaves every read, the value before it is
         current again, its memory stays (needs memory.review and a user principal)."""
         return self._call(
-            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), timeout
+            "RetractFact",
+            facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason),
+            facts_pb2.RetractFactResponse,
+            timeout,
         )
 
     def register_owner_key(
@@ -85,6 +88,7 @@ class GovernanceMethods(Caller):
             foreign_pb2.RegisterOwnerKeyRequest(
                 owner_id=owner_id, key_id=key_id, public_key_pem=public_key_pem
             ),
+            foreign_pb2.RegisterOwnerKeyResponse,
             timeout,
         )
 
@@ -95,6 +99,7 @@ class GovernanceMethods(Caller):
         return self._call(
             "RevokeOwnerKey",
             foreign_pb2.RevokeOwnerKeyRequest(owner_id=owner_id, key_id=key_id),
+            foreign_pb2.RevokeOwnerKeyResponse,
             timeout,
         )
 
@@ -112,6 +117,7 @@ class GovernanceMethods(Caller):
             foreign_pb2.PrepareForeignSourceRequest(
                 canonical_owner=canonical_owner, pointer=thin_pointer(pointer)
             ),
+            foreign_pb2.PrepareForeignSourceResponse,
             timeout,
         )
 
@@ -129,6 +135,7 @@ class GovernanceMethods(Caller):
             foreign_pb2.AdmitForeignSourceRequest(
                 canonical_owner=canonical_owner, pointer=thin_pointer(pointer), assent=assent
             ),
+            foreign_pb2.AdmitForeignSourceResponse,
             timeout,
         )
 
@@ -139,6 +146,7 @@ class GovernanceMethods(Caller):
         return self._call(
             "RevokeSource",
             foreign_pb2.RevokeSourceRequest(source_id=source_id, reason=reason),
+            foreign_pb2.RevokeSourceResponse,
             timeout,
         )
 
@@ -156,6 +164,7 @@ class GovernanceMethods(Caller):
             foreign_pb2.RevokeAssentRequest(
                 source_id=source_id, assent_id=assent_id, revocation=revocation
             ),
+            foreign_pb2.RevokeAssentResponse,
             timeout,
         )
 
@@ -164,7 +173,10 @@ class GovernanceMethods(Caller):
     ) -> foreign_pb2.ReadbackSourceResponse:
         """Every derived record of a source and whether any can still be retrieved."""
         return self._call(
-            "ReadbackSource", foreign_pb2.ReadbackSourceRequest(source_id=source_id), timeout
+            "ReadbackSource",
+            foreign_pb2.ReadbackSourceRequest(source_id=source_id),
+            foreign_pb2.ReadbackSourceResponse,
+            timeout,
         )
 
     def erase_source(
@@ -182,6 +194,7 @@ class GovernanceMethods(Caller):
             foreign_pb2.EraseSourceRequest(
                 source_id=source_id, expected_revision=expected_revision, reason=reason
             ),
+            foreign_pb2.EraseSourceResponse,
             timeout,
         )
 
@@ -204,6 +217,7 @@ class GovernanceMethods(Caller):
                 page_token=page_token,
                 newest_first=newest_first,
             ),
+            audit_pb2.ListAuditReceiptsResponse,
             timeout,
         )
 
@@ -211,4 +225,9 @@ class GovernanceMethods(Caller):
         self, *, timeout: float | None = None
     ) -> audit_pb2.VerifyAuditChainResponse:
         """Recomputes the receipts' hash chain and says whether it verifies."""
-        return self._call("VerifyAuditChain", audit_pb2.VerifyAuditChainRequest(), timeout)
+        return self._call(
+            "VerifyAuditChain",
+            audit_pb2.VerifyAuditChainRequest(),
+            audit_pb2.VerifyAuditChainResponse,
+            timeout,
+        )

@@ -1,9 +1,10 @@
-"""The client's methods for memory itself: capabilities, thread memory mode, inserting and
-listing memories, source classification, retrieval, review and the insert policy.
+"""The client's methods for memory itself: capabilities, thread memory mode, inserting
+memories, listing and reading sources and their classification (retrieval and review are in
+`agentmem.client_retrieval` and `agentmem.client_review`).
 
 Each method builds the request message and hands it to `self._call`, which sends it with
 the client's credential, deadline and retries and returns the response (an `AsyncClient`'s
-generated twin awaits it: `agentmem/client_async.py`). Enum arguments take the short
+generated twin awaits it: `agentmem/client_async_memory.py`). Enum arguments take the short
 lower-case name (`"disabled"`, `"cold"`, `"approve"`) or the proto value; anything else
 raises `agentmem.InvalidArgument` naming the field before a call is made.
 """
@@ -14,23 +15,25 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.client_values import enum_value, message, timestamp
+from agentmem.client_values import Reply, enum_value, message, timestamp
 from agentmem.v1 import (
     capabilities_pb2,
     common_pb2,
-    retrieval_pb2,
-    review_pb2,
     sources_pb2,
     thread_mode_pb2,
 )
 
 
 class Caller:
-    """What the methods need from a client: one call of a unary RPC by name."""
+    """What the methods need from a client: one call of a unary RPC by name, whose response
+    is a `reply` message."""
 
-    def _call(self, name: str, request: Any, timeout: float | None) -> Any:
+    def _call(
+        self, name: str, request: Message, reply: type[Reply], timeout: float | None
+    ) -> Reply:
         raise NotImplementedError
 
 
@@ -40,7 +43,12 @@ class MemoryMethods(Caller):
     ) -> capabilities_pb2.GetCapabilitiesResponse:
         """What the server offers: capabilities, the insert policy in force, who the
         credential is, and whether retrieval is by words only or by meaning too (and why)."""
-        return self._call("GetCapabilities", capabilities_pb2.GetCapabilitiesRequest(), timeout)
+        return self._call(
+            "GetCapabilities",
+            capabilities_pb2.GetCapabilitiesRequest(),
+            capabilities_pb2.GetCapabilitiesResponse,
+            timeout,
+        )
 
     def read_thread_memory_mode(
         self, *, thread_id: str, timeout: float | None = None
@@ -50,6 +58,7 @@ class MemoryMethods(Caller):
         return self._call(
             "ReadThreadMemoryMode",
             thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=thread_id),
+            thread_mode_pb2.ReadThreadMemoryModeResponse,
             timeout,
         )
 
@@ -70,6 +79,7 @@ class MemoryMethods(Caller):
                 mode=enum_value(common_pb2.MemoryMode, "MEMORY_MODE_", mode, "mode"),
                 expected_revision=expected_revision,
             ),
+            thread_mode_pb2.SetThreadMemoryModeResponse,
             timeout,
         )
 
@@ -112,7 +122,7 @@ class MemoryMethods(Caller):
         )
         if observed_at is not None:
             request.observed_at.CopyFrom(timestamp(observed_at, "observed_at"))
-        return self._call("InsertMemory", request, timeout)
+        return self._call("InsertMemory", request, sources_pb2.InsertMemoryResponse, timeout)
 
     def list_sources(
         self,
@@ -148,6 +158,7 @@ class MemoryMethods(Caller):
         return self._call(
             "ListSources",
             sources_pb2.ListSourcesRequest(page_size=page_size, page_token=page_token, filter=flt),
+            sources_pb2.ListSourcesResponse,
             timeout,
         )
 
@@ -159,6 +170,7 @@ class MemoryMethods(Caller):
         return self._call(
             "GetSource",
             sources_pb2.GetSourceRequest(source_id=source_id, include_content=include_content),
+            sources_pb2.Source,
             timeout,
         )
 
@@ -181,112 +193,6 @@ class MemoryMethods(Caller):
                 ),
                 expected_revision=expected_revision,
             ),
-            timeout,
-        )
-
-    def search_memories(
-        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
-    ) -> retrieval_pb2.SearchMemoriesResponse:
-        """The eligible memories best matching `query` (by words and, when on, by meaning),
-        with snippets and citations; none when the thread's memory is disabled."""
-        return self._call(
-            "SearchMemories",
-            retrieval_pb2.SearchMemoriesRequest(query=query, thread_id=thread_id, limit=limit),
-            timeout,
-        )
-
-    def assemble_prompt(
-        self,
-        *,
-        query: str,
-        thread_id: str = "",
-        token_budget: int = 500,
-        timeout: float | None = None,
-    ) -> retrieval_pb2.AssemblePromptResponse:
-        """The memory block to put in a model's prompt for `query`, within `token_budget`,
-        with its citations (empty when the thread's memory is disabled)."""
-        return self._call(
-            "AssemblePrompt",
-            retrieval_pb2.AssemblePromptRequest(
-                query=query, thread_id=thread_id, token_budget=token_budget
-            ),
-            timeout,
-        )
-
-    def explain_retrieval(
-        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
-    ) -> retrieval_pb2.ExplainRetrievalResponse:
-        """Every source `query` matches, selected or not, with the reason (ids only)."""
-        return self._call(
-            "ExplainRetrieval",
-            retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
-            timeout,
-        )
-
-    def list_memories(
-        self,
-        *,
-        status_filter: str | int | None = None,
-        page_size: int = 0,
-        page_token: str = "",
-        timeout: float | None = None,
-    ) -> review_pb2.ListMemoriesResponse:
-        """Memories newest first by review status (`"active"` by default, `"pending_review"`,
-        `"rejected"`, `"all"`); their text with the memory.content.read scope."""
-        return self._call(
-            "ListMemories",
-            review_pb2.ListMemoriesRequest(
-                status_filter=enum_value(
-                    review_pb2.MemoryStatusFilter,
-                    "MEMORY_STATUS_FILTER_",
-                    status_filter,
-                    "status_filter",
-                ),
-                page_size=page_size,
-                page_token=page_token,
-            ),
-            timeout,
-        )
-
-    def review_memory(
-        self,
-        *,
-        source_id: str,
-        decision: str | int,
-        expected_revision: int,
-        note: str = "",
-        timeout: float | None = None,
-    ) -> review_pb2.ReviewMemoryResponse:
-        """Approves or rejects a pending memory (`"approve"` | `"reject"`; memory.review)."""
-        return self._call(
-            "ReviewMemory",
-            review_pb2.ReviewMemoryRequest(
-                source_id=source_id,
-                decision=enum_value(review_pb2.Decision, "DECISION_", decision, "decision"),
-                expected_revision=expected_revision,
-                note=note,
-            ),
-            timeout,
-        )
-
-    def get_insert_policy(
-        self, *, timeout: float | None = None
-    ) -> review_pb2.GetInsertPolicyResponse:
-        """The insert policy in force for the caller's tenant, and whether it is overridden."""
-        return self._call("GetInsertPolicy", review_pb2.GetInsertPolicyRequest(), timeout)
-
-    def set_insert_policy(
-        self, *, insert_policy: str | int, expected_revision: int, timeout: float | None = None
-    ) -> review_pb2.SetInsertPolicyResponse:
-        """Overrides the tenant's insert policy (`"permissive"`, `"require_save_intent"`,
-        `"review_pending"`; memory.admin), by compare-and-swap on its revision."""
-        return self._call(
-            "SetInsertPolicy",
-            review_pb2.SetInsertPolicyRequest(
-                insert_policy=enum_value(
-                    common_pb2.InsertPolicy, "INSERT_POLICY_", insert_policy, "insert_policy"
-                ),
-                expected_revision=expected_revision,
-            ),
+            sources_pb2.SetSourceClassificationResponse,
             timeout,
         )

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from agentmem.client_governance import GovernanceMethods
 from agentmem.client_memory import MemoryMethods
+from agentmem.client_retrieval import RetrievalMethods
+from agentmem.client_review import ReviewMethods
 from agentmem.client_values import IDEMPOTENT, enum_name, enum_value, event_kinds, target_of
 
 __all__ = ["IDEMPOTENT", "Methods", "enum_name", "enum_value", "event_kinds", "target_of"]
 
-SOURCES = ("agentmem/client_memory.py", "agentmem/client_governance.py")
+SOURCES = (
+    "agentmem/client_memory.py",
+    "agentmem/client_retrieval.py",
+    "agentmem/client_review.py",
+    "agentmem/client_governance.py",
+)
 
 
-class Methods(MemoryMethods, GovernanceMethods):
+class Methods(MemoryMethods, RetrievalMethods, ReviewMethods, GovernanceMethods):
     """Typed keyword-argument methods for every unary RPC of agentmem.v1.MemoryService."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client_errors import InvalidArgument
@@ -58,20 +59,28 @@ def bad_value(field: str, allowed: Iterable[str]) -> InvalidArgument:
     )
 
 
-def enum_value(enum: ProtoEnum, prefix: str, value: str | int | None, field: str) -> int:
+# A generated enum's values: its class in the generated stubs (`sources_pb2.Status`) is an
+# `int` subclass whose metaclass is the `ProtoEnum` wrapper.
+E = TypeVar("E", bound=int)
+
+
+def enum_value(enum: type[E], prefix: str, value: str | int | None, field: str) -> E:
     """`"disabled"`, `"MEMORY_MODE_DISABLED"` or the number itself; None/"" is unspecified.
     Anything else raises `InvalidArgument` naming `field` and the allowed names."""
+    # At run time a generated enum is its wrapper (an instance of EnumTypeWrapper), and its
+    # values are plain ints: the casts say so, they convert nothing.
+    wrapper = cast(ProtoEnum, enum)
     if value is None or value == "":
-        return 0
-    numbers = {number for _, number in enum.items()}
+        return cast(E, 0)
+    numbers = {number for _, number in wrapper.items()}
     if isinstance(value, int) and not isinstance(value, bool) and value in numbers:
-        return value
+        return cast(E, value)
     if isinstance(value, str):
         name = value.upper()
         name = name if name.startswith(prefix) else prefix + name
-        if name in {n for n, _ in enum.items()} and not name.endswith("_UNSPECIFIED"):
-            return enum.Value(name)
-    raise bad_value(field, enum_names(enum, prefix))
+        if name in {n for n, _ in wrapper.items()} and not name.endswith("_UNSPECIFIED"):
+            return cast(E, wrapper.Value(name))
+    raise bad_value(field, enum_names(wrapper, prefix))
 
 
 def enum_names(enum: ProtoEnum, prefix: str) -> list[str]:
@@ -79,10 +88,19 @@ def enum_names(enum: ProtoEnum, prefix: str) -> list[str]:
     return [n.removeprefix(prefix).lower() for n, v in enum.items() if v]
 
 
+def enum_members(enum: type[E], prefix: str) -> dict[str, E]:
+    """Every specified value of an enum by its short lower-case name (`"cold"`)."""
+    wrapper = cast(ProtoEnum, enum)
+    return {n.removeprefix(prefix).lower(): cast(E, v) for n, v in wrapper.items() if v}
+
+
 def enum_name(enum: ProtoEnum, prefix: str, value: int) -> str:
     """The short lower-case name of a proto enum value (`"disabled"`)."""
     return enum.Name(value).removeprefix(prefix).lower()
 
+
+# The response message a call returns (the `reply` class a method hands to `_call`).
+Reply = TypeVar("Reply", bound=Message)
 
 # A time argument: a datetime (naive: UTC), an ISO 8601 date or time, or a Timestamp.
 Moment = datetime | str | Timestamp | None
@@ -130,19 +148,18 @@ def pointer(value: foreign_pb2.ThinPointer | Mapping[str, str]) -> foreign_pb2.T
     return foreign_pb2.ThinPointer(**value)
 
 
-def event_kinds(kinds: Iterable[str | int]) -> list[int]:
+def event_kinds(kinds: Iterable[str | int]) -> list[events_pb2.EventKind]:
     """Event kind filters (`"memory_inserted"`, …) as proto values."""
     return [enum_value(events_pb2.EventKind, "EVENT_KIND_", k, "kinds") for k in kinds]
 
 
-def target_of(request: Any) -> str:
+def target_of(request: Message) -> str:
     """What a request is about, in ids only: used to say what was not found."""
     fields = request.DESCRIPTOR.fields_by_name
     for name, label in (("source_id", "source"), ("thread_id", "thread"), ("fact_id", "fact")):
         if name in fields and getattr(request, name):
             return f"{label} {getattr(request, name)}"
     if "key_id" in fields:
-        return f"owner key {request.owner_id}/{request.key_id}"
-    if "fact_id" in fields and getattr(request, "fact_id", ""):
-        return f"fact {request.fact_id}"
+        owner, key = (getattr(request, n) for n in ("owner_id", "key_id"))
+        return f"owner key {owner}/{key}"
     return ""

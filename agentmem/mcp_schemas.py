@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 from google.protobuf import descriptor, descriptor_pb2
+from google.protobuf.message import Message
 
 from agentmem.v1 import memory_service_pb2
 from protocol_svc import schema
@@ -33,7 +34,8 @@ def _bundle() -> dict[str, Any]:
             collect(dep)
 
     collect(memory_service_pb2.DESCRIPTOR)
-    return schema.build(list(files.values()))["$defs"]
+    defs: dict[str, Any] = schema.build(list(files.values()))["$defs"]
+    return defs
 
 
 def _proto_names(message: descriptor_pb2.DescriptorProto) -> None:
@@ -43,7 +45,7 @@ def _proto_names(message: descriptor_pb2.DescriptorProto) -> None:
         _proto_names(nested)
 
 
-def output_schema(message: descriptor.Descriptor) -> dict[str, Any]:
+def output_schema(message: type[Message]) -> dict[str, Any]:
     defs = _bundle()
     reached: dict[str, Any] = {}
 
@@ -61,6 +63,6 @@ def output_schema(message: descriptor.Descriptor) -> dict[str, Any]:
             for value in node:
                 walk(value)
 
-    root = defs[message.full_name]
+    root = defs[message.DESCRIPTOR.full_name]
     walk(root)
     return {**root, "$defs": dict(sorted(reached.items()))} if reached else dict(root)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import urllib.request
+
+from starlette.datastructures import UploadFile
 
 from agentmem.console.sessions import ANONYMOUS_IDLE_S, IDLE_S, LIFETIME_S, Caller, SessionStore
 from tests.harness import Process
@@ -52,6 +55,13 @@ def test_csrf_token_must_match_exactly() -> None:
     s = SessionStore().anonymous(None)
     assert s.csrf_ok(s.csrf)
     assert not s.csrf_ok(None) and not s.csrf_ok("") and not s.csrf_ok(s.csrf[:-1] + "x")
+
+
+def test_a_csrf_field_sent_as_a_file_is_refused_not_an_error() -> None:
+    """A multipart form may carry `csrf_token` as a file upload: it matches nothing."""
+    s = SessionStore().anonymous(None)
+    upload = UploadFile(io.BytesIO(s.csrf.encode()), filename="csrf_token")
+    assert not s.csrf_ok(upload)
 
 
 def test_secure_cookies_are_host_bound_httponly_and_strict(tmp_path) -> None:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
+from agentmem.cli import SubParsers
 from agentmem.client import ENV_ADDRESS, ENV_TOKEN
 from agentmem.core import config, listen, logs
 
@@ -23,7 +24,7 @@ log = logging.getLogger("agentmem.app_server")
 DEFAULT_LIMITS = Limits()
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: SubParsers) -> None:
     p = sub.add_parser(
         "app-server",
         help="serve the memory API to Codex-style hosts: JSON-RPC on stdio or WebSocket",

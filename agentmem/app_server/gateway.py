@@ -48,8 +48,7 @@ class Gateway:
 
     async def call(self, rpc: str, request: Message) -> Message:
         """One public RPC; a failure raises the client's typed `ApiError`."""
-        response: Message = await self._client._call(rpc, request, None)
-        return response
+        return await self._client._call(rpc, request, Message, None)
 
     def watch(self, after_sequence: int, kinds: Iterable[int]) -> AsyncIterator[events_pb2.Event]:
         watcher = self._client.with_token(self._client.settings.token)

@@ -15,7 +15,8 @@ params one named `...Input`, since their required fields differ.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from types import GenericAlias
 from typing import Annotated, Any, Literal, cast
 
 from google.protobuf import timestamp_pb2
@@ -116,7 +117,8 @@ class Registry:
     def enum(self, descriptor: EnumDescriptor) -> type[enum.Enum]:
         if descriptor.full_name not in self._enums:
             values = {v: v for v in protojson.enum_values(descriptor)}
-            made = enum.Enum(descriptor.name, values, type=str)  # type: ignore[misc]
+            # An enum whose name and members come from the descriptor at run time.
+            made = enum.Enum(descriptor.name, values, type=str)  # type: ignore[misc]  # named at run time
             self._enums[descriptor.full_name] = cast("type[enum.Enum]", made)
         return self._enums[descriptor.full_name]
 
@@ -127,9 +129,10 @@ class Registry:
             if hasattr(BaseModel, field_name):  # would shadow pydantic's own attribute
                 raise RuntimeError(f"{name}.{field_name} cannot be a model field")
         config = PARAMS_CONFIG if direction == "params" else RESULT_CONFIG
-        # the field definitions are made at run time, from the descriptor
-        model: type[BaseModel] = create_model(name, __config__=config, __doc__=doc, **fields)  # type: ignore[call-overload]
-        return model
+        # The field definitions are made at run time, from the descriptor: the checker
+        # cannot tell them from create_model's own `__`-keywords, so it is called untyped.
+        make: Callable[..., type[BaseModel]] = create_model
+        return make(name, __config__=config, __doc__=doc, **fields)
 
     def _field(
         self,
@@ -142,9 +145,9 @@ class Registry:
         alias = protojson.json_name(message, field)
         if protojson.is_map(field):
             value = protojson.map_value(field)
-            kind: Any = dict[StrictStr, self._single(value, direction)]  # type: ignore[misc]
+            kind: Any = GenericAlias(dict, (StrictStr, self._single(value, direction)))
         elif protojson.is_repeated(field):
-            kind = list[self._single(field, direction)]  # type: ignore[misc]
+            kind = GenericAlias(list, (self._single(field, direction),))
         else:
             kind = self._single(field, direction)
         if direction == "params":

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from agentmem.cli import render
+from agentmem.cli import SubParsers, render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
@@ -47,7 +47,7 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
     common = common_options()
     caps = sub.add_parser("capabilities", parents=[common], help="what the server offers")
     caps.set_defaults(func=run(_capabilities))

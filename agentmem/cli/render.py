@@ -11,11 +11,22 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf import descriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
+
+from agentmem.v1 import common_pb2
+
+if TYPE_CHECKING:
+    from google._upb import _message as upb
+
+# Descriptors as generated messages give them: the C implementation's or the Python one's.
+Field: TypeAlias = "descriptor.FieldDescriptor | upb.FieldDescriptor"
+MessageType: TypeAlias = "descriptor.Descriptor | upb.Descriptor"
+EnumType: TypeAlias = "descriptor.EnumDescriptor | upb.EnumDescriptor"
 
 # What a write did, by command words.
 VERBS = {
@@ -72,7 +83,7 @@ def relative(ts: Timestamp, now: float | None = None) -> str:
     return "just now"  # pragma: no cover
 
 
-def short(enum: EnumDescriptor, number: int) -> str:
+def short(enum: EnumType, number: int) -> str:
     """`CLASSIFICATION_COLD` → `cold`: the name the CLI's own flags take."""
     value = enum.values_by_number.get(number)
     if value is None:
@@ -81,17 +92,17 @@ def short(enum: EnumDescriptor, number: int) -> str:
     return value.name.removeprefix(prefix).lower()
 
 
-def _enum_prefix(enum: EnumDescriptor) -> str:
+def _enum_prefix(enum: EnumType) -> str:
     names = [v.name for v in enum.values]
     first = names[0]
     cut = first.rfind("_UNSPECIFIED")
     return first[: cut + 1] if cut > 0 else ""
 
 
-def value(field: FieldDescriptor, raw: Any) -> str:
+def value(field: Field, raw: Any) -> str:
     """One field's value as text ("" when it is the default, so it is left out)."""
     if field.type == FieldDescriptor.TYPE_ENUM:
-        return short(field.enum_type, raw) if raw else ""
+        return short(field.enum_type, raw) if raw and field.enum_type is not None else ""
     if (
         field.message_type is not None
         and field.message_type.full_name == Timestamp.DESCRIPTOR.full_name
@@ -110,11 +121,11 @@ def value(field: FieldDescriptor, raw: Any) -> str:
     return str(raw) if raw else ""
 
 
-def _is_map(field: FieldDescriptor) -> bool:
+def _is_map(field: Field) -> bool:
     return field.message_type is not None and field.message_type.GetOptions().map_entry
 
 
-def _repeated(field: FieldDescriptor) -> bool:
+def _repeated(field: Field) -> bool:
     return field.is_repeated and not _is_map(field)
 
 
@@ -122,9 +133,9 @@ def _words(name: str) -> str:
     return HEADERS.get(name, name.replace("_", " "))
 
 
-def _scalars(message: Message, skip: Sequence[str] = ()) -> list[tuple[FieldDescriptor, str]]:
+def _scalars(message: Message, skip: Sequence[str] = ()) -> list[tuple[Field, str]]:
     """The fields of a message that are not lists, as text, empty ones left out."""
-    out = []
+    out: list[tuple[Field, str]] = []
     for field in message.DESCRIPTOR.fields:
         if field.name in skip or _repeated(field):
             continue
@@ -134,7 +145,7 @@ def _scalars(message: Message, skip: Sequence[str] = ()) -> list[tuple[FieldDesc
     return out
 
 
-def _plain(field: FieldDescriptor) -> bool:
+def _plain(field: Field) -> bool:
     """A field a table cell can show: not a list, not a nested message (times excepted)."""
     if _repeated(field):
         return False
@@ -153,9 +164,9 @@ def count(n: int, plural: str) -> str:
     return f"1 {plural.removesuffix('s')}"
 
 
-def table(rows: Sequence[Message], descriptor: Descriptor) -> list[str]:
+def table(rows: Sequence[Message], message_type: MessageType) -> list[str]:
     """Aligned columns of the items' fields that any row sets; long text last."""
-    fields = [f for f in descriptor.fields if _plain(f)]
+    fields = [f for f in message_type.fields if _plain(f)]
     cells = [{f.name: value(f, getattr(r, f.name)) for f in fields} for r in rows]
     used = [f for f in fields if any(c[f.name] for c in cells)]
     used.sort(key=lambda f: f.name in TEXT_FIELDS)
@@ -187,8 +198,8 @@ def write(message: Message, command: tuple[str, ...], receipt: bool = False) -> 
         )
     line = f"{verb} {target}".strip() + (f" ({', '.join(parts)})" if parts else "")
     out = [line]
-    if receipt and "receipt" in message.DESCRIPTOR.fields_by_name and message.HasField("receipt"):
-        r = message.receipt  # type: ignore[attr-defined]  # checked just above
+    r = getattr(message, "receipt", None)
+    if receipt and isinstance(r, common_pb2.AuditReceipt) and message.HasField("receipt"):
         out.append(f"receipt {r.receipt_id} #{r.sequence} hash {r.hash}")
     return out
 

@@ -10,12 +10,17 @@ import secrets
 import signal
 import sys
 import tempfile
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import make_url
 
-from agentmem.cli import dev_credential, supervisor
+from agentmem.cli import SubParsers, dev_credential, supervisor
 from agentmem.core import config, listen, logs
+
+if TYPE_CHECKING:
+    from agentmem.core.serving import Served
 
 DEV_TENANT = "dev"
 DEV_PRINCIPAL = "dev"
@@ -24,7 +29,7 @@ LOG_FILE_HELP = "append the JSON log lines here; only warnings and errors go to 
 LOG_DIR = "logs"
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: SubParsers) -> None:
     up = sub.add_parser("up", help="run the gateway and the runtime together (SQLite)")
     up.add_argument("--config", help="YAML config file (default: built-in defaults)")
     up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
@@ -58,7 +63,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     rt.set_defaults(func=cmd_runtime)
 
 
-def _load(path: str | None, overrides: dict | None = None) -> config.Settings:
+def _load(path: str | None, overrides: dict[str, Any] | None = None) -> config.Settings:
     try:
         return config.load(path, overrides)
     except config.ConfigError as e:
@@ -103,7 +108,7 @@ def _ensure_free(name: str, *addresses: str) -> None:
         listen.refuse(e)
 
 
-def _serve(starting, name: str, port_file: str | None) -> int:  # type: ignore[no-untyped-def]
+def _serve(starting: Awaitable[Served], name: str, port_file: str | None) -> int:
     from agentmem.core import serving
 
     async def main() -> None:

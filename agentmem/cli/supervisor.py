@@ -15,8 +15,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 MAX_RESTARTS = 5
 WINDOW_S = 60.0
@@ -50,7 +52,7 @@ class Child:
     env: dict[str, str]
     port_file: Path
     listen: str
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
     restarts: list[float] = field(default_factory=list)
 
     def start(self) -> int:
@@ -84,7 +86,7 @@ class Child:
 
 
 def _wait_for_port(
-    path: Path, proc: subprocess.Popen, name: str, timeout: float = START_TIMEOUT_S
+    path: Path, proc: subprocess.Popen[bytes], name: str, timeout: float = START_TIMEOUT_S
 ) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -107,7 +109,7 @@ def stop_all(children: list[Child]) -> None:
 def supervise(children: list[Child]) -> int:
     stopping = False
 
-    def on_signal(signum, _frame):  # type: ignore[no-untyped-def]
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
 
@@ -150,7 +152,7 @@ def supervise(children: list[Child]) -> int:
     return 0
 
 
-def _sleep_unless(stop, seconds: float) -> None:  # type: ignore[no-untyped-def]
+def _sleep_unless(stop: Callable[[], bool], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not stop() and time.monotonic() < deadline:
         time.sleep(min(_POLL_S, max(deadline - time.monotonic(), 0)))

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from agentmem.console import labels
-from agentmem.console.gateway import GatewayError
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Caller
 from agentmem.console.web import console, form, render
 

@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console.gateway import GatewayError
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.web import console, done, form, refused, render, signed_in
 
 MAX_QUERY = 500

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from agentmem.console.gateway import Gateway, GatewayError
+from agentmem.console.gateway import Gateway
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session
 from agentmem.v1 import sources_pb2
 

@@ -1,28 +1,38 @@
 """Every call the console makes: public gateway RPCs with the signed-in person's own token.
 
 This is the console's only gRPC module (no other module imports a stub), so it can be
-swapped for the typed Python client in one place. Failures become `GatewayError`, decoded
-from the status's ErrorInfo by `agentmem.core.grpc_errors`.
+swapped for the typed Python client in one place. Failures become `GatewayError`
+(`agentmem.console.gateway_values`).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
-from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.client_base import checked, make_stub
+from agentmem.client_values import Reply
+from agentmem.console.gateway_values import (
+    CLASSIFICATIONS,
+    DECISIONS,
+    KINDS,
+    LIVE_KINDS,
+    MEMORY_FILTERS,
+    MODES,
+    STATES,
+    STATUSES,
+    decode,
+)
 from agentmem.v1 import (
     audit_pb2,
     capabilities_pb2,
-    common_pb2,
     events_pb2,
     facts_pb2,
     foreign_pb2,
-    memory_service_pb2_grpc,
     retrieval_pb2,
     review_pb2,
     sources_pb2,
@@ -30,61 +40,6 @@ from agentmem.v1 import (
 )
 
 TIMEOUT_S = 15.0
-CLASSIFICATIONS = {
-    "active": sources_pb2.CLASSIFICATION_ACTIVE,
-    "cold": sources_pb2.CLASSIFICATION_COLD,
-}
-STATUSES = {
-    name.removeprefix("STATUS_").lower(): value
-    for name, value in sources_pb2.Status.items()
-    if value
-}
-STATES = {
-    name.removeprefix("EFFECTIVE_RETRIEVAL_STATE_").lower(): value
-    for name, value in sources_pb2.EffectiveRetrievalState.items()
-    if value
-}
-KINDS = {
-    name.removeprefix("SOURCE_KIND_").lower(): value
-    for name, value in sources_pb2.SourceKind.items()
-    if value
-}
-MODES = {"enabled": common_pb2.MEMORY_MODE_ENABLED, "disabled": common_pb2.MEMORY_MODE_DISABLED}
-DECISIONS = {"approve": review_pb2.DECISION_APPROVE, "reject": review_pb2.DECISION_REJECT}
-LIVE_KINDS = (
-    events_pb2.EVENT_KIND_MEMORY_INSERTED,
-    events_pb2.EVENT_KIND_MEMORY_REVIEWED,
-    events_pb2.EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED,
-    events_pb2.EVENT_KIND_SOURCE_REVOKED,
-    events_pb2.EVENT_KIND_SOURCE_ERASED,
-)
-
-
-@dataclass(frozen=True)
-class GatewayError(Exception):
-    """A refusal or failure of the gateway, as its error model states it."""
-
-    code: str
-    reason: str
-    message: str
-    metadata: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def current_revision(self) -> int | None:
-        value = self.metadata.get("current_revision")
-        return int(value) if value and value.isdigit() else None
-
-
-def _decode(err: grpc.RpcError) -> GatewayError:
-    info = error_info(status_of_call(err))
-    code = err.code().name if callable(getattr(err, "code", None)) else "UNKNOWN"
-    details = err.details() if callable(getattr(err, "details", None)) else ""
-    return GatewayError(
-        code=code,
-        reason=info.reason if info else code,
-        message=details or "",
-        metadata=dict(info.metadata) if info else {},
-    )
 
 
 class Gateway:
@@ -102,39 +57,40 @@ class Gateway:
             if self._credentials
             else grpc.aio.insecure_channel(self.address)
         )
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(self._channel)
+        self._stub = make_stub(self._channel)
 
     async def close(self) -> None:
         if self._channel is not None:
-            await self._channel.close()
+            await self._channel.close(None)
 
-    async def _call(self, method: str, request: Any, token: str) -> Any:
+    async def _call(self, method: str, request: Message, reply: type[Reply], token: str) -> Reply:
         try:
-            return await getattr(self._stub, method)(
+            result: object = await getattr(self._stub, method)(
                 request, metadata=_auth(token), timeout=TIMEOUT_S
             )
         except grpc.RpcError as e:
-            raise _decode(e) from None
+            raise decode(e) from None
+        return checked(method, result, reply)
 
     # Who is signed in
     async def capabilities(self, token: str) -> capabilities_pb2.GetCapabilitiesResponse:
-        return await self._call("GetCapabilities", capabilities_pb2.GetCapabilitiesRequest(), token)
+        return await self._call(
+            "GetCapabilities",
+            capabilities_pb2.GetCapabilitiesRequest(),
+            capabilities_pb2.GetCapabilitiesResponse,
+            token,
+        )
 
     # Review
     async def memories(
         self, token: str, status: str, page_token: str = "", page_size: int = 50
     ) -> review_pb2.ListMemoriesResponse:
-        filters = {
-            "pending_review": review_pb2.MEMORY_STATUS_FILTER_PENDING_REVIEW,
-            "active": review_pb2.MEMORY_STATUS_FILTER_ACTIVE,
-            "rejected": review_pb2.MEMORY_STATUS_FILTER_REJECTED,
-            "all": review_pb2.MEMORY_STATUS_FILTER_ALL,
-        }
         return await self._call(
             "ListMemories",
             review_pb2.ListMemoriesRequest(
-                status_filter=filters[status], page_size=page_size, page_token=page_token
+                status_filter=MEMORY_FILTERS[status], page_size=page_size, page_token=page_token
             ),
+            review_pb2.ListMemoriesResponse,
             token,
         )
 
@@ -148,6 +104,7 @@ class Gateway:
                 expected_revision=expected_revision,
                 decision=DECISIONS[decision],
             ),
+            review_pb2.ReviewMemoryResponse,
             token,
         )
 
@@ -156,15 +113,16 @@ class Gateway:
         self, token: str, filters: dict[str, str], page_token: str = "", page_size: int = 25
     ) -> sources_pb2.ListSourcesResponse:
         f = sources_pb2.SourceFilter(
-            classification=CLASSIFICATIONS.get(filters.get("classification", ""), 0),
-            status=STATUSES.get(filters.get("status", ""), 0),
-            effective_state=STATES.get(filters.get("state", ""), 0),
-            source_kind=KINDS.get(filters.get("kind", ""), 0),
+            classification=CLASSIFICATIONS.get(filters.get("classification", "")),
+            status=STATUSES.get(filters.get("status", "")),
+            effective_state=STATES.get(filters.get("state", "")),
+            source_kind=KINDS.get(filters.get("kind", "")),
             thread_id=filters.get("thread", ""),
         )
         return await self._call(
             "ListSources",
             sources_pb2.ListSourcesRequest(page_size=page_size, page_token=page_token, filter=f),
+            sources_pb2.ListSourcesResponse,
             token,
         )
 
@@ -172,6 +130,7 @@ class Gateway:
         return await self._call(
             "GetSource",
             sources_pb2.GetSourceRequest(source_id=source_id, include_content=content),
+            sources_pb2.Source,
             token,
         )
 
@@ -185,6 +144,7 @@ class Gateway:
                 expected_revision=expected_revision,
                 classification=CLASSIFICATIONS[classification],
             ),
+            sources_pb2.SetSourceClassificationResponse,
             token,
         )
 
@@ -194,12 +154,16 @@ class Gateway:
         return await self._call(
             "RevokeSource",
             foreign_pb2.RevokeSourceRequest(source_id=source_id, reason=reason),
+            foreign_pb2.RevokeSourceResponse,
             token,
         )
 
     async def readback(self, token: str, source_id: str) -> foreign_pb2.ReadbackSourceResponse:
         return await self._call(
-            "ReadbackSource", foreign_pb2.ReadbackSourceRequest(source_id=source_id), token
+            "ReadbackSource",
+            foreign_pb2.ReadbackSourceRequest(source_id=source_id),
+            foreign_pb2.ReadbackSourceResponse,
+            token,
         )
 
     async def erase(
@@ -210,6 +174,7 @@ class Gateway:
             foreign_pb2.EraseSourceRequest(
                 source_id=source_id, expected_revision=expected_revision, reason=reason
             ),
+            foreign_pb2.EraseSourceResponse,
             token,
         )
 
@@ -220,6 +185,7 @@ class Gateway:
         return await self._call(
             "ExplainRetrieval",
             retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
+            retrieval_pb2.ExplainRetrievalResponse,
             token,
         )
 
@@ -240,6 +206,7 @@ class Gateway:
                 limit=limit,
                 include_superseded=history,
             ),
+            facts_pb2.SearchFactsResponse,
             token,
         )
 
@@ -247,12 +214,18 @@ class Gateway:
         self, token: str, fact_id: str, reason: str
     ) -> facts_pb2.RetractFactResponse:
         return await self._call(
-            "RetractFact", facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason), token
+            "RetractFact",
+            facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason),
+            facts_pb2.RetractFactResponse,
+            token,
         )
 
     async def profile(self, token: str, save_intent_source: str) -> facts_pb2.GetProfileResponse:
         return await self._call(
-            "GetProfile", facts_pb2.GetProfileRequest(save_intent_source=save_intent_source), token
+            "GetProfile",
+            facts_pb2.GetProfileRequest(save_intent_source=save_intent_source),
+            facts_pb2.GetProfileResponse,
+            token,
         )
 
     # Thread memory mode
@@ -262,6 +235,7 @@ class Gateway:
         return await self._call(
             "ReadThreadMemoryMode",
             thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=thread_id),
+            thread_mode_pb2.ReadThreadMemoryModeResponse,
             token,
         )
 
@@ -273,6 +247,7 @@ class Gateway:
             thread_mode_pb2.SetThreadMemoryModeRequest(
                 thread_id=thread_id, expected_revision=expected_revision, mode=MODES[mode]
             ),
+            thread_mode_pb2.SetThreadMemoryModeResponse,
             token,
         )
 
@@ -286,15 +261,21 @@ class Gateway:
             audit_pb2.ListAuditReceiptsRequest(
                 target_id=target_id, page_size=page_size, page_token=page_token, newest_first=True
             ),
+            audit_pb2.ListAuditReceiptsResponse,
             token,
         )
 
     async def verify_chain(self, token: str) -> audit_pb2.VerifyAuditChainResponse:
-        return await self._call("VerifyAuditChain", audit_pb2.VerifyAuditChainRequest(), token)
+        return await self._call(
+            "VerifyAuditChain",
+            audit_pb2.VerifyAuditChainRequest(),
+            audit_pb2.VerifyAuditChainResponse,
+            token,
+        )
 
     # Live updates
     async def watch(
-        self, token: str, after_sequence: int, kinds: Sequence[int] = LIVE_KINDS
+        self, token: str, after_sequence: int, kinds: Sequence[events_pb2.EventKind] = LIVE_KINDS
     ) -> AsyncIterator[events_pb2.Event]:
         """The tenant's events after `after_sequence`, until the caller stops reading."""
         call = self._stub.WatchEvents(
@@ -305,7 +286,7 @@ class Gateway:
             async for response in call:
                 yield response.event
         except grpc.RpcError as e:
-            raise _decode(e) from None
+            raise decode(e) from None
         finally:
             with contextlib.suppress(Exception):
                 call.cancel()

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentmem.console import first_lines, labels
-from agentmem.console.gateway import MODES, GatewayError
+from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 from agentmem.v1 import audit_pb2
 
@@ -76,7 +76,7 @@ async def set_thread_mode(request: Request) -> Response:
 async def activity(request: Request) -> Response:
     session = signed_in(request)
     target = request.query_params.get("target", "").strip()[:128]
-    if not session.caller.may("memory.admin"):  # type: ignore[union-attr]
+    if not session.may("memory.admin"):
         return render(request, "activity.html", session, page=None, target=target, verified=None)
     gateway = console(request).gateway
     try:

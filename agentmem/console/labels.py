@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from agentmem.client_values import ProtoEnum, enum_names
 from agentmem.v1 import common_pb2, retrieval_pb2, sources_pb2
 
 REASONS = {
@@ -65,7 +68,7 @@ def refusal(reason: str, message: str, metadata: dict[str, str]) -> str:
     return template.format(message=message, **values)
 
 
-def enum(enum_type: Any, value: int) -> str:
+def enum(enum_type: ProtoEnum, value: int) -> str:
     """`CLASSIFICATION_COLD` → `cold`; unknown or unset → `unspecified`."""
     try:
         name = enum_type.Name(value)
@@ -97,25 +100,22 @@ def words(value: str) -> str:
 def filters() -> dict[str, list[str]]:
     """The choices the sources page offers, from the enums themselves."""
 
-    def names(enum_type: Any, prefix: str) -> list[str]:
-        return [n.removeprefix(prefix).lower() for n, v in enum_type.items() if v]
-
     return {
-        "state": names(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_"),
-        "classification": names(sources_pb2.Classification, "CLASSIFICATION_"),
-        "status": names(sources_pb2.Status, "STATUS_"),
-        "kind": names(sources_pb2.SourceKind, "SOURCE_KIND_"),
+        "state": enum_names(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_"),
+        "classification": enum_names(sources_pb2.Classification, "CLASSIFICATION_"),
+        "status": enum_names(sources_pb2.Status, "STATUS_"),
+        "kind": enum_names(sources_pb2.SourceKind, "SOURCE_KIND_"),
     }
 
 
-def when(ts: Any) -> str:
+def when(ts: Timestamp | None) -> str:
     """A protobuf Timestamp as UTC to the second, or "—" when unset."""
     if ts is None or not (ts.seconds or ts.nanos):
         return "—"
     return ts.ToDatetime().strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-TEMPLATE_HELPERS = {
+TEMPLATE_HELPERS: dict[str, Callable[..., str]] = {
     "words": words,
     "when": when,
     "enum_status": lambda v: enum(sources_pb2.Status, v),

@@ -11,16 +11,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from agentmem.console.gateway import Gateway, GatewayError
+from agentmem.console.gateway import Gateway
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session
 from agentmem.console.web import console
+from agentmem.v1 import events_pb2
 
+# What the reader hands the stream: events, then the failure or None for the stream's end.
+Queue = asyncio.Queue[events_pb2.Event | GatewayError | None]
 QUIET_S = 0.2
 RETRY_MS = 3000
 
@@ -32,8 +36,8 @@ async def events(request: Request) -> Response:
     return EventSourceResponse(_stream(console(request).gateway, session), ping=15, send_timeout=30)
 
 
-async def _stream(gateway: Gateway, session: Session) -> AsyncIterator[dict[str, object]]:
-    queue: asyncio.Queue[object] = asyncio.Queue()
+async def _stream(gateway: Gateway, session: Session) -> AsyncIterator[Mapping[str, object]]:
+    queue: Queue = asyncio.Queue()
     reader = asyncio.create_task(_read(gateway, session, queue))
     try:
         caught_up = await _burst(queue, session)  # the replay since the last sequence seen
@@ -51,7 +55,7 @@ async def _stream(gateway: Gateway, session: Session) -> AsyncIterator[dict[str,
             await reader
 
 
-async def _read(gateway: Gateway, session: Session, queue: asyncio.Queue[object]) -> None:
+async def _read(gateway: Gateway, session: Session, queue: Queue) -> None:
     try:
         async for event in gateway.watch(session.token, session.event_position):
             await queue.put(event)
@@ -60,9 +64,7 @@ async def _read(gateway: Gateway, session: Session, queue: asyncio.Queue[object]
     await queue.put(None)
 
 
-async def _burst(
-    queue: asyncio.Queue[object], session: Session, wait: float | None = QUIET_S
-) -> set[str] | None:
+async def _burst(queue: Queue, session: Session, wait: float | None = QUIET_S) -> set[str] | None:
     """Events until the stream is quiet for QUIET_S; the first one waits `wait` (None:
     forever). Returns the kinds seen, or None when the stream ended."""
     kinds: set[str] = set()
@@ -74,8 +76,8 @@ async def _burst(
             return kinds
         if item is None or isinstance(item, GatewayError):
             return kinds or None
-        session.event_position = max(session.event_position, item.sequence)  # type: ignore[attr-defined]
-        kinds.add(item.WhichOneof("payload") or "")  # type: ignore[attr-defined]
+        session.event_position = max(session.event_position, item.sequence)
+        kinds.add(item.WhichOneof("payload") or "")
         timeout = QUIET_S
 
 

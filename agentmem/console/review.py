@@ -5,13 +5,16 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console.gateway import DECISIONS, GatewayError
-from agentmem.console.labels import TEMPLATE_HELPERS as helpers
-from agentmem.console.labels import words
+from agentmem.console.gateway_values import DECISIONS, GatewayError
+from agentmem.console.labels import enum, words
+from agentmem.console.sessions import Session
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
+from agentmem.v1 import review_pb2, sources_pb2
 
 
-async def _pending(request: Request, session, page_token: str):  # type: ignore[no-untyped-def]
+async def _pending(
+    request: Request, session: Session, page_token: str
+) -> review_pb2.ListMemoriesResponse:
     return await console(request).gateway.memories(session.token, "pending_review", page_token)
 
 
@@ -52,8 +55,8 @@ async def review(request: Request) -> Response:
             now = await gateway.source(session.token, source_id, content=False)
             current = (
                 str(now.revision),
-                words(helpers["enum_status"](now.status)),
-                words(helpers["enum_classification"](now.classification)),
+                words(enum(sources_pb2.Status, now.status)),
+                words(enum(sources_pb2.Classification, now.classification)),
             )
         except GatewayError:
             current = ("gone", "gone", "gone")

@@ -14,6 +14,7 @@ import hmac
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 IDLE_S = 30 * 60
@@ -48,8 +49,17 @@ class Session:
     def signed_in(self) -> bool:
         return bool(self.token) and self.caller is not None
 
-    def csrf_ok(self, presented: str | None) -> bool:
-        return bool(presented) and hmac.compare_digest(self.csrf, presented or "")
+    def may(self, scope: str) -> bool:
+        """Whether the signed-in person's credential has `scope` (never when signed out)."""
+        return self.caller is not None and self.caller.may(scope)
+
+    def csrf_ok(self, presented: object) -> bool:
+        """Whether a form's CSRF field (text, or whatever else the browser sent) matches."""
+        return (
+            isinstance(presented, str)
+            and bool(presented)
+            and (hmac.compare_digest(self.csrf, presented))
+        )
 
     def flash(self, kind: str, text: str) -> None:
         self.flashes.append((kind, text))
@@ -60,7 +70,7 @@ class Session:
 
 
 class SessionStore:
-    def __init__(self, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
 

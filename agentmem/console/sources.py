@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentmem.console import first_lines, labels
-from agentmem.console.gateway import CLASSIFICATIONS, GatewayError
+from agentmem.console.gateway_values import CLASSIFICATIONS, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 from agentmem.v1 import sources_pb2
 
@@ -18,7 +18,7 @@ SERVICE_FILTERS = ("state", "classification", "status", "kind", "thread")
 PAGE_FILTERS = ("label", "save_intent_source")  # applied to the page the service returned
 
 
-def _matches(source, wanted: dict[str, str]) -> bool:  # type: ignore[no-untyped-def]
+def _matches(source: sources_pb2.Source, wanted: dict[str, str]) -> bool:
     if wanted.get("save_intent_source") and (
         source.save_intent_source != wanted["save_intent_source"]
     ):
@@ -70,13 +70,13 @@ async def source_detail(request: Request) -> Response:
     session = signed_in(request)
     source_id = request.path_params["source_id"]
     gateway = console(request).gateway
-    readable = session.caller.may("memory.content.read")  # type: ignore[union-attr]
+    readable = session.may("memory.content.read")
     try:
         source = await gateway.source(session.token, source_id, content=readable)
         readback = await gateway.readback(session.token, source_id)
         history = (
             (await gateway.receipts(session.token, target_id=source_id, page_size=100)).receipts
-            if session.caller.may("memory.admin")  # type: ignore[union-attr]
+            if session.may("memory.admin")
             else None
         )
     except GatewayError as e:

@@ -12,7 +12,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from agentmem.console import labels
-from agentmem.console.gateway import Gateway, GatewayError
+from agentmem.console.gateway import Gateway
+from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
 
 HERE = Path(__file__).parent
@@ -51,7 +52,8 @@ class Console:
 
 
 def console(request: Request) -> Console:
-    return request.app.state.console
+    found: Console = request.app.state.console
+    return found
 
 
 def signed_in(request: Request) -> Session:
@@ -72,7 +74,7 @@ async def form(request: Request, *, signed_in_only: bool = True) -> tuple[Sessio
     if session is None or (signed_in_only and not session.signed_in):
         raise HTTPException(403, "sign in first")
     data = await request.form()
-    if not session.csrf_ok(data.get("csrf_token")):  # type: ignore[arg-type]
+    if not session.csrf_ok(data.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page")
     return session, data
 

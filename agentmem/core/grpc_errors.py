@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import grpc
 from google.protobuf import any_pb2, duration_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -16,7 +17,7 @@ from agentmem.core.errors import DOMAIN, AgentmemError, Reason
 
 def to_status_proto(err: AgentmemError) -> status_pb2.Status:
     code = grpc.StatusCode[err.entry.status]
-    details = [
+    details: list[Message] = [
         error_details_pb2.ErrorInfo(reason=err.reason.value, domain=DOMAIN, metadata=err.metadata)
     ]
     if err.violations:
@@ -73,9 +74,12 @@ def error_info(status: status_pb2.Status | None) -> error_details_pb2.ErrorInfo 
 def status_of_call(err: grpc.RpcError) -> status_pb2.Status | None:
     """The rich status a call failed with, or None when it carries none."""
     try:
-        return rpc_status.from_call(err)  # type: ignore[arg-type]
+        # from_call reads only what every RpcError has (its code, details and trailing
+        # metadata), though its stub asks for a grpc.Call.
+        status = rpc_status.from_call(err)  # type: ignore[arg-type]  # any RpcError will do
     except ValueError:
         return None
+    return status if isinstance(status, status_pb2.Status) else None
 
 
 def reason_of(err: grpc.RpcError) -> str | None:

@@ -30,10 +30,22 @@ from grpc_status import rpc_status
 
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.grpc_errors import to_status_proto
+from agentmem.core.grpc_types import (
+    Context,
+    Continuation,
+    Handler,
+    Interceptor,
+    StreamBehavior,
+    UnaryBehavior,
+    stream_of,
+    unary_of,
+)
 
 log = logging.getLogger("agentmem.calls")
 
-Admit = Callable[[str, grpc.aio.ServicerContext], Awaitable[dict[str, str]]]
+# A call's log fields (the caller's ids, as `admit` gives them).
+Fields = dict[str, str]
+Admit = Callable[[str, Context], Awaitable[Fields]]
 
 
 class UpstreamStatus(Exception):
@@ -73,7 +85,7 @@ def _draining() -> AgentmemError:
     )
 
 
-class CallGuard(grpc.aio.ServerInterceptor):
+class CallGuard(Interceptor):
     def __init__(
         self,
         admit: Admit,
@@ -91,7 +103,7 @@ class CallGuard(grpc.aio.ServerInterceptor):
         self._idle.set()
         self._draining = False
         self._streams: set[_Stream] = set()
-        self._guarded: dict[str, tuple[Any, Any]] = {}
+        self._guarded: dict[str, tuple[Handler, Handler]] = {}
 
     @property
     def in_flight(self) -> int:
@@ -112,7 +124,9 @@ class CallGuard(grpc.aio.ServerInterceptor):
         except TimeoutError:
             log.warning("drain timed out", extra={"in_flight": self._in_flight})
 
-    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or method.startswith(self._open):
@@ -125,22 +139,22 @@ class CallGuard(grpc.aio.ServerInterceptor):
             return cached[1]
         if handler.response_streaming:
             guarded = grpc.unary_stream_rpc_method_handler(
-                self._stream(method, handler.unary_stream),
+                self._stream(method, stream_of(handler)),
                 request_deserializer=_reader(handler.request_deserializer, self._limit),
                 response_serializer=handler.response_serializer,
             )
         else:
             guarded = grpc.unary_unary_rpc_method_handler(
-                self._unary(method, handler.unary_unary),
+                self._unary(method, unary_of(handler)),
                 request_deserializer=_reader(handler.request_deserializer, self._limit),
                 response_serializer=handler.response_serializer,
             )
         self._guarded[method] = (handler, guarded)
         return guarded
 
-    def _unary(self, method: str, behavior: Callable[..., Awaitable[Any]]):  # type: ignore[no-untyped-def]
-        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            started, fields = time.perf_counter(), {}
+    def _unary(self, method: str, behavior: UnaryBehavior) -> UnaryBehavior:
+        async def guarded(request: Any, context: Context) -> Any:
+            started, fields = time.perf_counter(), Fields()
             self._in_flight += 1
             self._idle.clear()
             try:
@@ -164,9 +178,9 @@ class CallGuard(grpc.aio.ServerInterceptor):
 
         return guarded
 
-    def _stream(self, method: str, behavior: Callable[..., AsyncIterator[Any]]):  # type: ignore[no-untyped-def]
-        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            started, fields = time.perf_counter(), {}
+    def _stream(self, method: str, behavior: StreamBehavior) -> StreamBehavior:
+        async def guarded(request: Any, context: Context) -> AsyncIterator[Any]:
+            started, fields = time.perf_counter(), Fields()
             try:
                 if self._draining:
                     raise _draining()
@@ -182,12 +196,12 @@ class CallGuard(grpc.aio.ServerInterceptor):
 
         return guarded
 
-    def _check_metadata(self, context: grpc.aio.ServicerContext) -> None:
+    def _check_metadata(self, context: Context) -> None:
         """Request metadata over the limit (a 20 kB token, say) is MESSAGE_TOO_LARGE before
         anything reads it. Counted as HTTP/2 counts a header: name, value and 32 bytes."""
         if not self._metadata_limit:
             return
-        size = sum(len(m.key) + len(m.value) + 32 for m in context.invocation_metadata() or ())
+        size = sum(len(k) + len(v) + 32 for k, v in context.invocation_metadata() or ())
         if size > self._metadata_limit:
             raise AgentmemError(
                 Reason.MESSAGE_TOO_LARGE,
@@ -234,7 +248,7 @@ class _Stream:
 
 
 async def _abort(
-    context: grpc.aio.ServicerContext, e: Exception, method: str, started: float, fields: dict
+    context: Context, e: Exception, method: str, started: float, fields: Fields
 ) -> None:
     if isinstance(e, grpc.aio.AbortError):
         raise e
@@ -252,7 +266,7 @@ async def _abort(
     await context.abort(grpc_status.code, grpc_status.details, grpc_status.trailing_metadata)
 
 
-def _log_call(method: str, code: str, started: float, fields: dict) -> None:
+def _log_call(method: str, code: str, started: float, fields: Fields) -> None:
     """A call's line, timed now and logged once its answer is on its way: the loop runs it
     next, after gRPC has taken the answer (it runs in this call's context, so the line
     still carries the call's trace id). Making the record before the answer cost 4% of a

@@ -7,6 +7,7 @@ checking the internal credential (and, in deployment, the gateway's client certi
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterable
 
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 
@@ -23,12 +24,14 @@ def metadata(credential: str, context: rpb.CallContext) -> tuple[tuple[str, str 
     return ((CREDENTIAL_KEY, credential), (CONTEXT_KEY, context.SerializeToString()))
 
 
-def read(expected_credential: str, invocation_metadata) -> rpb.CallContext | None:  # type: ignore[no-untyped-def]
+def read(
+    expected_credential: str, invocation_metadata: Iterable[tuple[str, str | bytes]] | None
+) -> rpb.CallContext | None:
     """The call context when the credential matches, else None."""
-    values = {m.key: m.value for m in invocation_metadata or ()}
+    values = dict(invocation_metadata or ())
     presented = values.get(CREDENTIAL_KEY)
     raw = values.get(CONTEXT_KEY)
-    if not expected_credential or not isinstance(presented, str) or raw is None:
+    if not expected_credential or not isinstance(presented, str) or not isinstance(raw, bytes):
         return None
     if not hmac.compare_digest(presented.encode(), expected_credential.encode()):
         return None

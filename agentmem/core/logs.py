@@ -77,7 +77,8 @@ def configure(service: str, level: str = "INFO", file: str | None = None) -> log
     root.setLevel(level)
     # The logging HOWTO's optimizations: no stack walk or lookups per record for fields
     # that no line shows.
-    logging._srcfile = None  # type: ignore[attr-defined]
+    logging._srcfile = None
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
-    logging.logAsyncioTasks = False  # type: ignore[attr-defined]  (Python 3.12 on)
+    if sys.version_info >= (3, 12):
+        logging.logAsyncioTasks = False
     return handler

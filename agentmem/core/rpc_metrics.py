@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 
 from agentmem.core import metrics
+from agentmem.core.grpc_types import (
+    Context,
+    Continuation,
+    Handler,
+    Interceptor,
+    StreamBehavior,
+    UnaryBehavior,
+    stream_of,
+    unary_of,
+)
 
 
-class RpcMetrics(grpc.aio.ServerInterceptor):
-    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+class RpcMetrics(Interceptor):
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler:
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_streaming:
             return handler  # no client-streaming RPCs in agentmem
@@ -26,19 +38,19 @@ class RpcMetrics(grpc.aio.ServerInterceptor):
         if handler.response_streaming:
             labels = ("server_stream", service, method)
             return grpc.unary_stream_rpc_method_handler(
-                _stream(labels, handler.unary_stream),
+                _stream(labels, stream_of(handler)),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         labels = ("unary", service, method)
         return grpc.unary_unary_rpc_method_handler(
-            _unary(labels, handler.unary_unary),
+            _unary(labels, unary_of(handler)),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
 
 
-def _code(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+def _code(context: Context, error: BaseException | None) -> str:
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return code.name
@@ -54,8 +66,8 @@ def _done(labels: tuple[str, str, str], code: str, started: float) -> None:
     metrics.HANDLING.labels(*labels, code).observe(time.perf_counter() - started)
 
 
-def _unary(labels: tuple[str, str, str], behavior: Callable[..., Awaitable[Any]]):  # type: ignore[no-untyped-def]
-    async def counted(request: Any, context: grpc.aio.ServicerContext) -> Any:
+def _unary(labels: tuple[str, str, str], behavior: UnaryBehavior) -> UnaryBehavior:
+    async def counted(request: Any, context: Context) -> Any:
         metrics.STARTED.labels(*labels).inc()
         started, error = time.perf_counter(), None
         try:
@@ -69,8 +81,8 @@ def _unary(labels: tuple[str, str, str], behavior: Callable[..., Awaitable[Any]]
     return counted
 
 
-def _stream(labels: tuple[str, str, str], behavior: Callable[..., AsyncIterator[Any]]):  # type: ignore[no-untyped-def]
-    async def counted(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+def _stream(labels: tuple[str, str, str], behavior: StreamBehavior) -> StreamBehavior:
+    async def counted(request: Any, context: Context) -> AsyncIterator[Any]:
         metrics.STARTED.labels(*labels).inc()
         started, error = time.perf_counter(), None
         try:

@@ -10,13 +10,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import _async as health_aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from agentmem.core import listen as listening
 from agentmem.core import metrics
+from agentmem.core.grpc_types import Interceptor
 from agentmem.core.guard import CallGuard
 from agentmem.core.rpc_metrics import RpcMetrics
 
@@ -25,11 +28,21 @@ log = logging.getLogger("agentmem.serving")
 OPEN_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
 
+class HealthService(Protocol):
+    """gRPC's asyncio health servicer (`grpc_health.v1.health.aio`; its stubs have none)."""
+
+    async def set(
+        self, service: str, status: health_pb2.HealthCheckResponse.ServingStatus
+    ) -> None: ...
+
+    async def enter_graceful_shutdown(self) -> None: ...
+
+
 @dataclass
 class Served:
     server: grpc.aio.Server
     port: int
-    health: health.aio.HealthServicer
+    health: HealthService
     guard: CallGuard
     grace: float
     health_server: grpc.aio.Server | None = None
@@ -69,7 +82,7 @@ async def start(
     options: Sequence[tuple[str, object]] = (),
     health_listen: str = "",
     metrics_listen: str = "",
-    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    interceptors: Sequence[Interceptor] = (),
 ) -> Served:
     """`interceptors` run outside the guard (tracing first); with `metrics_listen`, every
     RPC is also counted and timed, and /metrics is served there over plaintext HTTP.
@@ -83,7 +96,7 @@ async def start(
         options=[*listening.GRPC_SERVER_OPTIONS, *options],
     )
     register(server)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer: HealthService = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if reflection_enabled:
         reflection.enable_server_reflection(

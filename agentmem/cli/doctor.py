@@ -1,0 +1,74 @@
+"""`agentmem doctor`: checks the gateway, the credential, the runtime and the database, and
+says what is wrong in plain words."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from agentmem.cli.client import client_for
+from agentmem.client import ENV_TOKEN
+from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
+
+
+def doctor(args: argparse.Namespace) -> int:
+    from agentmem.client import channel_target
+
+    problems = 0
+
+    def report(ok: bool, good: str, bad: str) -> None:
+        nonlocal problems
+        problems += not ok
+        print(("ok    " if ok else "PROBLEM ") + (good if ok else bad))
+
+    try:
+        target, tls = channel_target(args.addr)
+        channel = grpc.secure_channel(target, tls) if tls else grpc.insecure_channel(target)
+        with channel as ch:
+            status = (
+                health_pb2_grpc.HealthStub(ch)
+                .Check(health_pb2.HealthCheckRequest(), timeout=5)
+                .status
+            )
+        report(
+            status == health_pb2.HealthCheckResponse.SERVING,
+            f"the gateway at {args.addr} is serving",
+            f"the gateway at {args.addr} answers but is not serving",
+        )
+    except grpc.RpcError:
+        report(False, "", f"no gateway answers at {args.addr}: is it running? (agentmem up)")
+        return 1
+    if not os.environ.get(ENV_TOKEN):
+        report(False, "", f"{ENV_TOKEN} is not set: the remaining checks need a credential")
+        return 1
+    with client_for(args) as client:
+        try:
+            client.get_capabilities(timeout=10)
+            report(True, "your credential is accepted and the runtime answers", "")
+        except ApiError as e:
+            report(
+                False,
+                "",
+                "the gateway does not know your credential"
+                if isinstance(e, Unauthenticated)
+                else "your credential lacks memory.read"
+                if isinstance(e, MissingScope)
+                else "the gateway cannot reach the memory runtime"
+                if isinstance(e, Unavailable)
+                else f"the gateway answered {e}",
+            )
+            return 1
+        try:
+            client.list_sources(page_size=1, timeout=10)
+            report(True, "the database answers a read", "")
+        except ApiError as e:
+            report(False, "", f"the database did not answer a read ({e})")
+        try:
+            ok = client.verify_audit_chain(timeout=30).ok
+            report(ok, "the audit chain verifies", "the audit chain does NOT verify")
+        except MissingScope:
+            print("skip  the audit chain check needs the memory.admin scope")
+    return 1 if problems else 0

@@ -1,0 +1,88 @@
+"""What the client subcommands share: a command's spec (words, help, call, arguments), the
+arguments several commands take, and the values they read (`--as-of`, `--expected-revision`,
+a foreign source's pointer)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from google.protobuf.message import Message
+
+from agentmem.client import Client
+from agentmem.client_errors import ApiError
+from agentmem.client_values import enum_names, timestamp
+from agentmem.v1 import review_pb2, sources_pb2
+
+# One argument: its name or flag, and `add_argument`'s keyword arguments.
+Arg = tuple[str, dict[str, Any]]
+Call = Callable[[Client, argparse.Namespace], Message]
+# (command words, help, call, arguments)
+Spec = tuple[tuple[str, ...], str, Call, list[Arg]]
+
+SAVE_INTENTS = ("explicit_user_request", "user_confirmed", "client_auto_save")
+STATES = enum_names(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
+
+
+def pointer(a: argparse.Namespace) -> dict[str, str]:
+    return {
+        "uri": a.uri,
+        "content_digest": a.digest,
+        "media_type": a.media_type,
+        "title": a.title,
+        "descriptor": a.descriptor,
+    }
+
+
+def review(c: Client, a: argparse.Namespace) -> review_pb2.ReviewMemoryResponse:
+    """Without --expected-revision, read the current revision first; a change in between
+    still fails safely with REVISION_MISMATCH (and the current revision)."""
+    revision = a.expected_revision
+    if revision is None:
+        revision = c.get_source(source_id=a.source_id).revision
+    return c.review_memory(
+        source_id=a.source_id, decision=a.decision, expected_revision=revision, note=a.note
+    )
+
+
+def moment(value: str) -> str:
+    """An ISO 8601 date or time ("2024-06-01", "2024-06-01T09:30:00Z"; UTC unless it says)."""
+    try:
+        timestamp(value)
+    except ApiError:
+        raise argparse.ArgumentTypeError("expected an ISO 8601 date or time") from None
+    return value
+
+
+THREAD: Arg = ("--thread", {"default": "", "help": "the thread it belongs to (optional)"})
+AS_OF: Arg = (
+    "--as-of",
+    {"type": moment, "default": None, "help": "as it was at this date or time (ISO 8601)"},
+)
+LIMIT: Arg = ("--limit", {"type": int, "default": 10, "help": "at most this many results (1-100)"})
+PAGE_SIZE: Arg = ("--page-size", {"type": int, "default": 100, "help": "items per page (1-1000)"})
+PAGE_TOKEN: Arg = ("--page-token", {"default": "", "help": "the next page (as the last page said)"})
+SOURCE_ID: Arg = ("source_id", {"help": "the source id (src_…)"})
+EXPECTED: Arg = (
+    "--expected-revision",
+    {"type": int, "required": True, "help": "the revision you last read (compare-and-swap)"},
+)
+REVISION_OPT: Arg = (
+    "--expected-revision",
+    {
+        "type": int,
+        "default": None,
+        "help": "the revision you last read; default: read it now (a change in between "
+        "still fails with REVISION_MISMATCH)",
+    },
+)
+
+POINTER_ARGS: list[Arg] = [
+    ("owner", {"help": "the canonical owner"}),
+    ("--uri", {"required": True, "help": "where the content lives"}),
+    ("--digest", {"required": True, "help": "sha256 hex of the content"}),
+    ("--media-type", {"required": True, "help": "e.g. text/markdown"}),
+    ("--title", {"default": "", "help": "a short title"}),
+    ("--descriptor", {"default": "", "help": "a short descriptor"}),
+]

@@ -1,0 +1,200 @@
+"""The client subcommands for memories themselves: insert, sources, review and the insert
+policy, retrieval (`search`, `prompt`, `explain`)."""
+
+from __future__ import annotations
+
+from agentmem.cli.spec_args import (
+    EXPECTED,
+    LIMIT,
+    PAGE_SIZE,
+    PAGE_TOKEN,
+    REVISION_OPT,
+    SAVE_INTENTS,
+    SOURCE_ID,
+    STATES,
+    THREAD,
+    Spec,
+    moment,
+    review,
+)
+
+MEMORY_SPECS: list[Spec] = [
+    (
+        ("insert",),
+        "save a memory",
+        lambda c, a: c.insert_memory(
+            content=a.content,
+            thread_id=a.thread,
+            request_id=a.request_id,
+            save_intent=a.save_intent,
+            save_intent_source=a.save_intent_source,
+            save_intent_evidence=a.save_intent_evidence,
+            observed_at=a.observed_at,
+        ),
+        [
+            ("content", {"help": "the text to remember"}),
+            THREAD,
+            (
+                "--observed-at",
+                {
+                    "type": moment,
+                    "default": None,
+                    "help": "when it was said or true (ISO 8601; default: now)",
+                },
+            ),
+            ("--request-id", {"default": "", "help": "makes a retry return the first result"}),
+            (
+                "--save-intent",
+                {
+                    "default": "",
+                    "choices": ["", *SAVE_INTENTS],
+                    "help": "why it is saved: " + ", ".join(SAVE_INTENTS),
+                },
+            ),
+            ("--save-intent-source", {"default": "", "help": "the client that saves it"}),
+            (
+                "--save-intent-evidence",
+                {"default": "", "help": "a short non-sensitive note on the user's request"},
+            ),
+        ],
+    ),
+    (
+        ("sources", "list"),
+        "list sources (metadata only)",
+        lambda c, a: c.list_sources(
+            page_size=a.page_size,
+            page_token=a.page_token,
+            classification=a.classification,
+            effective_state=a.state,
+        ),
+        [
+            PAGE_SIZE,
+            PAGE_TOKEN,
+            (
+                "--state",
+                {
+                    "default": "",
+                    "choices": ["", *STATES],
+                    "help": "only sources in this retrieval state",
+                },
+            ),
+            (
+                "--classification",
+                {"default": "", "choices": ["", "active", "cold"], "help": "only active or cold"},
+            ),
+        ],
+    ),
+    (
+        ("sources", "get"),
+        "show one source",
+        lambda c, a: c.get_source(source_id=a.source_id, include_content=a.content),
+        [
+            SOURCE_ID,
+            ("--content", {"action": "store_true", "help": "include the text (content scope)"}),
+        ],
+    ),
+    (
+        ("sources", "classify"),
+        "mark a source active or cold",
+        lambda c, a: c.set_source_classification(
+            source_id=a.source_id,
+            classification=a.classification,
+            expected_revision=a.expected_revision,
+        ),
+        [
+            SOURCE_ID,
+            ("classification", {"choices": ["active", "cold"], "help": "active or cold"}),
+            EXPECTED,
+        ],
+    ),
+    (
+        ("sources", "revoke"),
+        "revoke a source and purge what was derived from it",
+        lambda c, a: c.revoke_source(source_id=a.source_id, reason=a.reason),
+        [SOURCE_ID, ("--reason", {"default": "", "help": "a short reason for the audit"})],
+    ),
+    (
+        ("sources", "erase"),
+        "erase a source for good",
+        lambda c, a: c.erase_source(
+            source_id=a.source_id, expected_revision=a.expected_revision, reason=a.reason
+        ),
+        [SOURCE_ID, EXPECTED, ("--reason", {"default": "", "help": "a short reason"})],
+    ),
+    (
+        ("sources", "readback"),
+        "list what is still derived from a source",
+        lambda c, a: c.readback_source(source_id=a.source_id),
+        [SOURCE_ID],
+    ),
+    (
+        ("search",),
+        "search memories",
+        lambda c, a: c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread),
+        [("query", {"help": "what to look for"}), LIMIT, THREAD],
+    ),
+    (
+        ("prompt",),
+        "assemble the memory block for a prompt",
+        lambda c, a: c.assemble_prompt(query=a.query, thread_id=a.thread, token_budget=a.budget),
+        [
+            ("query", {"help": "the user's message"}),
+            THREAD,
+            ("--budget", {"type": int, "default": 500, "help": "token budget"}),
+        ],
+    ),
+    (
+        ("explain",),
+        "explain which memories a query selects and why",
+        lambda c, a: c.explain_retrieval(query=a.query, limit=a.limit, thread_id=a.thread),
+        [("query", {"help": "the query to explain"}), LIMIT, THREAD],
+    ),
+    (
+        ("memories", "list"),
+        "list memories by review status",
+        lambda c, a: c.list_memories(
+            status_filter=a.status, page_size=a.page_size, page_token=a.page_token
+        ),
+        [
+            (
+                "--status",
+                {
+                    "default": "",
+                    "choices": ["", "active", "pending_review", "rejected", "all"],
+                    "help": "review status (default active)",
+                },
+            ),
+            PAGE_SIZE,
+            PAGE_TOKEN,
+        ],
+    ),
+    (
+        ("memories", "review"),
+        "approve or reject a pending memory",
+        review,
+        [
+            SOURCE_ID,
+            ("decision", {"choices": ["approve", "reject"], "help": "approve or reject"}),
+            REVISION_OPT,
+            ("--note", {"default": "", "help": "a short note for the audit"}),
+        ],
+    ),
+    (("policy", "get"), "show the insert policy", lambda c, a: c.get_insert_policy(), []),
+    (
+        ("policy", "set"),
+        "set the tenant's insert policy",
+        lambda c, a: c.set_insert_policy(
+            insert_policy=a.policy, expected_revision=a.expected_revision
+        ),
+        [
+            (
+                "policy",
+                {
+                    "choices": ["permissive", "require_save_intent", "review_pending"],
+                    "help": "the new policy",
+                },
+            ),
+            EXPECTED,
+        ],
+    ),
+]

@@ -1,0 +1,99 @@
+"""What the MCP tools take: argument types with the gateway's own rules, the tools'
+annotations, and a refused argument said in the error catalog's words (never its value)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from mcp_types import ToolAnnotations
+from pydantic import AfterValidator, Field, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from agentmem.core import validation
+from agentmem.core.errors import AgentmemError, FieldViolation, Reason
+
+SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
+Mode = Literal["enabled", "disabled"]
+ClassificationName = Literal["active", "cold"]
+StateName = Literal[
+    "eligible",
+    "cold",
+    "pending_review",
+    "rejected",
+    "revoked",
+    "assent_invalid",
+    "assent_expired",
+    "erased",
+]
+
+
+def _identifier(required: bool) -> AfterValidator:
+    """The gateway's own id rule (`agentmem.core.validation.identifier`), checked here too
+    so an MCP client learns which argument is wrong in the same words."""
+
+    def check(value: str) -> str:
+        try:
+            return validation.identifier("id", value, required=required)
+        except AgentmemError as e:
+            rule = e.violations[0].description if e.violations else "is invalid"
+            raise PydanticCustomError("invalid_identifier", rule) from None
+
+    return AfterValidator(check)
+
+
+SourceId = Annotated[str, Field(description="a source id (src_…)"), _identifier(True)]
+Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
+ThreadId = Annotated[
+    str, Field(description="the conversation thread (optional)"), _identifier(False)
+]
+RequiredThreadId = Annotated[str, Field(description="the conversation thread"), _identifier(True)]
+AsOf = Annotated[
+    datetime | None,
+    Field(description="as it was at this time (ISO 8601, e.g. 2024-06-01); default: now"),
+]
+
+# Which catalog reason an invalid argument maps to (default INVALID_FIELD).
+FIELD_REASONS = {"save_intent": Reason.SAVE_INTENT_INVALID}
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def write(title: str, destructive: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=False,
+        destructive_hint=destructive,
+        idempotent_hint=False,
+        open_world_hint=False,
+    )
+
+
+def read(title: str) -> ToolAnnotations:
+    return READ.model_copy(update={"title": title, "idempotent_hint": True})
+
+
+def _violation(error: ErrorDetails) -> FieldViolation:
+    """What was wrong with an argument, in words of our own: never the rejected value."""
+    field = ".".join(str(p) for p in error["loc"]) or "arguments"
+    kind = error.get("type", "")
+    expected = (error.get("ctx") or {}).get("expected")
+    if kind == "missing":
+        return FieldViolation(field, "is required")
+    if kind in ("literal_error", "enum") and expected:
+        return FieldViolation(field, f"must be one of {expected}")
+    if kind.startswith("int"):
+        return FieldViolation(field, "must be an integer")
+    if kind.startswith("string"):
+        return FieldViolation(field, "must be a string")
+    if kind == "invalid_identifier":
+        return FieldViolation(field, str(error.get("msg", "is invalid")))
+    if kind == "extra_forbidden":
+        return FieldViolation(field, "is not an argument of this tool")
+    return FieldViolation(field, "is invalid")
+
+
+def catalog_error(error: ValidationError) -> str:
+    violations = tuple(_violation(e) for e in error.errors())
+    reasons = {FIELD_REASONS.get(v.field, Reason.INVALID_FIELD) for v in violations}
+    reason = reasons.pop() if len(reasons) == 1 else Reason.INVALID_FIELD
+    return str(AgentmemError(reason, violations=violations))

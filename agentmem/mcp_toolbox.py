@@ -1,0 +1,74 @@
+"""What every MCP tool uses: who is calling (the server's credential over stdio, the
+request's bearer token over HTTP), a call whose failure becomes a catalog `ToolError`, and
+the registration of a tool with the output schema of its response message."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+from agentmem.client import AsyncClient
+from agentmem.client_errors import ApiError
+from agentmem.core.errors import AgentmemError, Reason
+from agentmem.mcp_schemas import output_schema
+
+Tool = TypeVar("Tool", bound=Callable[..., Awaitable[dict[str, Any]]])
+
+
+def request_token(ctx: Context) -> str | None:
+    """The bearer token of the HTTP request a tool call came in (None over stdio)."""
+    request = getattr(ctx.request_context, "request", None)
+    user = request.scope.get("user") if request is not None else None
+    access = getattr(user, "access_token", None) or get_access_token()
+    token = access.token if access is not None else None
+    return token if isinstance(token, str) else None
+
+
+class Toolbox:
+    def __init__(
+        self, server: MCPServer, client: AsyncClient, per_request: bool, confirm_timeout: float
+    ) -> None:
+        self.server = server
+        self.client = client
+        self.per_request = per_request  # each HTTP request acts with its own bearer token
+        self.confirm_timeout = confirm_timeout
+
+    def caller(self, ctx: Context) -> AsyncClient:
+        """The client acting for whoever made this tool call."""
+        if not self.per_request:
+            return self.client
+        token = request_token(ctx)
+        if not token:  # RequireAuthMiddleware lets no such request through
+            raise ToolError(str(AgentmemError(Reason.UNAUTHENTICATED)))
+        return self.client.with_token(token)
+
+    async def call(self, pending: Awaitable[Message]) -> dict[str, Any]:
+        """The response as JSON (proto field names); a failure is the catalog's words."""
+        try:
+            response = await pending
+        except ApiError as e:
+            raise ToolError(e.explain()) from None
+        return json_format.MessageToDict(response, preserving_proto_field_name=True)
+
+    def tool(
+        self, description: str, annotations: ToolAnnotations, response: type[Message]
+    ) -> Callable[[Tool], Tool]:
+        """Registers a tool whose result is `response` as JSON, with its output schema."""
+
+        def register(fn: Tool) -> Tool:
+            self.server.add_tool(fn, description=description, annotations=annotations)
+            registered = self.server._tool_manager.get_tool(fn.__name__)
+            if registered is None:
+                raise LookupError(f"the tool {fn.__name__} was not registered")
+            registered.fn_metadata.output_schema = output_schema(response)
+            registered.__dict__.pop("output_schema", None)  # a cached_property
+            return fn
+
+        return register
