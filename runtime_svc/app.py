@@ -17,7 +17,7 @@ from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
-from runtime_svc.adapters import embedders
+from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.fusion import Weights
@@ -79,6 +79,12 @@ async def start(
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, _semantic_side, settings, db
         )
+    counter = await loop.run_in_executor(None, tokenizers.counter, settings.retrieval.tokenizer)
+    if counter.fallback:
+        log.warning(
+            "prompt budgets counted in words",
+            extra={"tokenizer": settings.retrieval.tokenizer, "reason": counter.fallback},
+        )
     indexer: EmbeddingIndexer | None = None
     passages = settings.retrieval.passages
     mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
@@ -119,6 +125,8 @@ async def start(
         semantic=semantic,
         lexical_only_reason=lexical_only_reason,
         mirrors=mirrors,
+        count_tokens=counter.count,
+        tokenizer=counter.name,
     )
     extraction = FactExtraction(_extractor(settings))
     finisher = ErasureFinisher(uow, journal, system_clock)

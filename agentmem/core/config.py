@@ -11,7 +11,7 @@ import hashlib
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -283,6 +283,11 @@ class Retrieval(_Strict):
     # first; 0 holds none (the candidates' vectors are then read and ranked in SQL).
     held_max_vectors: int = Field(default=250_000, ge=0)
     passages: Passages = Field(default_factory=Passages)
+    # The unit of AssemblePrompt's budget: a BPE encoding (o200k_base: GPT-4o and later;
+    # cl100k_base: GPT-4), loaded offline from the ranks the `bpe-openai` package ships, or
+    # "words" (words and punctuation marks). An encoding that cannot be loaded falls back to
+    # words, said once in the log and in GetCapabilities.
+    tokenizer: Literal["o200k_base", "cl100k_base", "words"] = "o200k_base"
 
     @model_validator(mode="after")
     def _endpoint_given(self) -> Retrieval:

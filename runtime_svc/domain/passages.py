@@ -44,14 +44,14 @@ def line(speaker: str, content: str) -> str:
 
 
 def date_of(messages: Sequence[Message]) -> str:
-    return _date(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
+    return date_of_time(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
 
 
 DAY_S = 86_400
 DAY_US = DAY_S * 1_000_000
 
 
-def _date(sent_at_us: int) -> str:
+def date_of_time(sent_at_us: int) -> str:
     """The UTC day of a time, as a passage's date line ("" for none)."""
     return _day(sent_at_us // DAY_US) if sent_at_us else ""
 
@@ -72,7 +72,7 @@ def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
 def render_stored(raw: str, rng: Range, window: Window) -> str:
     """`render` from the conversation's stored form (a search hit's passage)."""
     shown, sent_at_us = Body.stored_lines(raw, rng.start, rng.end)
-    return _render(shown, _date(sent_at_us) if window.date else "")
+    return _render(shown, date_of_time(sent_at_us) if window.date else "")
 
 
 def _render(shown: Sequence[tuple[str, str]], head: str) -> str:
