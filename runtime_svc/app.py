@@ -348,4 +348,5 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
         HybridSettings(
             weights, r.candidates, r.exact_search_max, r.min_similarity, r.held_max_vectors
         ),
+        r.query_cache,
     ), ""
