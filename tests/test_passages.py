@@ -92,12 +92,14 @@ def test_the_prompt_holds_the_exchange_not_the_whole_conversation(stack):
     s = insert_conversation(client)
     prompt = assemble(client, "zqcello grandmother")
     assert ANSWER in prompt.context and "Melanie" in prompt.context
-    assert "quarterly report" not in prompt.context and "hike" not in prompt.context
+    # the matching passages' messages (6-8) and the reply to the question 8 asks (9) only
+    assert "quarterly report" not in prompt.context and "train tickets" not in prompt.context
     cited = [
         (c.source_id, c.passage.message_start, c.passage.message_end) for c in prompt.citations
     ]
-    assert (s.source_id, 6, 7) in cited
-    assert "02 May 2023" in prompt.context  # the conversation's date heads the passage
+    assert cited == [(s.source_id, 5, 9)]
+    assert prompt.context.count(ANSWER) == 1
+    assert "[1] 02 May 2023\n" in prompt.context  # the conversation's date heads it once
 
 
 def test_explanation_reports_the_conversation_once_with_its_best_passage(stack):

@@ -13,11 +13,14 @@ citations. The rules (measured on LoCoMo-dev, `bench.assembly_lab`, `docs/prompt
   something (the answer follows a question).
 - Something that does not fit is skipped, never cut; later, smaller ones are still tried.
 
-Rendering: per conversation (in order of first selection) one citation line with its id,
-revision and session date, then its chosen messages in order, `speaker: text` one a line,
-"…" before a run that does not start the conversation. Plain-text memories are one line,
-as before. Tokens are counted line by line (`count`), so the block's size is the sum of its
-lines' and `tokens` is exactly that sum. Each run of messages is cited by its range.
+Rendering: per source, in order of first selection, a numbered line: a conversation's
+`[n] <session date>`, then its chosen messages in order, `speaker: text` one a line, "…"
+before a run that does not start the conversation; a plain-text memory's `[n] <text>`. The
+n-th source of the block is the n-th distinct source of its citations (source ids are not
+in the text: in BPE tokens a random id costs as much as a short message, measured as 3
+points of evidence at 2,000 tokens). Each run of messages is cited by its range. Tokens are
+counted line by line (`count`), so the block's size is the sum of its lines' and `tokens`
+is exactly that sum.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from runtime_svc.domain.passages import Range, date_of_time
 from runtime_svc.domain.sources import Body
 
-HEADER = "<memories>\nWhat you remember about the user; each entry cites its source.\n"
+HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
 FOOTER = "</memories>"
 GAP = "…\n"
 
@@ -219,8 +222,8 @@ def _message(speaker: str, content: str) -> str:
 
 def _session_line(n: int, c: Candidate) -> str:
     date = c.conversation.date if c.conversation is not None else ""
-    return f"[{n}] ({c.source_id}@{c.revision})" + (f" {date}" if date else "") + "\n"
+    return f"[{n}]" + (f" {date}" if date else "") + "\n"
 
 
 def _memory_line(n: int, c: Candidate) -> str:
-    return f"[{n}] ({c.source_id}@{c.revision}) {_flat(c.text)}\n"
+    return f"[{n}] {_flat(c.text)}\n"

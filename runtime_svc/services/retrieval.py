@@ -246,9 +246,7 @@ class Retrieval:
 
     def status(self, caller: Caller) -> RetrievalStatus:
         if self._semantic is None:
-            return RetrievalStatus(
-                "lexical", self._lexical_only_reason, "", 0, 0, self._tokenizer
-            )
+            return RetrievalStatus("lexical", self._lexical_only_reason, "", 0, 0, self._tokenizer)
         with self._uow.read(caller.tenant_id) as tx:
             waiting = vectors.pending(tx.conn, caller.tenant_id)
         return RetrievalStatus(
