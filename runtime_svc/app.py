@@ -93,7 +93,7 @@ async def start(
     uow = UnitOfWork(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
-        window=Window(passages.before, passages.date),
+        window=Window(passages.before, passages.date, passages.reply),
         words_removed=mirrors.forget_words,
         busy_timeout_ms=settings.storage.busy_timeout_ms,
     )

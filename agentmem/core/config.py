@@ -233,6 +233,9 @@ class Passages(_Strict):
     # messages, headed by the conversation's date (its first `sent_at`) when `date` is on.
     before: int = Field(default=1, ge=0, le=10)
     date: bool = True
+    # A message that asks something ("?") is indexed with the next message (its answer) in
+    # its passage, so the passage that matches a question holds what answered it.
+    reply: bool = True
 
 
 class EmbeddingsName(StrEnum):

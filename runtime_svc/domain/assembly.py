@@ -29,12 +29,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from runtime_svc.domain.passages import Range, date_of_time
+from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
 from runtime_svc.domain.sources import Body
 
 HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
 FOOTER = "</memories>"
 GAP = "…\n"
+DEFAULT_WINDOW = Window()
 
 Count = Callable[[str], int]
 
@@ -153,34 +154,43 @@ class _Block:
 
 
 def assemble(
-    candidates: Sequence[Candidate], query: str, token_budget: int, count: Count
+    candidates: Sequence[Candidate],
+    query: str,
+    token_budget: int,
+    count: Count,
+    window: Window = DEFAULT_WINDOW,
 ) -> PromptBlock:
-    """The block for `query` from its ranked candidates (see the module doc)."""
+    """The block for `query` from its ranked candidates (see the module doc); `window`: how
+    the passages were derived (which message of a passage is its own)."""
     block = _Block(count, token_budget)
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
     named = named_speaker(candidates, query)
     if named:
         for c in candidates:
-            own = _own_message(c)
+            own = _own_message(c, window)
             if own is not None and c.conversation.lines[own][0] == named:  # type: ignore[union-attr]
                 block.add(c, [own])
     for c in candidates:
-        block.add(c, _with_reply(c))
+        block.add(c, _with_reply(c, window))
     return block.render()
 
 
-def _own_message(c: Candidate) -> int | None:
-    """A passage's own message (its last; the ones before are its context)."""
-    return c.passage.end if c.passage is not None and c.conversation is not None else None
-
-
-def _with_reply(c: Candidate) -> list[int]:
-    """The passage's messages, and the next one when its own message asks something."""
+def _own_message(c: Candidate, window: Window) -> int | None:
+    """A passage's own message (`passages.own_message`)."""
     if c.passage is None or c.conversation is None:
+        return None
+    contents = [content for _, content in c.conversation.lines]
+    return own_message(c.passage, contents, window)
+
+
+def _with_reply(c: Candidate, window: Window) -> list[int]:
+    """The passage's messages, and the next one when its own message asks something (a
+    passage indexed with its reply holds it already)."""
+    own = _own_message(c, window)
+    if c.passage is None or c.conversation is None or own is None:
         return []
-    own = c.conversation.lines[c.passage.end][1]
-    reply = [c.passage.end + 1] if "?" in own else []
+    reply = [own + 1] if asks(c.conversation.lines[own][1]) else []
     return [*range(c.passage.start, c.passage.end + 1), *reply]
 
 

@@ -163,7 +163,7 @@ class Retrieval:
     ) -> PromptBlock:
         hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding, grouped=False)[1]
         candidates = _candidates(hits, tx.window.date)
-        return assembly.assemble(candidates, query, token_budget, self._count)
+        return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
