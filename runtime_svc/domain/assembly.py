@@ -1,8 +1,9 @@
 """Prompt assembly: which messages of the ranked passages go into the block, within a budget.
 
-Input: the eligible passages of a query (top ~100, best first), each with its conversation
-(every message, and the session's date), or a plain-text memory. Output: the block and its
-citations. The rules (measured on LoCoMo-dev, `bench.assembly_lab`, `docs/prompt-assembly.md`):
+Input: the eligible passages of a query (best first, `candidates_for` the budget), each
+with its conversation (every message, and the session's date), or a plain-text memory.
+Output: the block and its citations. The rules (measured on LoCoMo-dev,
+`bench.assembly_lab`, `docs/prompt-assembly.md`):
 
 - Messages, not passages, are what is chosen: a passage adds only its messages not already
   in the block, and only those count against the budget (overlapping windows cost nothing
@@ -38,6 +39,17 @@ GAP = "…\n"
 DEFAULT_WINDOW = Window()
 
 Count = Callable[[str], int]
+
+MAX_CANDIDATES = 100
+TOKENS_PER_CANDIDATE = 20
+
+
+def candidates_for(token_budget: int) -> int:
+    """How many ranked passages a block of this budget is chosen from: one per 20 tokens,
+    10 to 100 (LoCoMo-dev: as good as 100 at 2,000 tokens and better below, where passages
+    far down the ranking only displace better ones; and a smaller top k ranks faster).
+    """
+    return min(MAX_CANDIDATES, max(10, token_budget // TOKENS_PER_CANDIDATE))
 
 
 @dataclass(frozen=True)

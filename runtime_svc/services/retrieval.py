@@ -33,7 +33,6 @@ from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.retrieval")
 
-PROMPT_CANDIDATES = 100
 EXPLAIN_CAP = 1000
 
 
@@ -161,7 +160,8 @@ class Retrieval:
     def _render(
         self, tx: Transaction, query: str, token_budget: int, embedding: Future[Vector] | None
     ) -> PromptBlock:
-        hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding, grouped=False)[1]
+        limit = assembly.candidates_for(token_budget)
+        hits = self._eligible(tx, query, limit, embedding, grouped=False)[1]
         candidates = _candidates(hits, tx.window.date)
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 

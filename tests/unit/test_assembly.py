@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 
 from runtime_svc.domain import text
-from runtime_svc.domain.assembly import FOOTER, HEADER, Candidate, Conversation, assemble
+from runtime_svc.domain.assembly import (
+    FOOTER,
+    HEADER,
+    Candidate,
+    Conversation,
+    assemble,
+    candidates_for,
+)
 from runtime_svc.domain.passages import Range
 
 CONV = Conversation(
@@ -106,3 +113,7 @@ def test_plain_memories_are_one_line_and_cited_whole():
 
 def test_no_room_no_block():
     assert assemble([passage(2)], "lake", 5, text.count_tokens).context == ""
+
+
+def test_the_candidates_follow_the_budget():
+    assert [candidates_for(b) for b in (1, 400, 1000, 2000, 100_000)] == [10, 20, 50, 100, 100]
