@@ -214,12 +214,20 @@ class MemoryMethods(Caller):
         )
 
     def explain_retrieval(
-        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
+        self,
+        *,
+        query: str,
+        thread_id: str = "",
+        limit: int = 10,
+        token_budget: int = 0,
+        timeout: float | None = None,
     ) -> retrieval_pb2.ExplainRetrievalResponse:
-        """Every source `query` matches, selected or not, with the reason (ids only)."""
+        """Every source `query` matches, with the reason (ids only); of a block: `token_budget`."""
         return self._call(
             "ExplainRetrieval",
-            retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
+            retrieval_pb2.ExplainRetrievalRequest(
+                query=query, thread_id=thread_id, limit=limit, token_budget=token_budget
+            ),
             timeout,
         )
 
