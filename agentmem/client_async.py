@@ -223,8 +223,7 @@ class AsyncMethods:
         token_budget: int = 0,
         timeout: float | None = None,
     ) -> retrieval_pb2.ExplainRetrievalResponse:
-        """Every source `query` matches, selected or not, with the reason (ids only); with
-        `token_budget`, the selection is the prompt block's at that budget."""
+        """Every source `query` matches, with the reason (ids only); of a block: `token_budget`."""
         return await self._call(
             "ExplainRetrieval",
             retrieval_pb2.ExplainRetrievalRequest(
