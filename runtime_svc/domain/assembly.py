@@ -181,7 +181,7 @@ def assemble(
     if named:
         for c in candidates:
             own = _own_message(c, window)
-            if own is not None and c.conversation.lines[own][0] == named:  # type: ignore[union-attr]
+            if own is not None and c.conversation and c.conversation.lines[own][0] == named:
                 block.add(c, [own])
     for c in candidates:
         block.add(c, _with_reply(c, window))
