@@ -74,12 +74,14 @@ async def start(
     pool = tracing.ContextExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     _pool_gauges(db, pool)
     wakeups = TenantWakeups(loop)
+    # The prompt tokenizer's encoding is built (a second or two) while the model loads.
+    counting = loop.run_in_executor(None, tokenizers.counter, settings.retrieval.tokenizer)
     semantic, lexical_only_reason = None, embedders.Reason.DISABLED
     if settings.retrieval.enabled:
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, _semantic_side, settings, db
         )
-    counter = await loop.run_in_executor(None, tokenizers.counter, settings.retrieval.tokenizer)
+    counter = await counting
     if counter.fallback:
         log.warning(
             "prompt budgets counted in words",
