@@ -40,12 +40,21 @@ class RetrievalMethods(Caller):
         )
 
     def explain_retrieval(
-        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
+        self,
+        *,
+        query: str,
+        thread_id: str = "",
+        limit: int = 10,
+        token_budget: int = 0,
+        timeout: float | None = None,
     ) -> retrieval_pb2.ExplainRetrievalResponse:
-        """Every source `query` matches, selected or not, with the reason (ids only)."""
+        """Every source `query` matches, with the reason (ids only); with `token_budget`, the
+        sources selected are exactly those the block at that budget cites."""
         return self._call(
             "ExplainRetrieval",
-            retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
+            retrieval_pb2.ExplainRetrievalRequest(
+                query=query, thread_id=thread_id, limit=limit, token_budget=token_budget
+            ),
             retrieval_pb2.ExplainRetrievalResponse,
             timeout,
         )

@@ -26,7 +26,7 @@ from typing import Any
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, evidence, hybrid, locomo
-from runtime_svc.domain.retrieval import FOOTER, HEADER
+from runtime_svc.domain.assembly import FOOTER, HEADER
 from runtime_svc.domain.text import count_tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -490,6 +490,49 @@ def evaluate(
     }
 
 
+def product(
+    mode: str,
+    data: list[dict[str, Any]],
+    count: Counter_,
+    budgets: Sequence[int] = BUDGETS,
+) -> dict[str, dict[str, float]]:
+    """The service's own assembly (`runtime_svc.domain.assembly`) over the cached hits: the
+    block's citations decide, as in `bench.evidence`."""
+    from runtime_svc.domain import assembly
+    from runtime_svc.domain.passages import Range
+
+    tallies = {b: evidence.Tally() for b in budgets}
+    for conv, d in zip(locomo.conversations(), data, strict=True):
+        c = Conversation.of(
+            conv, {(s, i): dia for s, i, dia in d["dia_of"]}, photos=mode.endswith("+photos")
+        )
+        convs = {
+            source: assembly.Conversation(
+                tuple(
+                    tuple(c.line[(source, i)].rstrip("\n").split(": ", 1))  # type: ignore[misc]
+                    for i in range(size)
+                ),
+                c.date[source],
+            )
+            for source, size in c.size.items()
+        }
+        for q in locomo.questions(conv):
+            cands = [
+                assembly.Candidate(s, 1, "", Range(a, z), convs[s])
+                for s, a, z, _ in d["queries"][q["question"]]
+            ]
+            for b in budgets:
+                block = assembly.assemble(cands, q["question"], b, count)
+                cited = {
+                    c.dia_of[(x.source_id, i)]
+                    for x in block.cited
+                    if x.passage is not None
+                    for i in range(x.passage.start, x.passage.end + 1)
+                }
+                tallies[b].add(q, set(q["evidence"]) <= cited)
+    return {str(b): tallies[b].rates() for b in budgets}
+
+
 def service(data: list[dict[str, Any]], budgets: Sequence[int] = BUDGETS) -> dict[str, Any]:
     """AssemblePrompt's own blocks (as fetched), by the same protocol."""
     tallies = {b: evidence.Tally() for b in budgets}
@@ -582,6 +625,12 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|---|")
         print(row("AssemblePrompt (service, its own token unit)", service(data[mode])))
         for unit in units:
+            print(
+                row(
+                    f"runtime_svc.domain.assembly [{unit}]",
+                    product(mode, data[mode], counters[unit]),
+                )
+            )
             for name, strategy in STRATEGIES.items():
                 if only and not any(name.startswith(o) for o in only):
                     continue

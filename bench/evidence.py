@@ -20,9 +20,8 @@ SearchMemories (`group_by_source: false`) on the same stack. Two references need
 - evidence alone: the evidence turns themselves, rendered the same way; a question counts
   when they fit the budget (the ceiling of any assembly at that budget).
 
-Budgets are in the service's own unit (`runtime_svc.domain.text.count_tokens`, words and
-punctuation marks); each block is also counted in BPE tokens (`bench.bpe`) when a BPE
-tokenizer is at hand.
+Budgets are in the service's unit (`retrieval.tokenizer`: o200k_base BPE tokens by default,
+`runtime_svc.adapters.tokenizers`); the references are counted in the same unit.
 
     python -m bench.evidence              # lexical and hybrid
     python -m bench.retrieval --only evidence
@@ -44,8 +43,10 @@ from typing import Any
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, hybrid, locomo, servers
-from runtime_svc.domain.retrieval import FOOTER, HEADER
-from runtime_svc.domain.text import count_tokens
+from runtime_svc.adapters.tokenizers import counter
+from runtime_svc.domain.assembly import FOOTER, HEADER
+
+count_tokens = counter().count  # the service's default unit
 
 BUDGETS = (500, 1000, 2000)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -90,6 +90,11 @@ def _search(r: Any) -> None:
     v.in_range("limit", r.limit, 1, v.MAX_LIMIT)
 
 
+def _explain(r: Any) -> None:
+    _search(r)
+    v.in_range("token_budget", r.token_budget, 0, v.MAX_TOKEN_BUDGET)
+
+
 def _assemble(r: Any) -> None:
     v.query(r.query)
     v.identifier("thread_id", r.thread_id, required=False)
@@ -177,7 +182,7 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "SetSourceClassification": _classify,
     "SearchMemories": _search,
     "AssemblePrompt": _assemble,
-    "ExplainRetrieval": _search,
+    "ExplainRetrieval": _explain,
     "ListMemories": _list_memories,
     "ReviewMemory": _review,
     "GetInsertPolicy": _nothing,

@@ -17,7 +17,7 @@ from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.guard import CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
-from runtime_svc.adapters import embedders
+from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.fusion import Weights
@@ -74,10 +74,18 @@ async def start(
     pool = tracing.ContextExecutor(settings.runtime.workers, thread_name_prefix="runtime-db")
     _pool_gauges(db, pool)
     wakeups = TenantWakeups(loop)
+    # The prompt tokenizer's encoding is built (a second or two) while the model loads.
+    counting = loop.run_in_executor(None, tokenizers.counter, settings.retrieval.tokenizer)
     semantic, lexical_only_reason = None, embedders.Reason.DISABLED
     if settings.retrieval.enabled:
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, _semantic_side, settings, db
+        )
+    counter = await counting
+    if counter.fallback:
+        log.warning(
+            "prompt budgets counted in words",
+            extra={"tokenizer": settings.retrieval.tokenizer, "reason": counter.fallback},
         )
     indexer: EmbeddingIndexer | None = None
     passages = settings.retrieval.passages
@@ -87,7 +95,7 @@ async def start(
     uow = UnitOfWork(
         db,
         vectors_queued=(lambda: indexer.wake() if indexer else None) if semantic else None,
-        window=Window(passages.before, passages.date),
+        window=Window(passages.before, passages.date, passages.reply),
         words_removed=mirrors.forget_words,
         busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
@@ -119,6 +127,8 @@ async def start(
         semantic=semantic,
         lexical_only_reason=lexical_only_reason,
         mirrors=mirrors,
+        count_tokens=counter.count,
+        tokenizer=counter.name,
     )
     extraction = FactExtraction(_extractor(settings))
     finisher = ErasureFinisher(uow, journal, system_clock)
@@ -340,4 +350,5 @@ def _semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, s
         HybridSettings(
             weights, r.candidates, r.exact_search_max, r.min_similarity, r.held_max_vectors
         ),
+        r.query_cache,
     ), ""

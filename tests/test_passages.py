@@ -92,12 +92,14 @@ def test_the_prompt_holds_the_exchange_not_the_whole_conversation(stack):
     s = insert_conversation(client)
     prompt = assemble(client, "zqcello grandmother")
     assert ANSWER in prompt.context and "Melanie" in prompt.context
-    assert "quarterly report" not in prompt.context and "hike" not in prompt.context
+    # the matching passages' messages (6-8) and the reply to the question 8 asks (9) only
+    assert "quarterly report" not in prompt.context and "train tickets" not in prompt.context
     cited = [
         (c.source_id, c.passage.message_start, c.passage.message_end) for c in prompt.citations
     ]
-    assert (s.source_id, 6, 7) in cited
-    assert "02 May 2023" in prompt.context  # the conversation's date heads the passage
+    assert cited == [(s.source_id, 5, 9)]
+    assert prompt.context.count(ANSWER) == 1
+    assert "[1] 02 May 2023\n" in prompt.context  # the conversation's date heads it once
 
 
 def test_explanation_reports_the_conversation_once_with_its_best_passage(stack):
@@ -121,7 +123,10 @@ def test_cold_revoked_and_erased_conversations_contribute_no_passage(stack):
     s = insert_conversation(client)
     r = readback(client, s.source_id)
     stored = {d.derivative_id for d in r.derivatives if d.kind == "passage"}
-    assert f"{s.source_id}#passage:6-7" in stored and len(stored) == 12
+    # the question (6) with its context and its reply; the reply (7) with its context; the
+    # first two messages share one passage (the first asks, the second answers)
+    assert {f"{s.source_id}#passage:5-7", f"{s.source_id}#passage:6-7"} <= stored
+    assert len(stored) == 11
     classify(client, s.source_id, 1, sources_pb2.CLASSIFICATION_COLD)
     _nothing_found(client)
     classify(client, s.source_id, 2, sources_pb2.CLASSIFICATION_ACTIVE)
@@ -157,7 +162,8 @@ def test_plain_memories_behave_as_before(stack):
     assert [h.source_id for h in hits] == [a.source_id]
     assert not hits[0].HasField("passage")
     prompt = assemble(client, "zqguitar")
-    assert f"({a.source_id}@1)" in prompt.context
+    assert "[1] The user plays a yellow zqguitar on weekends\n" in prompt.context
+    assert prompt.citations[0].source_id == a.source_id
     assert not prompt.citations[0].HasField("passage")
 
 

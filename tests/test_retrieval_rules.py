@@ -3,9 +3,10 @@ explanation order."""
 
 from __future__ import annotations
 
-from runtime_svc.domain import lexical, retrieval, text
+from runtime_svc.domain import assembly, lexical, retrieval, text
+from runtime_svc.domain.assembly import Candidate
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.retrieval import Candidate, Match
+from runtime_svc.domain.retrieval import Match
 
 
 def terms(q):
@@ -60,7 +61,7 @@ def test_bounds_certificate_and_reading_depth():
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():
     cands = [Candidate("s1", 1, "word " * 50), Candidate("s2", 1, "short memory")]
-    block = retrieval.render_prompt(cands, token_budget=40)
+    block = assembly.assemble(cands, "word", 40, text.count_tokens)
     assert [c.source_id for c in block.cited] == ["s2"]
     assert block.tokens <= 40 and text.count_tokens(block.context) == block.tokens
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -31,6 +32,9 @@ class Passages(Strict):
     # messages, headed by the conversation's date (its first `sent_at`) when `date` is on.
     before: int = Field(default=1, ge=0, le=10)
     date: bool = True
+    # A message that asks something ("?") is indexed with the next message (its answer) in
+    # its passage, so the passage that matches a question holds what answered it.
+    reply: bool = True
 
 
 class EmbeddingsName(StrEnum):
@@ -81,6 +85,14 @@ class Retrieval(Strict):
     # first; 0 holds none (the candidates' vectors are then read and ranked in SQL).
     held_max_vectors: int = Field(default=250_000, ge=0)
     passages: Passages = Field(default_factory=Passages)
+    # The unit of AssemblePrompt's budget: a BPE encoding (o200k_base: GPT-4o and later;
+    # cl100k_base: GPT-4), loaded offline from the ranks the `bpe-openai` package ships, or
+    # "words" (words and punctuation marks). An encoding that cannot be loaded falls back to
+    # words, said once in the log and in GetCapabilities.
+    tokenizer: Literal["o200k_base", "cl100k_base", "words"] = "o200k_base"
+    # Query embeddings kept for repeated queries (by model and text, least recently used
+    # first out; held in memory only); 0 keeps none.
+    query_cache: int = Field(default=1024, ge=0, le=1_000_000)
 
     @model_validator(mode="after")
     def _endpoint_given(self) -> Retrieval:

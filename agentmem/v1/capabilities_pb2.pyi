@@ -52,15 +52,17 @@ class Caller(_message.Message):
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., trusted_save_intents: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalStatus(_message.Message):
-    __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending")
+    __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending", "prompt_tokenizer")
     MODE_FIELD_NUMBER: _ClassVar[int]
     LEXICAL_ONLY_REASON_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_DIMENSION_FIELD_NUMBER: _ClassVar[int]
     EMBEDDINGS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENIZER_FIELD_NUMBER: _ClassVar[int]
     mode: str
     lexical_only_reason: str
     embedding_model: str
     embedding_dimension: int
     embeddings_pending: int
-    def __init__(self, mode: _Optional[str] = ..., lexical_only_reason: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., embeddings_pending: _Optional[int] = ...) -> None: ...
+    prompt_tokenizer: str
+    def __init__(self, mode: _Optional[str] = ..., lexical_only_reason: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., embeddings_pending: _Optional[int] = ..., prompt_tokenizer: _Optional[str] = ...) -> None: ...

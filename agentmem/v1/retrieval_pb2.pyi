@@ -117,14 +117,16 @@ class AssemblePromptResponse(_message.Message):
     def __init__(self, context: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., prompt_record_id: _Optional[str] = ..., tokens_used: _Optional[int] = ...) -> None: ...
 
 class ExplainRetrievalRequest(_message.Message):
-    __slots__ = ("query", "thread_id", "limit")
+    __slots__ = ("query", "thread_id", "limit", "token_budget")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     query: str
     thread_id: str
     limit: int
-    def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    token_budget: int
+    def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class ExplanationEntry(_message.Message):
     __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score")

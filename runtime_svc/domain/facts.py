@@ -107,7 +107,7 @@ def passage_of(triple: Triple, body: Body, window: Window) -> Range | None:
     content, or a message the conversation does not have)."""
     if triple.message is None or not 0 <= triple.message < len(body.messages):
         return None
-    return range_for(triple.message, window)
+    return range_for(triple.message, window, body.messages)
 
 
 def stated_at(triple: Triple, source: Source) -> int:

@@ -21,10 +21,12 @@ from runtime_svc.domain.sources import Body, Message
 @dataclass(frozen=True)
 class Window:
     """`before`: how many previous messages each passage includes; `date`: whether the
-    conversation's date heads each passage."""
+    conversation's date heads each passage; `reply`: whether a message that asks something
+    (`asks`) includes the next message, the answer, in its passage."""
 
     before: int = 1
     date: bool = True
+    reply: bool = True
 
 
 @dataclass(frozen=True)
@@ -44,14 +46,14 @@ def line(speaker: str, content: str) -> str:
 
 
 def date_of(messages: Sequence[Message]) -> str:
-    return _date(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
+    return date_of_time(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
 
 
 DAY_S = 86_400
 DAY_US = DAY_S * 1_000_000
 
 
-def _date(sent_at_us: int) -> str:
+def date_of_time(sent_at_us: int) -> str:
     """The UTC day of a time, as a passage's date line ("" for none)."""
     return _day(sent_at_us // DAY_US) if sent_at_us else ""
 
@@ -72,7 +74,7 @@ def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
 def render_stored(raw: str, rng: Range, window: Window) -> str:
     """`render` from the conversation's stored form (a search hit's passage)."""
     shown, sent_at_us = Body.stored_lines(raw, rng.start, rng.end)
-    return _render(shown, _date(sent_at_us) if window.date else "")
+    return _render(shown, date_of_time(sent_at_us) if window.date else "")
 
 
 def _render(shown: Sequence[tuple[str, str]], head: str) -> str:
@@ -80,15 +82,36 @@ def _render(shown: Sequence[tuple[str, str]], head: str) -> str:
     return f"{head}\n{body}" if head else body
 
 
-def range_for(message: int, window: Window) -> Range:
-    """The range of the passage of one message: up to `window.before` messages before it."""
-    return Range(max(0, message - window.before), message)
+def asks(content: str) -> bool:
+    """Whether a message asks something (the message after it then likely answers)."""
+    return "?" in content
+
+
+def range_for(message: int, window: Window, messages: Sequence[Message] = ()) -> Range:
+    """The range of the passage of one message: up to `window.before` messages before it,
+    and with `window.reply` the next one when this one asks something."""
+    reply = window.reply and message + 1 < len(messages) and asks(messages[message].content)
+    return Range(max(0, message - window.before), message + reply)
+
+
+def own_message(rng: Range, contents: Sequence[str], window: Window) -> int:
+    """The message whose passage `rng` is (the others are its context or its reply), as
+    `derive` makes them: a passage that ends with the reply to a question is its question's."""
+    if rng.start > 0 and rng.start + window.before <= rng.end:
+        return rng.start + window.before
+    before_last = rng.end - 1
+    if window.reply and before_last >= rng.start and asks(contents[before_last]):
+        return before_last
+    return rng.end
 
 
 def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
-    """One passage per message (`range_for`)."""
-    out = []
+    """One passage per message (`range_for`); a range two messages share (at the start of
+    the conversation) is one passage, the first message's."""
+    out, seen = [], set()
     for i in range(len(messages)):
-        rng = range_for(i, window)
-        out.append(Passage(rng, render(messages, rng, window)))
+        rng = range_for(i, window, messages)
+        if rng not in seen:
+            seen.add(rng)
+            out.append(Passage(rng, render(messages, rng, window)))
     return out

@@ -1,15 +1,14 @@
-"""Retrieval rules: how matches are explained, and how the prompt block is rendered within a
-token budget. Pure functions, no storage. (Scoring: `runtime_svc.domain.lexical`.)"""
+"""Retrieval rules: how matches are explained, and snippets. Pure functions, no storage.
+(Scoring: `runtime_svc.domain.lexical`; the prompt block: `runtime_svc.domain.assembly`.)"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State, reason_order
-from runtime_svc.domain.passages import Range
-from runtime_svc.domain.text import Term, count_tokens, token_stems
+from runtime_svc.domain.text import Term, token_stems
 
 
 class Reason(StrEnum):
@@ -102,65 +101,18 @@ def explain(
     return entries
 
 
-@dataclass(frozen=True)
-class Candidate:
-    source_id: str
-    revision: int
-    text: str
-    passage: Range | None = None  # the conversation's messages (None: the whole text)
-
-    def cite(self) -> str:
-        p = self.passage
-        return f"{self.source_id}@{self.revision}" + (f"#{p.start}-{p.end}" if p else "")
-
-
-@dataclass(frozen=True)
-class PromptBlock:
-    context: str
-    cited: tuple[Candidate, ...]
-    tokens: int
-
-
-HEADER = "<memories>\nWhat you remember about the user; each line cites its source.\n"
-FOOTER = "</memories>"
-
-
-def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptBlock:
-    """Memories (or a conversation's passages, with their context and speakers) in rank
-    order while the block fits the budget; one that does not fit is skipped (never cut), and
-    the next ones are still tried. A passage overlapping one already included is skipped."""
-    fixed = count_tokens(HEADER) + count_tokens(FOOTER)
-    if not candidates or fixed >= token_budget:
-        return PromptBlock("", (), 0)
-    lines, cited, used = [], [], fixed
-    for c in candidates:
-        if any(_overlap(c, o) for o in cited):
-            continue
-        line = f"[{len(cited) + 1}] ({c.cite()}) {_flat(c)}\n"
-        cost = count_tokens(line)
-        if used + cost > token_budget:
-            continue
-        lines.append(line)
-        cited.append(c)
-        used += cost
-    if not cited:
-        return PromptBlock("", (), 0)
-    return PromptBlock(HEADER + "".join(lines) + FOOTER, tuple(cited), used)
-
-
-def _overlap(a: Candidate, b: Candidate) -> bool:
-    if a.source_id != b.source_id:
-        return False
-    if a.passage is None or b.passage is None:
-        return True
-    return a.passage.start <= b.passage.end and b.passage.start <= a.passage.end
-
-
-def _flat(c: Candidate) -> str:
-    """One line: a passage's messages joined by " / " (speakers kept), else words joined."""
-    if c.passage is None:
-        return " ".join(c.text.split())
-    return " / ".join(" ".join(part.split()) for part in c.text.splitlines() if part.strip())
+def as_prompt(entries: Sequence[Entry], cited: set[str]) -> list[Entry]:
+    """An explanation whose selection is a prompt block's: the cited sources are selected,
+    every other eligible match is below the limit (the block had no room for it); filtered
+    entries keep their reason."""
+    out = []
+    for e in entries:
+        if e.rank and e.reason in (Reason.SELECTED, Reason.BELOW_LIMIT):
+            chosen = e.source_id in cited
+            reason = Reason.SELECTED if chosen else Reason.BELOW_LIMIT
+            e = replace(e, included=chosen, reason=reason.value)
+        out.append(e)
+    return out
 
 
 SNIPPET_WORDS = 24

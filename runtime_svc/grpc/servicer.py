@@ -504,6 +504,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
                 request.query,
                 request.thread_id,
                 request.limit,
+                request.token_budget,
             )
         return retrieval_pb2.ExplainRetrievalResponse(
             entries=[
@@ -533,6 +534,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             embedding_model=st.model_id,
             embedding_dimension=st.dimension,
             embeddings_pending=st.pending,
+            prompt_tokenizer=st.tokenizer,
         )
 
     # Audit and events

@@ -32,6 +32,7 @@ class Hit:
     text: str  # the generated form, or the passage's text
     save_intent: str
     passage: Range | None = None  # the conversation's messages this hit is (None: whole)
+    raw: str = ""  # a passage's: the conversation's stored form (prompt assembly reads it)
 
     @property
     def key(self) -> EntryKey:
@@ -46,7 +47,7 @@ def make_hit(score: float, key: int, row: SourceRow, window: Window) -> Hit:
     if rng is None:
         return Hit(row.pk, row.source_id, row.revision, score, row.generated_form, row.save_intent)
     text = passages.render_stored(row.raw, rng, window)
-    return Hit(row.pk, row.source_id, row.revision, score, text, row.save_intent, rng)
+    return Hit(row.pk, row.source_id, row.revision, score, text, row.save_intent, rng, row.raw)
 
 
 @dataclass(frozen=True)

@@ -11,61 +11,29 @@ from __future__ import annotations
 import hashlib
 import logging
 from concurrent.futures import Future
-from dataclasses import dataclass
 
 from agentmem.core import validation
-from runtime_svc.domain import retrieval, text, thread_mode
+from runtime_svc.domain import assembly, retrieval, text, thread_mode
+from runtime_svc.domain.assembly import Candidate, Conversation, PromptBlock
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
-from runtime_svc.domain.passages import Range
-from runtime_svc.domain.retrieval import Candidate, Entry, Match, PromptBlock
+from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.search import plan
 from runtime_svc.search.hits import Hit
 from runtime_svc.search.lexical import LexicalSearch
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.clock import Clock
+from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import vectors
 from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.retrieval")
 
-PROMPT_CANDIDATES = 50
 EXPLAIN_CAP = 1000
-
-
-@dataclass(frozen=True)
-class Found:
-    source_id: str
-    revision: int
-    score: float
-    snippet: str
-    passage: Range | None = None
-
-
-@dataclass(frozen=True)
-class Explanation:
-    entries: list[Entry]
-    total_matches: int
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class RetrievalStatus:
-    mode: str  # lexical | hybrid
-    lexical_only_reason: str  # adapters.embedders.Reason, or "" (hybrid)
-    model_id: str
-    dimension: int
-    pending: int  # the caller's sources waiting to be embedded
-
-
-@dataclass(frozen=True)
-class Assembled:
-    block: PromptBlock
-    prompt_record_id: str
 
 
 class Retrieval:
@@ -79,16 +47,20 @@ class Retrieval:
         semantic: Semantic | None = None,
         lexical_only_reason: str = "disabled",
         mirrors: Mirrors | None = None,
+        count_tokens: assembly.Count = text.count_tokens,
+        tokenizer: str = "words",
     ) -> None:
         """With `semantic`, every use case ranks by hybrid retrieval (words and meaning);
         without, `lexical_only_reason` says why not. `mirrors`: large tenants' postings held
-        in memory (None: every search reads the index tables)."""
+        in memory (None: every search reads the index tables). `count_tokens`: the prompt
+        budget's unit (`runtime_svc.adapters.tokenizers`)."""
         self._uow, self._clock = uow, clock
         self._mirrors = mirrors
         self._default_mode = default_mode
         self._budget = posting_budget
         self._semantic = semantic
         self._lexical_only_reason = lexical_only_reason
+        self._count, self._tokenizer = count_tokens, tokenizer
 
     def _lexical(self, tx: Transaction) -> LexicalSearch:
         return LexicalSearch(
@@ -188,10 +160,10 @@ class Retrieval:
     def _render(
         self, tx: Transaction, query: str, token_budget: int, embedding: Future[Vector] | None
     ) -> PromptBlock:
-        hits = self._eligible(tx, query, PROMPT_CANDIDATES, embedding, grouped=False)[1]
-        return retrieval.render_prompt(
-            [Candidate(h.source_id, h.revision, h.text, h.passage) for h in hits], token_budget
-        )
+        limit = assembly.candidates_for(token_budget)
+        hits = self._eligible(tx, query, limit, embedding, grouped=False)[1]
+        candidates = _candidates(hits, tx.window.date)
+        return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
@@ -199,37 +171,58 @@ class Retrieval:
         with self._uow.read(caller.tenant_id) as tx:
             return self._eligible(tx, query, limit, embedding)[1]
 
-    def explain(self, caller: Caller, query: str, thread_id: str, limit: int) -> Explanation:
+    def explain(
+        self, caller: Caller, query: str, thread_id: str, limit: int, token_budget: int = 0
+    ) -> Explanation:
+        """The matches of a query with their reasons. With `token_budget`, the selection
+        explained is the prompt block's: exactly the sources it cites at that budget."""
         _check(query, thread_id, limit)
-        now = self._clock()
+        if token_budget:
+            validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         embedding = self._embed(query, caller.tenant_id)
-        terms = text.query_terms(query)
         with self._uow.read(caller.tenant_id) as tx:
-            disabled = self._thread_disabled(tx, thread_id)
-            lexical_side = self._lexical(tx)
-            if log.isEnabledFor(logging.DEBUG):
-                self._log_plan(tx, lexical_side, terms, limit, now)
-            rows, total = lexical_side.matches(terms, now, EXPLAIN_CAP)
-            # Sources without an index entry (pending, rejected, revoked) match too; erased
-            # ones have no content and never appear.
-            unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
-            quarantined = [
-                Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
-                for s in (u.source for u in unindexed)
-            ]
-            if self._semantic is not None and embedding is not None:
-                lexical = lexical_side.search(terms, self._semantic.candidates, now)
-                matches, extra = self._semantic.explain(
-                    tx, embedding.result(), terms, lexical, rows, now
-                )
-                found = total + extra + len(quarantined)
-                entries = retrieval.explain(
-                    [*matches[:EXPLAIN_CAP], *quarantined],
-                    limit,
-                    thread_disabled=disabled,
-                    ranked=True,
-                )
-                return Explanation(entries, found, truncated=found > len(entries))
+            explained = self._explain(tx, query, thread_id, limit, embedding)
+            if not token_budget or self._thread_disabled(tx, thread_id):
+                return explained
+            block = self._render(tx, query, token_budget, embedding)
+        entries = retrieval.as_prompt(explained.entries, {c.source_id for c in block.cited})
+        return Explanation(entries, explained.total_matches, explained.truncated)
+
+    def _explain(
+        self,
+        tx: Transaction,
+        query: str,
+        thread_id: str,
+        limit: int,
+        embedding: Future[Vector] | None,
+    ) -> Explanation:
+        now = self._clock()
+        terms = text.query_terms(query)
+        disabled = self._thread_disabled(tx, thread_id)
+        lexical_side = self._lexical(tx)
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_plan(tx, lexical_side, terms, limit, now)
+        rows, total = lexical_side.matches(terms, now, EXPLAIN_CAP)
+        # Sources without an index entry (pending, rejected, revoked) match too; erased
+        # ones have no content and never appear.
+        unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
+        quarantined = [
+            Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
+            for s in (u.source for u in unindexed)
+        ]
+        if self._semantic is not None and embedding is not None:
+            lexical = lexical_side.search(terms, self._semantic.candidates, now)
+            matches, extra = self._semantic.explain(
+                tx, embedding.result(), terms, lexical, rows, now
+            )
+            found = total + extra + len(quarantined)
+            entries = retrieval.explain(
+                [*matches[:EXPLAIN_CAP], *quarantined],
+                limit,
+                thread_disabled=disabled,
+                ranked=True,
+            )
+            return Explanation(entries, found, truncated=found > len(entries))
         matches = [
             Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
         ] + quarantined
@@ -253,12 +246,32 @@ class Retrieval:
 
     def status(self, caller: Caller) -> RetrievalStatus:
         if self._semantic is None:
-            return RetrievalStatus("lexical", self._lexical_only_reason, "", 0, 0)
+            return RetrievalStatus("lexical", self._lexical_only_reason, "", 0, 0, self._tokenizer)
         with self._uow.read(caller.tenant_id) as tx:
             waiting = vectors.pending(tx.conn, caller.tenant_id)
         return RetrievalStatus(
-            "hybrid", "", self._semantic.model_id, self._semantic.dimension, waiting
+            "hybrid",
+            "",
+            self._semantic.model_id,
+            self._semantic.dimension,
+            waiting,
+            self._tokenizer,
         )
+
+
+def _candidates(hits: list[Hit], dated: bool) -> list[Candidate]:
+    """The prompt's candidates: each passage with its whole conversation (read once per
+    source from the stored form the hit carries)."""
+    conversations: dict[str, Conversation] = {}
+    out = []
+    for h in hits:
+        conv = None
+        if h.passage is not None and h.raw:
+            conv = conversations.get(h.source_id)
+            if conv is None:
+                conv = conversations[h.source_id] = assembly.conversation(h.raw, dated)
+        out.append(Candidate(h.source_id, h.revision, h.text, h.passage, conv))
+    return out
 
 
 def cited_revisions(block: PromptBlock) -> set[tuple[str, int]]:

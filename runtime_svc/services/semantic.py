@@ -27,6 +27,7 @@ from runtime_svc.search.hits import Hit, MatchRow
 from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
+from runtime_svc.services.query_vectors import QueryVectors
 from runtime_svc.storage.unit_of_work import Transaction
 
 
@@ -57,8 +58,12 @@ def _key(h: Hit) -> Key:
 
 
 class Semantic:
-    def __init__(self, embedder: Embedder, settings: HybridSettings) -> None:
+    def __init__(
+        self, embedder: Embedder, settings: HybridSettings, query_cache: int = 1024
+    ) -> None:
+        """`query_cache`: how many query embeddings are kept for repeated queries."""
         self._embedder = embedder
+        self._queries = QueryVectors(query_cache)
         self._s = settings
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="query-embedding")
         # The coarse pass's signatures (and vectors) of large tenants.
@@ -81,11 +86,15 @@ class Semantic:
         return self._s.candidates
 
     def embed(self, query: str, tenant_id: str) -> Future[Vector]:
-        """Starts embedding the query; once embedded, the coarse pass over the tenant's
+        """Starts embedding the query (a repeated query's vector is taken from the cache,
+        the model is not run again); once embedded, the coarse pass over the tenant's
         held signatures is computed ahead too (while the lexical side is still ranking)."""
 
         def run() -> Vector:
-            vector = self._embedder.embed([query])[0]
+            vector = self._queries.get(self.model_id, query)
+            if vector is None:
+                vector = self._embedder.embed([query])[0]
+                self._queries.put(self.model_id, query, vector)
             self._signatures.propose(
                 tenant_id, self.model_id, signature(vector), self._s.candidates * COARSE_FACTOR
             )

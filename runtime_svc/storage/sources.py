@@ -49,6 +49,14 @@ _INSERT_SOURCE = insert(sources)
 _BY_SOURCE_ID = select(sources).where(
     sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key")
 )
+# Built once (every prompt checks its citations with it before it is recorded, then
+# records itself).
+_INSERT_PROMPT = insert(prompt_records)
+_ELIGIBLE_OF = select(sources.c.source_id, sources.c.revision).where(
+    sources.c.tenant_id == bindparam("tenant"),
+    sources.c.source_id.in_(bindparam("ids", expanding=True)),
+    eligibility_sql.eligible(sources.c, bindparam("now_us")),
+)
 # `request_id != ''` repeats the partial index's condition, so the planner may use it (a
 # bound key alone does not prove it): without it SQLite reads every source of the tenant.
 _BY_REQUEST_ID = select(sources).where(
@@ -198,12 +206,8 @@ class SourceRepository(_Repository):
 
     def eligible_revisions(self, source_ids: list[str], now_us: int) -> set[tuple[str, int]]:
         """(source id, revision) of those of the sources that are eligible now."""
-        stmt = select(sources.c.source_id, sources.c.revision).where(
-            sources.c.tenant_id == self.tenant_id,
-            sources.c.source_id.in_(source_ids),
-            eligibility_sql.eligible(sources.c, _now(now_us)),
-        )
-        return {(r.source_id, r.revision) for r in self.conn.execute(stmt)}
+        params = {"tenant": self.tenant_id, "ids": source_ids, "now_us": now_us}
+        return {(r.source_id, r.revision) for r in self.conn.execute(_ELIGIBLE_OF, params)}
 
     def unindexed_matching(self, stems: set[str], limit: int) -> list[Stored]:
         """Sources that are not erased and have no index entry (pending, rejected, revoked),
@@ -422,16 +426,18 @@ class PromptRecords(_Repository):
         query_sha256: str,
         cited: list[tuple[str, int]],
     ) -> None:
-        self.conn.execute(
-            insert(prompt_records).values(
-                tenant_id=self.tenant_id,
-                prompt_record_id=record_id,
-                thread_id=thread_id,
-                created_at_us=created_at_us,
-                token_budget=token_budget,
-                tokens_used=tokens_used,
-                query_sha256=query_sha256,
-            )
+        compiled.execute(
+            self.conn,
+            _INSERT_PROMPT,
+            {
+                "tenant_id": self.tenant_id,
+                "prompt_record_id": record_id,
+                "thread_id": thread_id,
+                "created_at_us": created_at_us,
+                "token_budget": token_budget,
+                "tokens_used": tokens_used,
+                "query_sha256": query_sha256,
+            },
         )
         if cited:
             self.conn.execute(

@@ -4,4 +4,5 @@ export type MemoryRetrievalExplainParams = {
   query: string,
   threadId?: string | null,
   limit?: number | null,
+  tokenBudget?: number | null,
 };

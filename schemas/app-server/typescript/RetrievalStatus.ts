@@ -5,4 +5,5 @@ export type RetrievalStatus = {
   embeddingModel: string,
   embeddingDimension: number,
   embeddingsPending: number,
+  promptTokenizer: string,
 };

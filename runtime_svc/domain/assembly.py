@@ -1,0 +1,251 @@
+"""Prompt assembly: which messages of the ranked passages go into the block, within a budget.
+
+Input: the eligible passages of a query (best first, `candidates_for` the budget), each
+with its conversation (every message, and the session's date), or a plain-text memory.
+Output: the block and its citations. The rules (measured on LoCoMo-dev,
+`bench.assembly_lab`, `docs/prompt-assembly.md`):
+
+- Messages, not passages, are what is chosen: a passage adds only its messages not already
+  in the block, and only those count against the budget (overlapping windows cost nothing
+  twice). No message appears twice.
+- When the query names exactly one of the speakers, that speaker's own messages among the
+  passages come first (the question is about what they said or did).
+- Then every passage in score order, with the message after it when its own message asks
+  something (the answer follows a question).
+- Something that does not fit is skipped, never cut; later, smaller ones are still tried.
+
+Rendering: per source, in order of first selection, a numbered line: a conversation's
+`[n] <session date>`, then its chosen messages in order, `speaker: text` one a line, "…"
+before a run that does not start the conversation; a plain-text memory's `[n] <text>`. The
+n-th source of the block is the n-th distinct source of its citations (source ids are not
+in the text: in BPE tokens a random id costs as much as a short message, measured as 3
+points of evidence at 2,000 tokens). Each run of messages is cited by its range. Tokens are
+counted line by line (`count`), so the block's size is the sum of its lines' and `tokens`
+is exactly that sum.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
+from runtime_svc.domain.sources import Body
+
+HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
+FOOTER = "</memories>"
+GAP = "…\n"
+DEFAULT_WINDOW = Window()
+
+Count = Callable[[str], int]
+
+MAX_CANDIDATES = 100
+TOKENS_PER_CANDIDATE = 20
+
+
+def candidates_for(token_budget: int) -> int:
+    """How many ranked passages a block of this budget is chosen from: one per 20 tokens,
+    10 to 100 (LoCoMo-dev: as good as 100 at 2,000 tokens and better below, where passages
+    far down the ranking only displace better ones; and a smaller top k ranks faster).
+    """
+    return min(MAX_CANDIDATES, max(10, token_budget // TOKENS_PER_CANDIDATE))
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation source's messages as (speaker, content), and its session date."""
+
+    lines: tuple[tuple[str, str], ...]
+    date: str = ""
+
+
+def conversation(raw: str, dated: bool = True) -> Conversation:
+    """A conversation from its stored form (`dated`: with its session date)."""
+    lines, sent_at_us = Body.stored_lines(raw, 0, len(raw))
+    return Conversation(tuple(lines), date_of_time(sent_at_us) if dated else "")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ranked passage (or, `passage` None, a plain-text memory with its `text`)."""
+
+    source_id: str
+    revision: int
+    text: str
+    passage: Range | None = None
+    conversation: Conversation | None = None
+
+
+@dataclass(frozen=True)
+class Cited:
+    """What a block cites: a run of a conversation's messages, or a whole memory."""
+
+    source_id: str
+    revision: int
+    passage: Range | None = None
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    context: str
+    cited: tuple[Cited, ...]
+    tokens: int
+
+
+@dataclass
+class _Source:
+    source_id: str
+    revision: int
+    conversation: Conversation | None
+    text: str = ""
+    chosen: set[int] = field(default_factory=set)
+
+
+class _Block:
+    def __init__(self, count: Count, budget: int) -> None:
+        self.count, self.budget = count, budget
+        self.used = count(HEADER) + count(FOOTER)
+        self.sources: dict[str, _Source] = {}  # in order of first selection
+
+    def add(self, c: Candidate, messages: Sequence[int]) -> bool:
+        """Adds the messages (or the plain-text memory) if what is new fits."""
+        held = self.sources.get(c.source_id)
+        if c.conversation is None or c.passage is None:
+            if held is not None:
+                return False
+            cost = self.count(_memory_line(len(self.sources) + 1, c))
+            return self._take(cost, _Source(c.source_id, c.revision, None, c.text))
+        size = len(c.conversation.lines)
+        wanted = {i for i in messages if 0 <= i < size}
+        before = held.chosen if held is not None else set()
+        new = wanted - before
+        if not new:
+            return False
+        lines = c.conversation.lines
+        cost = sum(self.count(_message(*lines[i])) for i in new)
+        cost += self.count(GAP) * (_gaps(before | new) - _gaps(before))
+        if held is None:
+            cost += self.count(_session_line(len(self.sources) + 1, c))
+            if not self._take(cost, _Source(c.source_id, c.revision, c.conversation)):
+                return False
+            held = self.sources[c.source_id]
+        elif self.used + cost > self.budget:
+            return False
+        else:
+            self.used += cost
+        held.chosen |= new
+        return True
+
+    def _take(self, cost: int, source: _Source) -> bool:
+        if self.used + cost > self.budget:
+            return False
+        self.used += cost
+        self.sources[source.source_id] = source
+        return True
+
+    def render(self) -> PromptBlock:
+        if not self.sources:
+            return PromptBlock("", (), 0)
+        out, cited = [HEADER], []
+        for n, s in enumerate(self.sources.values(), start=1):
+            if s.conversation is None:
+                c = Candidate(s.source_id, s.revision, s.text)
+                out.append(_memory_line(n, c))
+                cited.append(Cited(s.source_id, s.revision))
+                continue
+            c = Candidate(s.source_id, s.revision, "", Range(0, 0), s.conversation)
+            out.append(_session_line(n, c))
+            for run in _runs(s.chosen):
+                if run.start > 0:
+                    out.append(GAP)
+                out += [_message(*s.conversation.lines[i]) for i in range(run.start, run.end + 1)]
+                cited.append(Cited(s.source_id, s.revision, run))
+        out.append(FOOTER)
+        return PromptBlock("".join(out), tuple(cited), self.used)
+
+
+def assemble(
+    candidates: Sequence[Candidate],
+    query: str,
+    token_budget: int,
+    count: Count,
+    window: Window = DEFAULT_WINDOW,
+) -> PromptBlock:
+    """The block for `query` from its ranked candidates (see the module doc); `window`: how
+    the passages were derived (which message of a passage is its own)."""
+    block = _Block(count, token_budget)
+    if not candidates or block.used >= token_budget:
+        return PromptBlock("", (), 0)
+    named = named_speaker(candidates, query)
+    if named:
+        for c in candidates:
+            own = _own_message(c, window)
+            if own is not None and c.conversation and c.conversation.lines[own][0] == named:
+                block.add(c, [own])
+    for c in candidates:
+        block.add(c, _with_reply(c, window))
+    return block.render()
+
+
+def _own_message(c: Candidate, window: Window) -> int | None:
+    """A passage's own message (`passages.own_message`)."""
+    if c.passage is None or c.conversation is None:
+        return None
+    contents = [content for _, content in c.conversation.lines]
+    return own_message(c.passage, contents, window)
+
+
+def _with_reply(c: Candidate, window: Window) -> list[int]:
+    """The passage's messages, and the next one when its own message asks something (a
+    passage indexed with its reply holds it already)."""
+    own = _own_message(c, window)
+    if c.passage is None or c.conversation is None or own is None:
+        return []
+    reply = [own + 1] if asks(c.conversation.lines[own][1]) else []
+    return [*range(c.passage.start, c.passage.end + 1), *reply]
+
+
+def named_speaker(candidates: Sequence[Candidate], query: str) -> str:
+    """The one speaker of the candidates' conversations the query names ("" for none or
+    several): names are matched as whole words, case kept."""
+    speakers = {
+        speaker
+        for c in candidates
+        if c.conversation is not None
+        for speaker, _ in c.conversation.lines
+    }
+    named = [s for s in speakers if s and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", query)]
+    return named[0] if len(named) == 1 else ""
+
+
+def _runs(chosen: set[int]) -> list[Range]:
+    runs: list[Range] = []
+    for i in sorted(chosen):
+        if runs and runs[-1].end == i - 1:
+            runs[-1] = Range(runs[-1].start, i)
+        else:
+            runs.append(Range(i, i))
+    return runs
+
+
+def _gaps(chosen: set[int]) -> int:
+    """How many "…" lines the messages need: one before each run not starting at 0."""
+    return sum(1 for i in chosen if i > 0 and i - 1 not in chosen)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _message(speaker: str, content: str) -> str:
+    return f"{_flat(speaker)}: {_flat(content)}\n"
+
+
+def _session_line(n: int, c: Candidate) -> str:
+    date = c.conversation.date if c.conversation is not None else ""
+    return f"[{n}]" + (f" {date}" if date else "") + "\n"
+
+
+def _memory_line(n: int, c: Candidate) -> str:
+    return f"[{n}] {_flat(c.text)}\n"

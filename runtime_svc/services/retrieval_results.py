@@ -1,0 +1,41 @@
+"""What the retrieval use cases return (`runtime_svc.services.retrieval`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runtime_svc.domain.assembly import PromptBlock
+from runtime_svc.domain.passages import Range
+from runtime_svc.domain.retrieval import Entry
+
+
+@dataclass(frozen=True)
+class Found:
+    source_id: str
+    revision: int
+    score: float
+    snippet: str
+    passage: Range | None = None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    entries: list[Entry]
+    total_matches: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class RetrievalStatus:
+    mode: str  # lexical | hybrid
+    lexical_only_reason: str  # adapters.embedders.Reason, or "" (hybrid)
+    model_id: str
+    dimension: int
+    pending: int  # the caller's sources waiting to be embedded
+    tokenizer: str = "words"  # the prompt budget's unit
+
+
+@dataclass(frozen=True)
+class Assembled:
+    block: PromptBlock
+    prompt_record_id: str
