@@ -132,7 +132,9 @@ def render_prompt(candidates: Sequence[Candidate], token_budget: int) -> PromptB
     fixed = count_tokens(HEADER) + count_tokens(FOOTER)
     if not candidates or fixed >= token_budget:
         return PromptBlock("", (), 0)
-    lines, cited, used = [], [], fixed
+    lines: list[str] = []
+    cited: list[Candidate] = []
+    used = fixed
     for c in candidates:
         if any(_overlap(c, o) for o in cited):
             continue

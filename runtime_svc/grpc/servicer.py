@@ -195,7 +195,7 @@ class RuntimeServicer(runtime_service_pb2_grpc.RuntimeServiceServicer):
             thread_id=f.thread_id,
         )
         rows, token = await self._run(
-            self._reads.list, CALLER.get(), flt, request.page_size, request.page_token
+            self._reads.list_sources, CALLER.get(), flt, request.page_size, request.page_token
         )
         return sources_pb2.ListSourcesResponse(
             sources=[

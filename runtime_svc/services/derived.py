@@ -28,7 +28,7 @@ class Derivative:
 class Kind:
     name: str
     find: Callable[[Transaction, Stored], list[str]]
-    purge: Callable[[Transaction, Stored], None]
+    purge: Callable[[Transaction, Stored], object]  # what it returns is not used
     # Whether retrieval would return this kind of the source now (the real query predicate).
     retrievable: Callable[[Transaction, Stored, int], bool]
 

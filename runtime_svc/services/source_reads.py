@@ -24,7 +24,7 @@ class SourceReads:
             stored = tx.sources.require(source_id)
         return stored.source, stored.source.state(self._clock())
 
-    def list(
+    def list_sources(
         self, caller: Caller, f: SourceFilter, page_size: int, page_token: str
     ) -> tuple[list[Summary], str]:
         validation.identifier("filter.thread_id", f.thread_id, required=False)

@@ -64,7 +64,7 @@ _SET_ELIGIBLE = (
     .values(eligible=bindparam("flag"), stamp=bindparam("stamp"))
 )
 _SET_INDEXED_REVISION = (
-    update(cast(Table, sources))
+    update(sources)
     .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
     .values(indexed_revision=bindparam("indexed"))
 )

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Connection,
+    Table,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from runtime_svc.domain import events as domain_events
@@ -14,10 +26,10 @@ from runtime_svc.domain.thread_mode import Mode, ThreadMode
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import AuditReceiptRow, EventRow, TenantState, ThreadModeRow
 
-_state = TenantState.__table__
-_threads = ThreadModeRow.__table__
-_events = EventRow.__table__
-_receipts = AuditReceiptRow.__table__
+_state = cast(Table, TenantState.__table__)
+_threads = cast(Table, ThreadModeRow.__table__)
+_events = cast(Table, EventRow.__table__)
+_receipts = cast(Table, AuditReceiptRow.__table__)
 
 
 class _Repository:
@@ -38,14 +50,23 @@ class JournalRows:
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
-        self._kept: tuple[list[dict], list[dict]] = ([], [])  # of released savepoints
-        self._open: tuple[list[dict], list[dict]] = ([], [])  # of the open savepoint
-        self._exposed: tuple[list[dict], list[dict]] = ([], [])  # kept, flushed in it
+        self._kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = (
+            [],
+            [],
+        )  # of released savepoints
+        self._open: tuple[list[dict[str, Any]], list[dict[str, Any]]] = (
+            [],
+            [],
+        )  # of the open savepoint
+        self._exposed: tuple[list[dict[str, Any]], list[dict[str, Any]]] = (
+            [],
+            [],
+        )  # kept, flushed in it
 
-    def add_event(self, row: dict) -> None:
+    def add_event(self, row: dict[str, Any]) -> None:
         self._open[0].append(row)
 
-    def add_receipt(self, row: dict) -> None:
+    def add_receipt(self, row: dict[str, Any]) -> None:
         self._open[1].append(row)
 
     def flush(self) -> None:
@@ -245,11 +266,13 @@ class EventLog(_Repository):
     def newest_before(self, cutoff_us: int) -> int:
         """The highest sequence of an event older than the cutoff (0 when none)."""
         self._flush_pending()
-        return self.conn.execute(
-            select(func.coalesce(func.max(_events.c.sequence), 0)).where(
-                _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
-            )
-        ).scalar_one()
+        return int(
+            self.conn.execute(
+                select(func.coalesce(func.max(_events.c.sequence), 0)).where(
+                    _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
+                )
+            ).scalar_one()
+        )
 
 
 def tenants_with_events_before(conn: Connection, cutoff_us: int) -> list[str]:
@@ -288,6 +311,8 @@ class ReceiptChain(_Repository):
         if self._rows is not None:
             self._rows.flush()
         seq = _receipts.c.sequence
+        bound: ColumnElement[bool] | None
+        order: ColumnElement[int]
         if newest_first:
             bound, order = (seq < after_sequence) if after_sequence else None, seq.desc()
         else:
@@ -314,5 +339,5 @@ class ReceiptChain(_Repository):
             after = rows[-1].sequence
 
 
-def _receipt_columns() -> list:
+def _receipt_columns() -> list[Column[Any]]:
     return [c for c in _receipts.c if c.name != "tenant_id"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
     Row,
     Select,
+    Table,
     and_,
     bindparam,
     delete,
@@ -40,9 +42,9 @@ from runtime_svc.storage.models import (
 )
 from runtime_svc.storage.repositories import _Repository
 
-sources = SourceRow.__table__
-prompt_records = PromptRecordRow.__table__
-derived_provenance = DerivedProvenanceRow.__table__
+sources = cast(Table, SourceRow.__table__)
+prompt_records = cast(Table, PromptRecordRow.__table__)
+derived_provenance = cast(Table, DerivedProvenanceRow.__table__)
 
 
 _INSERT_SOURCE = insert(sources)
@@ -105,7 +107,7 @@ class Position:
         return Position(int(created), source_id)
 
 
-def _newest_first(stmt: Select, after: Position | None) -> Select:
+def _newest_first(stmt: Select[Any], after: Position | None) -> Select[Any]:
     """Newest first, ties by source id, after `after` (keyset pagination)."""
     c = sources.c
     if after is not None:
@@ -152,7 +154,7 @@ class SourceRepository(_Repository):
     def by_request_id(self, request_id: str) -> Stored | None:
         return self._one(_BY_REQUEST_ID, request_id)
 
-    def _one(self, stmt: Select, key: str) -> Stored | None:
+    def _one(self, stmt: Select[Any], key: str) -> Stored | None:
         row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
         return _stored(row) if row else None
 
@@ -346,7 +348,7 @@ def _now(now_us: int) -> ColumnElement[int]:
     return bindparam("now_us", now_us)
 
 
-def _stored(r: Row) -> Stored:
+def _stored(r: Row[Any]) -> Stored:
     kind = SourceKind(r.kind)
     return Stored(
         pk=r.pk,
@@ -449,7 +451,7 @@ class PromptRecords(_Repository):
             )
 
 
-tenant_policies = TenantPolicyRow.__table__
+tenant_policies = cast(Table, TenantPolicyRow.__table__)
 
 
 _SELECT_POLICY = select(tenant_policies.c.insert_policy, tenant_policies.c.revision).where(
