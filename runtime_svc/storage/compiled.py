@@ -63,4 +63,6 @@ def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
     result = execute(conn, stmt, params)
     if conn.dialect.name == "sqlite":
         return int(result.lastrowid)
-    return int(result.inserted_primary_key[0])  # type: ignore[index]
+    key = result.inserted_primary_key
+    assert key is not None  # an INSERT of one row
+    return int(key[0])

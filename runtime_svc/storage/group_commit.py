@@ -24,13 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from agentmem.core import metrics
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.writes")
 _STOP = object()
+T = TypeVar("T")
 # Whoever waits for a job: a thread (`concurrent.futures.Future`) or a task on an event loop.
 Waiter = Future[Any] | asyncio.Future[Any]
 
@@ -51,10 +52,10 @@ class GroupCommitter:
         self._enqueue(future, fn, args)
         return future
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Queues a mutation from a task on the running event loop and waits for its outcome.
         Cancelling the task before the job runs skips the job."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._enqueue(future, fn, args)
         return await future
 
