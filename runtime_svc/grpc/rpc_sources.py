@@ -27,7 +27,7 @@ from runtime_svc.services.source_lifecycle import (
     ClassifyCommand,
     ReviewCommand,
 )
-from runtime_svc.storage.sources import SourceFilter
+from runtime_svc.storage.source_pages import SourceFilter
 
 MEMORY_FILTERS = {
     review_pb2.MEMORY_STATUS_FILTER_UNSPECIFIED: (Status.ACTIVE.value,),

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from runtime_svc.services import fact_chains
 from runtime_svc.storage import vectors
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from runtime_svc.domain.sources import (
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.services.source_changes import Change, SourceChanges
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
 @dataclass(frozen=True)

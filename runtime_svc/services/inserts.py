@@ -20,8 +20,9 @@ from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import Change, SourceChanges
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 INSERTABLE_KINDS = {SourceKind.MEMORY, SourceKind.CONVERSATION, SourceKind.LEGACY}
 

@@ -27,7 +27,7 @@ from runtime_svc.search.hits import Hit, MatchRow
 from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.transaction import Transaction
 
 
 @dataclass(frozen=True)

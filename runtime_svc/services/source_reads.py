@@ -7,7 +7,7 @@ from agentmem.core.scopes import Scope
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.sources import Position, SourceFilter, Summary
+from runtime_svc.storage.source_pages import Position, SourceFilter, Summary
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 

@@ -33,7 +33,7 @@ from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import FactRow
 from runtime_svc.storage.repositories import _Repository
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 facts = cast(Table, FactRow.__table__)
 # SQLite: rowid = facts.pk; `src` holds the source id so that a source's rows can be found

@@ -37,7 +37,7 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 memory_vectors = cast(Table, MemoryVectorRow.__table__)
 vector_outbox = cast(Table, VectorOutboxRow.__table__)
