@@ -76,7 +76,7 @@ def _default_threads() -> int:
     """Torch's own thread count (read once, before any call changed it)."""
     import torch
 
-    return torch.get_num_threads()
+    return int(torch.get_num_threads())
 
 
 @functools.cache
