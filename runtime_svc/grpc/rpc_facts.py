@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from agentmem.core.errors import invalid_field
-from agentmem.v1 import (
-    facts_pb2,
-)
+from agentmem.v1 import facts_pb2
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.grpc import mapping
 from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from agentmem.v1 import (
-    foreign_pb2,
-)
+from agentmem.v1 import foreign_pb2
 from runtime_svc.domain.foreign import Pointer
 from runtime_svc.grpc import enums, mapping
-from runtime_svc.grpc.enums import (
-    STATES,
-)
+from runtime_svc.grpc.enums import STATES
 from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase
 from runtime_svc.services.foreign import AdmitCommand
 from runtime_svc.services.source_lifecycle import (

@@ -22,9 +22,7 @@ from runtime_svc.services.facts import Facts
 from runtime_svc.services.foreign import ForeignSources
 from runtime_svc.services.inserts import Inserts
 from runtime_svc.services.retrieval import Retrieval
-from runtime_svc.services.source_lifecycle import (
-    SourceLifecycle,
-)
+from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
 from runtime_svc.storage.group_commit import GroupCommitter

@@ -12,9 +12,7 @@ from sqlalchemy import (
     select,
 )
 
-from runtime_svc.domain.sources import (
-    Status,
-)
+from runtime_svc.domain.sources import Status
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.repositories import _Repository
 from runtime_svc.storage.source_rows import Stored, now_param, sources, stored_from

@@ -23,9 +23,7 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.storage.models import (
-    SourceRow,
-)
+from runtime_svc.storage.models import SourceRow
 
 sources = cast(Table, SourceRow.__table__)
 

@@ -15,9 +15,7 @@ from sqlalchemy import (
 )
 
 from agentmem.core.errors import AgentmemError, Reason
-from runtime_svc.domain.sources import (
-    Source,
-)
+from runtime_svc.domain.sources import Source
 from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.source_pages import SourcePages
 from runtime_svc.storage.source_rows import Stored, now_param, row_values, sources, stored_from

@@ -14,9 +14,7 @@ from sqlalchemy import (
 )
 
 from runtime_svc.storage import compiled
-from runtime_svc.storage.models import (
-    TenantPolicyRow,
-)
+from runtime_svc.storage.models import TenantPolicyRow
 from runtime_svc.storage.repositories import _Repository
 
 tenant_policies = cast(Table, TenantPolicyRow.__table__)
