@@ -181,7 +181,7 @@ class Inserts:
         override = tx.policies.get()
         if override is None:
             return self._policy, 0
-        return insert_policy.InsertPolicy(override[0]), override[1]
+        return insert_policy.InsertPolicy(override.insert_policy), override.revision
 
     def current_policy(self, caller: Caller) -> tuple[str, int]:
         with self._uow.read(caller.tenant_id) as tx:

@@ -27,6 +27,7 @@ from runtime_svc.search.hits import Hit, MatchRow
 from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
+from runtime_svc.storage.repositories import TenantEntries
 from runtime_svc.storage.transaction import Transaction
 
 
@@ -107,7 +108,7 @@ class Semantic:
 
         return self._pool.submit(run)
 
-    def warm(self, connect: Callable[[], Any], tenants: Sequence[tuple[str, int]]) -> int:
+    def warm(self, connect: Callable[[], Any], tenants: Sequence[TenantEntries]) -> int:
         """Before serving (SQLite): the coarse pass's signatures and vectors of the largest
         tenants searched by it held (`Signatures.warm`); how many vectors are held."""
         return self._signatures.warm(connect, tenants, self.model_id, self._s.exact_max)

@@ -4,7 +4,7 @@ tenant's counters and thread modes here; the event log and receipt chain: `event
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 from sqlalchemy import (
     Connection,
@@ -28,6 +28,13 @@ class _Repository:
     def __init__(self, conn: Connection, tenant_id: str) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
+
+
+class TenantEntries(NamedTuple):
+    """How many index entries a tenant has (what decides which tenants are held warm)."""
+
+    tenant_id: str
+    entries: int
 
 
 @dataclass
@@ -94,10 +101,10 @@ class TenantStateRepository(_Repository):
         row = self.conn.execute(_SELECT_STATE, {"tenant": self.tenant_id}).one_or_none()
         return TenantCounters(**row._mapping) if row else TenantCounters()
 
-    def indexed_by_tenant(self) -> list[tuple[str, int]]:
+    def indexed_by_tenant(self) -> list[TenantEntries]:
         """Index entries per tenant (a statistic for query planning)."""
         rows = self.conn.execute(select(_state.c.tenant_id, _state.c.indexed_docs))
-        return [(r.tenant_id, r.indexed_docs) for r in rows]
+        return [TenantEntries(r.tenant_id, r.indexed_docs) for r in rows]
 
     def save(self, counters: TenantCounters) -> None:
         self.conn.execute(_SAVE_STATE, {"_tenant": self.tenant_id, **counters.__dict__})

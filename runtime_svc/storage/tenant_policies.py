@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import NamedTuple, cast
 
 from sqlalchemy import (
     Connection,
@@ -25,6 +25,13 @@ _SELECT_POLICY = select(tenant_policies.c.insert_policy, tenant_policies.c.revis
 )
 
 
+class Override(NamedTuple):
+    """An admin's insert policy for the tenant, and its revision (from 1)."""
+
+    insert_policy: str
+    revision: int
+
+
 class TenantPolicies(_Repository):
     """A tenant's override of the configured insert policy.
 
@@ -36,16 +43,16 @@ class TenantPolicies(_Repository):
         self,
         conn: Connection,
         tenant_id: str,
-        known: dict[str, tuple[str, int] | None] | None = None,
+        known: dict[str, Override | None] | None = None,
     ) -> None:
         super().__init__(conn, tenant_id)
         self._known = known
 
-    def get(self) -> tuple[str, int] | None:
+    def get(self) -> Override | None:
         if self._known is not None and self.tenant_id in self._known:
             return self._known[self.tenant_id]
         row = compiled.execute(self.conn, _SELECT_POLICY, {"tenant": self.tenant_id}).one_or_none()
-        policy = (row.insert_policy, row.revision) if row else None
+        policy = Override(row.insert_policy, row.revision) if row else None
         if self._known is not None:
             self._known[self.tenant_id] = policy
         return policy

@@ -17,7 +17,7 @@ from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.prompt_records import PromptRecords
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import SourceRepository
-from runtime_svc.storage.tenant_policies import TenantPolicies
+from runtime_svc.storage.tenant_policies import Override, TenantPolicies
 from runtime_svc.storage.vectors import VectorOutbox
 
 WordsRemoved = Callable[[str, list[str]], None]  # (tenant, words) once committed
@@ -31,7 +31,7 @@ class Transaction:
         vectors_queued: Callable[[], None] | None = None,
         window: Window | None = None,
         words_removed: WordsRemoved | None = None,
-        policies_known: dict[str, tuple[str, int] | None] | None = None,
+        policies_known: dict[str, Override | None] | None = None,
         journal_rows: event_log.JournalRows | None = None,
     ) -> None:
         self.conn = conn

@@ -23,6 +23,7 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.storage import db_errors, event_log, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.scrub import Scrubber
+from runtime_svc.storage.tenant_policies import Override
 from runtime_svc.storage.transaction import Transaction, WordsRemoved
 
 
@@ -34,7 +35,7 @@ class _Batch:
     journal: event_log.JournalRows
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
-    policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    policies: dict[str, Override | None] = field(default_factory=dict)
     # PostgreSQL: the last write's savepoint, released with the next one's start (or the
     # commit) in the same round trip.
     release_pending: bool = False
