@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
@@ -10,18 +11,19 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from agentmem.core import internal_call, metrics, serving, tls, tracing, transport, validation
 from agentmem.core.config import Settings
 from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.guard import CallGuard
+from agentmem.core.guard import Admit, CallGuard
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import memory_service_pb2_grpc
 from protocol_svc import public_tls
 from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in
+from protocol_svc.forwarding import CALL
 from protocol_svc.limits import Limiter
 from protocol_svc.oidc import JwtVerifier
 from protocol_svc.peer_limits import FailedAuthLimiter, peer_address
 from protocol_svc.policy import SERVICE, method_name, rule_for
 from protocol_svc.runtime_client import RuntimeClient
-from protocol_svc.servicer import CALL, EXPIRES, MemoryServicer
+from protocol_svc.servicer import EXPIRES, MemoryServicer
 from protocol_svc.watch import ACTIVE
 
 metrics.GAUGES.add("agentmem_watchers", "Event watchers open on this gateway.", ACTIVE.__len__)
@@ -32,15 +34,15 @@ metrics.GAUGES.add(
 )
 
 
-def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter):  # type: ignore[no-untyped-def]
+def admission(settings: Settings, authenticator: Authenticator, limiter: Limiter) -> Admit:
     """authenticate → rate limits → authorize (scope) → capability; validation follows in
     the servicer."""
     gate = CapabilityGate(settings)
 
-    async def admit(method: str, context: grpc.aio.ServicerContext) -> dict[str, str]:
+    async def admit(method: str, context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
         entries = context.invocation_metadata() or ()
-        metadata = {m.key: m.value for m in entries}
-        if sum(1 for m in entries if m.key == "authorization") > 1:
+        metadata = dict(entries)
+        if sum(1 for key, _ in entries if key == "authorization") > 1:
             # Which one would count is a guess an attacker can steer: refuse them all.
             raise AgentmemError(Reason.UNAUTHENTICATED, detail="more than one authorization")
         principal = await authenticator.authenticate_call(
@@ -121,7 +123,7 @@ async def start(
     served = await serving.start(
         listen=listen,
         credentials=credentials,
-        register=lambda s: memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, s),
+        register=lambda s: _register(servicer, s),
         services=[SERVICE.full_name],
         guard=CallGuard(
             admission(settings, authenticator, limiter),
@@ -140,3 +142,7 @@ async def start(
     if tracer_provider is not None:
         served.on_stop.append(tracer_provider.shutdown)
     return served
+
+
+def _register(servicer: MemoryServicer, server: grpc.aio.Server) -> None:
+    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, server)

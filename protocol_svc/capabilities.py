@@ -4,6 +4,7 @@ that opt in by naming it in the `agentmem-experimental` request metadata entry).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import grpc
 
@@ -13,18 +14,20 @@ from agentmem.core.errors import AgentmemError, Reason
 from agentmem.v1 import capabilities_pb2
 
 
-def opted_in(context: grpc.aio.ServicerContext) -> frozenset[str]:
+def opted_in(context: grpc.aio.ServicerContext[Any, Any]) -> frozenset[str]:
     """The experimental capabilities this call accepts."""
     return experimental.decode(
-        m.value
-        for m in context.invocation_metadata() or ()
-        if m.key == experimental.METADATA_KEY and isinstance(m.value, str)
+        value
+        for key, value in context.invocation_metadata() or ()
+        if key == experimental.METADATA_KEY and isinstance(value, str)
     )
 
 
 class CapabilityGate:
     def __init__(self, settings: Settings) -> None:
-        self._states = {name: getattr(settings.capabilities, name) for name in CAPABILITIES}
+        self._states: dict[str, CapabilityState] = {
+            name: getattr(settings.capabilities, name) for name in CAPABILITIES
+        }
 
     def state(self, capability: str) -> CapabilityState:
         return self._states[capability]

@@ -14,7 +14,7 @@ never logged, only which check failed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import jwt
 
@@ -98,7 +98,7 @@ class JwtVerifier:
         )
 
 
-def _valid_id(value: object) -> bool:
+def _valid_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and 0 < len(value) <= MAX_ID and value.isprintable()
 
 

@@ -78,7 +78,7 @@ class RuntimeClient:
         self._default_deadline = default_deadline
 
     async def close(self) -> None:
-        await self._channel.close()
+        await self._channel.close(grace=None)
 
     async def unary(
         self,

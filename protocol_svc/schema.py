@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import descriptor_pb2
 
 PUBLIC_PACKAGE = "agentmem.v1"
 _F = descriptor_pb2.FieldDescriptorProto
-_SCALARS: dict[int, dict] = {
+_SCALARS: dict[int, dict[str, Any]] = {
     _F.TYPE_STRING: {"type": "string"},
     _F.TYPE_BOOL: {"type": "boolean"},
     _F.TYPE_BYTES: {"type": "string", "contentEncoding": "base64"},
@@ -34,9 +35,11 @@ _WELL_KNOWN = {
 }
 
 
-def build(files: list[descriptor_pb2.FileDescriptorProto], package: str = PUBLIC_PACKAGE) -> dict:
+def build(
+    files: list[descriptor_pb2.FileDescriptorProto], package: str = PUBLIC_PACKAGE
+) -> dict[str, Any]:
     """The bundle for one package: every message and enum of it under `$defs`."""
-    defs: dict[str, dict] = {}
+    defs: dict[str, dict[str, Any]] = {}
     for file in files:
         if file.package != package:
             continue
@@ -52,7 +55,9 @@ def build(files: list[descriptor_pb2.FileDescriptorProto], package: str = PUBLIC
     }
 
 
-def _collect_message(message: descriptor_pb2.DescriptorProto, name: str, defs: dict) -> None:
+def _collect_message(
+    message: descriptor_pb2.DescriptorProto, name: str, defs: dict[str, Any]
+) -> None:
     for enum in message.enum_type:
         defs[f"{name}.{enum.name}"] = _enum(enum)
     maps = {}
@@ -64,7 +69,11 @@ def _collect_message(message: descriptor_pb2.DescriptorProto, name: str, defs: d
     properties = {}
     for field in message.field:
         properties[field.json_name] = _field(field, maps)
-    schema: dict = {"type": "object", "properties": properties, "additionalProperties": False}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     oneofs = _oneof_groups(message)
     if oneofs:
         schema["allOf"] = [
@@ -85,7 +94,7 @@ def _pairs(names: list[str]) -> list[list[str]]:
     return [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
 
 
-def _field(field: descriptor_pb2.FieldDescriptorProto, maps: dict) -> dict:
+def _field(field: descriptor_pb2.FieldDescriptorProto, maps: dict[str, Any]) -> dict[str, Any]:
     if field.type_name in maps:
         entry = maps[field.type_name]
         return {"type": "object", "additionalProperties": _single(entry.field[1])}
@@ -95,7 +104,7 @@ def _field(field: descriptor_pb2.FieldDescriptorProto, maps: dict) -> dict:
     return single
 
 
-def _single(field: descriptor_pb2.FieldDescriptorProto) -> dict:
+def _single(field: descriptor_pb2.FieldDescriptorProto) -> dict[str, Any]:
     if field.type in _SCALARS:
         return dict(_SCALARS[field.type])
     if field.type_name in _WELL_KNOWN:
@@ -103,7 +112,7 @@ def _single(field: descriptor_pb2.FieldDescriptorProto) -> dict:
     return {"$ref": f"#/$defs/{field.type_name.lstrip('.')}"}
 
 
-def _enum(enum: descriptor_pb2.EnumDescriptorProto) -> dict:
+def _enum(enum: descriptor_pb2.EnumDescriptorProto) -> dict[str, Any]:
     return {"type": "string", "enum": [v.name for v in enum.value]}
 
 

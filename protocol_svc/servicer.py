@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import AsyncIterator
-from typing import Any
-
-import grpc
 
 from agentmem.core import experimental, internal_call
 from agentmem.core.config import CapabilityState, Settings
@@ -19,16 +16,16 @@ from agentmem.v1 import (
     events_pb2,
     memory_service_pb2_grpc,
     review_pb2,
+    sources_pb2,
 )
 from protocol_svc import validation
 from protocol_svc.capabilities import CapabilityGate, opted_in
+from protocol_svc.forwarding import CALL, Context, Forwarding
 from protocol_svc.limits import Limiter
-from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient
 from protocol_svc.watch import watch
 
 API_VERSION = "agentmem.v1"
-CALL: contextvars.ContextVar[rpb.CallContext] = contextvars.ContextVar("call")
 # When the call's credential expires (epoch seconds; None: never). Set by the admission.
 EXPIRES: contextvars.ContextVar[float | None] = contextvars.ContextVar("expires", default=None)
 INSERT_POLICIES = {
@@ -38,31 +35,19 @@ INSERT_POLICIES = {
 }
 
 
-def _fields(call: rpb.CallContext) -> dict[str, Any]:
-    """The fields that are set (an unset message field stays unset in the copy)."""
-    return {f.name: value for f, value in call.ListFields()}
+class MemoryServicer(Forwarding, memory_service_pb2_grpc.MemoryServiceServicer):
+    """Every RPC of `agentmem.v1.MemoryService`: those below written here, the rest
+    forwarded as they are (`Forwarding`)."""
 
-
-class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
     def __init__(self, settings: Settings, runtime: RuntimeClient, limiter: Limiter) -> None:
         self._settings = settings
         self._runtime = runtime
         self._gate = CapabilityGate(settings)
         self._limiter = limiter
 
-    async def _forward(self, name: str, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        validation.VALIDATORS[name](request)
-        rule = POLICY[f"/{SERVICE.full_name}/{name}"]
-        call = CALL.get()
-        idempotent = rule.idempotent
-        if "request_id" in request.DESCRIPTOR.fields_by_name and request.request_id:
-            call = rpb.CallContext(**{**_fields(call), "request_id": request.request_id})
-            idempotent = idempotent or name == "InsertMemory"  # the runtime deduplicates it
-        return await self._runtime.unary(
-            name, request, call, time_remaining=context.time_remaining(), idempotent=idempotent
-        )
-
-    async def GetCapabilities(self, request, context):  # type: ignore[no-untyped-def]
+    async def GetCapabilities(
+        self, request: capabilities_pb2.GetCapabilitiesRequest, context: Context
+    ) -> capabilities_pb2.GetCapabilitiesResponse:
         if self._gate.state("save_intent") is not CapabilityState.OFF:
             # the tenant's policy (an admin may have overridden it)
             policy = (
@@ -97,13 +82,15 @@ class MemoryServicer(memory_service_pb2_grpc.MemoryServiceServicer):
             retrieval=retrieval,
         )
 
-    async def GetSource(self, request, context):  # type: ignore[no-untyped-def]
+    async def GetSource(
+        self, request: sources_pb2.GetSourceRequest, context: Context
+    ) -> sources_pb2.Source:
         if request.include_content and "memory.content.read" not in CALL.get().scopes:
             raise AgentmemError(Reason.MISSING_SCOPE, metadata={"scope": "memory.content.read"})
-        return await self._forward("GetSource", request, context)
+        return await self._forward("GetSource", request, context, sources_pb2.Source)
 
-    async def WatchEvents(  # type: ignore[no-untyped-def]
-        self, request, context
+    async def WatchEvents(
+        self, request: events_pb2.WatchEventsRequest, context: Context
     ) -> AsyncIterator[events_pb2.WatchEventsResponse]:
         validation.VALIDATORS["WatchEvents"](request)
         call = CALL.get()
@@ -126,17 +113,3 @@ def _caller(call: rpb.CallContext) -> capabilities_pb2.Caller:
         scopes=sorted(call.scopes),
         trusted_save_intents=sorted(call.save_intent_trust.intents),
     )
-
-
-def _forwarder(name: str):  # type: ignore[no-untyped-def]
-    async def forward(self: MemoryServicer, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await self._forward(name, request, context)
-
-    forward.__name__ = forward.__qualname__ = name
-    return forward
-
-
-# Every unary RPC the servicer does not define itself is validated and forwarded as it is.
-for _method in SERVICE.methods:
-    if _method.name not in vars(MemoryServicer) and not _method.server_streaming:
-        setattr(MemoryServicer, _method.name, _forwarder(_method.name))

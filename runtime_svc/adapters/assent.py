@@ -15,6 +15,14 @@ from agentmem.core.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.domain.foreign import Assent, KeyLookup
 
 
+def _ed25519(pem: str) -> Ed25519PublicKey:
+    """A registered owner key (`check_public_key` admitted only Ed25519 keys)."""
+    key = load_pem_public_key(pem.encode())
+    if not isinstance(key, Ed25519PublicKey):
+        raise AgentmemError(Reason.ASSENT_INVALID, detail="key type")
+    return key
+
+
 def check_public_key(pem: str) -> str:
     try:
         key = load_pem_public_key(pem.encode())
@@ -53,7 +61,7 @@ def verify_assent(
     try:
         claims = jwt.decode(
             token,
-            load_pem_public_key(key.pem.encode()),
+            _ed25519(key.pem),
             algorithms=["EdDSA"],
             audience=audience,
             issuer=owner,
@@ -85,7 +93,7 @@ def verify_revocation(
             raise AgentmemError(Reason.ASSENT_INVALID, detail="revocation key")
         claims = jwt.decode(
             token,
-            load_pem_public_key(key.pem.encode()),
+            _ed25519(key.pem),
             algorithms=["EdDSA"],
             issuer=owner,
             options={"require": ["iss", "sub", "jti"], "verify_aud": False},

@@ -76,7 +76,7 @@ def _default_threads() -> int:
     """Torch's own thread count (read once, before any call changed it)."""
     import torch
 
-    return torch.get_num_threads()
+    return int(torch.get_num_threads())
 
 
 @functools.cache
@@ -100,7 +100,7 @@ def _quiet_loading() -> None:
     service's terminal is for its banner, warnings and errors (the log says which model
     was loaded)."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from huggingface_hub.utils import disable_progress_bars
+    from huggingface_hub.utils.tqdm import disable_progress_bars
     from transformers.utils import logging as transformers_logging
 
     disable_progress_bars()
@@ -113,4 +113,4 @@ def _dimension_of(model: Any) -> int:
     getter = (
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     )
-    return getter()
+    return int(getter())

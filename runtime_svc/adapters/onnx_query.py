@@ -49,8 +49,8 @@ class QueryEncoder:
             [text], truncation=True, max_length=self._max_length, return_tensors="np"
         )
         feed = {name: np.asarray(encoded[name], np.int64) for name in self._inputs}
-        hidden = self._session.run(None, feed)[0][0]  # (tokens, dimension), no padding
-        mean = hidden.mean(axis=0)
+        hidden: np.ndarray = self._session.run(None, feed)[0][0]  # (tokens, dim), no padding
+        mean: np.ndarray = hidden.mean(axis=0)
         norm = float(np.linalg.norm(mean))
         return mean / norm if norm else mean
 

@@ -75,7 +75,7 @@ def holds(condition: Condition, row: Mapping[str, Any], now_us: int | None) -> b
     """Whether the condition holds; with `now_us` None, time-dependent ones never do."""
     value = row[condition.column]
     if isinstance(condition, Equals):
-        return value == condition.value
+        return bool(value == condition.value)
     if isinstance(condition, IsSet):
         return bool(value)
     return now_us is not None and bool(value) and value <= now_us

@@ -87,7 +87,7 @@ def fuse(
             else MatchedBy.SEMANTIC
         )
         out.append(Scored(key, weights.lexical * lex + weights.semantic * sem, lex, sem, by))
-    out.sort(key=lambda s: (-s.score, s.key))  # type: ignore[arg-type, return-value]
+    out.sort(key=lambda s: (-s.score, s.key))
     return out
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agentmem.core import validation
-from agentmem.core.errors import invalid_field, revision_mismatch
-from runtime_svc.domain import eligibility, lifecycle
-from runtime_svc.domain.lifecycle import Phase, Transition
+from agentmem.core.errors import invalid_field
+from runtime_svc.domain import eligibility
+from runtime_svc.domain.lifecycle import Phase
 
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 200
@@ -253,59 +253,3 @@ class Source:
             "assent_state": self.assent_state,
             "assent_expires_at_us": self.assent_expires_at_us,
         }
-
-
-def _next(source: Source, now_us: int, **changes: object) -> Source:
-    return replace(source, revision=source.revision + 1, updated_at_us=now_us, **changes)
-
-
-def check_revision(source: Source, expected_revision: int) -> None:
-    validation.non_negative("expected_revision", expected_revision)
-    if expected_revision != source.revision:
-        raise revision_mismatch(f"source/{source.source_id}", source.revision)
-
-
-def classify(
-    source: Source, *, expected_revision: int, classification: Classification, now_us: int
-) -> Source:
-    lifecycle.refuse_terminal(source.phase)
-    check_revision(source, expected_revision)
-    lifecycle.check(Transition.CLASSIFY, source.phase)
-    return _next(source, now_us, classification=classification)
-
-
-def revoke(source: Source, *, now_us: int, assent: bool = False) -> Source:
-    """Revoked at once and for good; revoking again keeps the first revocation."""
-    lifecycle.check(Transition.REVOKE_ASSENT if assent else Transition.REVOKE, source.phase)
-    if source.revoked_at_us:
-        return source
-    return _next(source, now_us, revoked_at_us=now_us)
-
-
-def erase(source: Source, *, expected_revision: int, now_us: int) -> Source:
-    """A tombstone: ids and the revision history stay, the bytes and every hash of them go."""
-    if source.phase is Phase.ERASED:  # erasing a revoked source is allowed
-        lifecycle.refuse_terminal(source.phase)
-    check_revision(source, expected_revision)
-    lifecycle.check(Transition.ERASE, source.phase)
-    return _next(
-        source,
-        now_us,
-        status=Status.ERASED,
-        revoked_at_us=source.revoked_at_us or now_us,
-        erased_at_us=now_us,
-        body=Body(),
-        labels={},
-        save_intent=SaveIntent(source.save_intent.intent, source.save_intent.source, ""),
-        review=replace(source.review, note="") if source.review else None,
-    )
-
-
-def invalidate_assent(source: Source, *, now_us: int) -> Source:
-    lifecycle.check(Transition.INVALIDATE_ASSENT, source.phase)
-    return _next(source, now_us, assent_state=AssentState.INVALID.value)
-
-
-def readmit(source: Source, *, assent: dict[str, object], now_us: int) -> Source:
-    lifecycle.check(Transition.READMIT, source.phase)
-    return _next(source, now_us, **assent)

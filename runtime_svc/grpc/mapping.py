@@ -1,7 +1,4 @@
-"""Domain values ↔ protobuf messages, for the runtime's servicer.
-
-Enums map by name: the domain's "pending_review" is STATUS_PENDING_REVIEW, and so on.
-"""
+"""Domain values ↔ protobuf messages, for the runtime's servicer (enums: `grpc.enums`)."""
 
 from __future__ import annotations
 
@@ -25,51 +22,16 @@ from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.facts import Fact
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Message, Source
-
-
-class EnumMap:
-    """Maps a proto enum (PREFIX_VALUE) to domain strings ("value") and back."""
-
-    def __init__(self, wrapper: Any, prefix: str) -> None:
-        self._to = {
-            n.removeprefix(prefix).lower(): v
-            for n, v in wrapper.items()
-            if not n.endswith("_UNSPECIFIED")
-        }
-        self._from = {v: k for k, v in self._to.items()}
-
-    def to_proto(self, value: str) -> int:
-        return self._to[value]
-
-    def from_proto(self, field: str, value: int, *, optional: bool = False) -> str:
-        if optional and value == 0:
-            return ""
-        try:
-            return self._from[value]
-        except KeyError:
-            raise invalid_field(
-                field, "must be one of the defined values (not UNSPECIFIED)"
-            ) from None
-
-
-MODES = EnumMap(common_pb2.MemoryMode, "MEMORY_MODE_")
-KINDS = EnumMap(sources_pb2.SourceKind, "SOURCE_KIND_")
-CLASSIFICATIONS = EnumMap(sources_pb2.Classification, "CLASSIFICATION_")
-STATUSES = EnumMap(sources_pb2.Status, "STATUS_")
-STATES = EnumMap(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
-REASONS = EnumMap(retrieval_pb2.Reason, "REASON_")
-PHYSICAL = EnumMap(foreign_pb2.PhysicalErasure, "PHYSICAL_ERASURE_")
-
-
-def physical_erasure(state: str) -> int:
-    """The proto value of `domain.erasure.Physical` (unspecified: not erased)."""
-    return 0 if state == "not_erased" else PHYSICAL.to_proto(state)
-
-
-MATCHED_BY = EnumMap(retrieval_pb2.MatchedBy, "MATCHED_BY_")
-EVENT_KINDS = EnumMap(events_pb2.EventKind, "EVENT_KIND_")
-POLICIES = EnumMap(common_pb2.InsertPolicy, "INSERT_POLICY_")
-DECISIONS = EnumMap(review_pb2.Decision, "DECISION_")
+from runtime_svc.grpc.enums import (
+    CLASSIFICATIONS,
+    DECISIONS,
+    KINDS,
+    MODES,
+    POLICIES,
+    STATES,
+    STATUSES,
+    physical_erasure,
+)
 
 
 def timestamp(us: int) -> Timestamp | None:
@@ -110,8 +72,10 @@ def message(m: sources_pb2.Message) -> Message:
 
 
 def receipt(r: Receipt | None) -> common_pb2.AuditReceipt | None:
-    if r is None:
-        return None
+    return None if r is None else receipt_of(r)
+
+
+def receipt_of(r: Receipt) -> common_pb2.AuditReceipt:
     return common_pb2.AuditReceipt(
         receipt_id=r.receipt_id,
         sequence=r.sequence,
@@ -284,7 +248,9 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
     )
     if s.review is not None:
         out.reviewed_by = s.review.reviewer_id
-        out.reviewed_at.CopyFrom(timestamp(s.review.reviewed_at_us))
+        reviewed_at = timestamp(s.review.reviewed_at_us)
+        if reviewed_at is not None:
+            out.reviewed_at.CopyFrom(reviewed_at)
     if include_content:
         out.content = s.body.content
         out.messages.extend(

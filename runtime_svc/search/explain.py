@@ -17,7 +17,7 @@ from runtime_svc.search.hits import MatchRow
 from runtime_svc.search.statistics import QueryStats
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.postings import postings
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 
 def matches(

@@ -13,6 +13,7 @@ from sqlalchemy import Connection
 
 from runtime_svc.search.held_postings import WORDS_BY_DOCS, Held
 from runtime_svc.storage.read_rows import driver_rows
+from runtime_svc.storage.repositories import TenantEntries
 
 Connect = Callable[[], AbstractContextManager[Connection]]
 
@@ -47,13 +48,13 @@ class Mirrors:
             held.catch_up(conn, tenant_id)
             yield held
 
-    def warm(self, connect: Connect, tenants: Sequence[tuple[str, int]]) -> int:
+    def warm(self, connect: Connect, tenants: Sequence[TenantEntries]) -> int:
         """Holds the largest tenants' postings, every word of each (the commonest first),
         within `max_postings`: a runtime does this before it serves, so that no search
-        pays for loading a word. `tenants`: (tenant, index entries). Returns the postings
+        pays for loading a word. `tenants`: each tenant and its index entries. Returns the postings
         held."""
         held_in_all = 0
-        for tenant_id, entries in sorted(tenants, key=lambda t: -t[1]):
+        for tenant_id, entries in sorted(tenants, key=lambda t: -t.entries):
             if entries < self.min_entries or held_in_all + entries > self._max:
                 continue
             held = self._entry(tenant_id)

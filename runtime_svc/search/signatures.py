@@ -30,6 +30,7 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from runtime_svc.search.signature_rows import HeldRows, as_matrix, packed
 from runtime_svc.storage.models import MemoryVectorRow
+from runtime_svc.storage.repositories import TenantEntries
 
 if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
     from numpy.typing import NDArray
@@ -141,7 +142,7 @@ class Signatures:
     def warm(
         self,
         connect: Callable[[], Any],
-        tenants: Sequence[tuple[str, int]],
+        tenants: Sequence[TenantEntries],
         model_id: str,
         larger_than: int,
     ) -> int:
@@ -150,7 +151,7 @@ class Signatures:
         before it serves, so that no search pays for reading them. `tenants`: (tenant,
         index entries). Returns how many vectors' signatures are held."""
         held_in_all = 0
-        for tenant_id, entries in sorted(tenants, key=lambda t: -t[1]):
+        for tenant_id, entries in sorted(tenants, key=lambda t: -t.entries):
             if entries <= larger_than or held_in_all + entries > self._max:
                 continue
             with connect() as conn, conn.begin():

@@ -17,7 +17,7 @@ from runtime_svc.search.take import Checked, Verdict
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.read_rows import driver_rows, one_of
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 v = MemoryVectorRow.__table__
 

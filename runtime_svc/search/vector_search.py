@@ -29,7 +29,7 @@ from runtime_svc.search.source_checks import Vectors
 from runtime_svc.search.stored_vectors import EntryRef, Stored
 from runtime_svc.search.vector_memory import NearestRanker, tenant_vectors
 from runtime_svc.storage import eligibility_sql
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 from runtime_svc.storage.vectors import encode
 
 v = vector_sql.v

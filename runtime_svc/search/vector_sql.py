@@ -36,7 +36,7 @@ from runtime_svc.search.source_checks import (
 )
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import MemoryVectorRow
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 v = MemoryVectorRow.__table__
 _WIDTH = len(SOURCE_COLUMNS)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from runtime_svc.services import fact_chains
 from runtime_svc.storage import vectors
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Derivative:
 class Kind:
     name: str
     find: Callable[[Transaction, Stored], list[str]]
-    purge: Callable[[Transaction, Stored], None]
+    purge: Callable[[Transaction, Stored], object]  # what it returns is not used
     # Whether retrieval would return this kind of the source now (the real query predicate).
     retrievable: Callable[[Transaction, Stored, int], bool]
 

@@ -10,7 +10,7 @@ from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.caller import Caller
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage import repositories
+from runtime_svc.storage import event_log
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 BATCH = 500
@@ -48,7 +48,7 @@ class EventFeed:
         """Drops events older than the retention; returns how many tenants were compacted."""
         cutoff = self._clock() - int(self._retention.total_seconds() * 1_000_000)
         with self._uow.read("") as tx:
-            tenants = repositories.tenants_with_events_before(tx.conn, cutoff)
+            tenants = event_log.tenants_with_events_before(tx.conn, cutoff)
         for tenant_id in tenants:
             with self._uow.write(tenant_id) as tx:
                 newest = tx.events.newest_before(cutoff)

@@ -16,7 +16,7 @@ from runtime_svc.domain import fact_chains
 from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.fact_chains import Link
 from runtime_svc.storage.fact_links import ChainRow
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.transaction import Transaction
 
 
 def relink(tx: Transaction, keys: Collection[AttributeKey], without_source: str = "") -> None:

@@ -20,7 +20,8 @@ from runtime_svc.domain.insert_policy import check_intent
 from runtime_svc.domain.sources import Body, SaveIntent, Source
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval import Retrieval
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.facts")
 ASK_FACTS = 10

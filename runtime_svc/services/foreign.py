@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.adapters import assent as assent_verifier
-from runtime_svc.domain import foreign, sources
+from runtime_svc.domain import foreign, source_changes
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import (
@@ -33,8 +33,9 @@ from runtime_svc.domain.sources import (
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.services.source_changes import Change, SourceChanges
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class ForeignSources:
         assent_verifier.check_public_key(pem)
         with self._uow.write(caller.tenant_id) as tx:
             if tx.owner_keys.get(owner, key_id) is not None:
-                raise validation.invalid_field("key_id", "is already registered for this owner")
+                raise invalid_field("key_id", "is already registered for this owner")
             now = self._clock()
             tx.owner_keys.add(owner, key_id, pem, now)
             return self._journal.record(
@@ -101,7 +102,7 @@ class ForeignSources:
                     Phase.REVOKED,
                     Phase.ERASED,
                 ):
-                    updated = sources.invalidate_assent(s, now_us=now)
+                    updated = source_changes.invalidate_assent(s, now_us=now)
                     event = SourceRevoked(s.source_id, updated.revision, updated.state(now))
                     self._changes.apply(
                         tx,
@@ -178,14 +179,8 @@ class ForeignSources:
         granted: foreign.Assent,
         now: int,
     ) -> Outcome:
-        assent = {
-            "assent_state": AssentState.VALID.value,
-            "assent_id": granted.assent_id,
-            "assent_key_id": granted.key_id,
-            "assent_expires_at_us": granted.expires_at_us,
-        }
         if existing is None:
-            source = Source(
+            fresh = Source(
                 source_id=source_id,
                 revision=1,
                 kind=SourceKind.FOREIGN,
@@ -200,11 +195,11 @@ class ForeignSources:
                 created_at_us=now,
                 updated_at_us=now,
                 canonical_owner=cmd.canonical_owner,
-                **assent,  # type: ignore[arg-type]
             )
+            source = source_changes.with_assent(fresh, granted)
             transition = Transition.ADMIT
         else:  # a fresh assent for the same identity
-            source = sources.readmit(existing.source, assent=assent, now_us=now)
+            source = source_changes.readmit(existing.source, assent=granted, now_us=now)
             transition = Transition.READMIT
         change = Change(
             transition,

@@ -20,8 +20,9 @@ from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import Change, SourceChanges
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 INSERTABLE_KINDS = {SourceKind.MEMORY, SourceKind.CONVERSATION, SourceKind.LEGACY}
 
@@ -180,7 +181,7 @@ class Inserts:
         override = tx.policies.get()
         if override is None:
             return self._policy, 0
-        return insert_policy.InsertPolicy(override[0]), override[1]
+        return insert_policy.InsertPolicy(override.insert_policy), override.revision
 
     def current_policy(self, caller: Caller) -> tuple[str, int]:
         with self._uow.read(caller.tenant_id) as tx:

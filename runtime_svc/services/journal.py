@@ -12,7 +12,7 @@ from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Claim, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.ids import new_id
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.transaction import Transaction
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from agentmem.core.config import Limits
 from agentmem.core.errors import AgentmemError, Reason
 from runtime_svc.domain.caller import Caller
 from runtime_svc.storage import usage
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.transaction import Transaction
 
 
 class StoredQuotas:

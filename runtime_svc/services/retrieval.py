@@ -29,7 +29,8 @@ from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import vectors
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.retrieval")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from runtime_svc.domain import entry_keys, fusion
 from runtime_svc.domain.eligibility import State
@@ -28,7 +28,8 @@ from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
 from runtime_svc.services.query_vectors import QueryVectors
-from runtime_svc.storage.unit_of_work import Transaction
+from runtime_svc.storage.repositories import TenantEntries
+from runtime_svc.storage.transaction import Transaction
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,20 @@ class HybridSettings:
 
 
 Key = tuple[str, int]  # (source id, passage: its index entry key's low bits, 0 for whole)
+
+
+class Found(NamedTuple):
+    """A source found by words, by meaning, or by both (never by neither)."""
+
+    lexical: MatchRow | None
+    semantic: MatchRow | None
+
+    @property
+    def row(self) -> MatchRow:
+        row = self.lexical or self.semantic
+        if row is None:
+            raise AssertionError("a source found by neither words nor meaning")
+        return row
 
 
 @dataclass(frozen=True)
@@ -102,7 +117,7 @@ class Semantic:
 
         return self._pool.submit(run)
 
-    def warm(self, connect: Callable[[], Any], tenants: Sequence[tuple[str, int]]) -> int:
+    def warm(self, connect: Callable[[], Any], tenants: Sequence[TenantEntries]) -> int:
         """Before serving (SQLite): the coarse pass's signatures and vectors of the largest
         tenants searched by it held (`Signatures.warm`); how many vectors are held."""
         return self._signatures.warm(connect, tenants, self.model_id, self._s.exact_max)
@@ -188,12 +203,13 @@ class Semantic:
         )
         best = max((h.score for h in lexical_hits), default=0.0)
         in_ranking = {r.hit.source_id for r in ranked}
-        rows: dict[str, tuple[MatchRow | None, MatchRow | None]] = {}
+        rows: dict[str, Found] = {}
         for r in lexical_rows:
-            rows[r.source_id] = (r, None)
+            rows[r.source_id] = Found(r, None)
         for r in semantic_rows:
-            rows[r.source_id] = (rows.get(r.source_id, (None, None))[0], r)
-        state_of = {sid: (lx or sm).state for sid, (lx, sm) in rows.items()}  # type: ignore[union-attr]
+            found = rows.get(r.source_id)
+            rows[r.source_id] = Found(found.lexical if found else None, r)
+        state_of = {sid: found.row.state for sid, found in rows.items()}
         matches = [
             _match(r.hit.source_id, r.hit.revision, rows, state_of, r.scored, r.hit.score)
             for r in ranked
@@ -202,14 +218,14 @@ class Semantic:
         for sid, (lx, sm) in rows.items():
             if sid in in_ranking:
                 continue
-            row = lx or sm
             lex = fusion.fuse(
                 {sid: lx.score} if lx else {},
                 {sid: sm.score} if sm else {},
                 self._s.weights,
                 best=best,
             )[0]
-            others.append(_match(sid, row.revision, rows, state_of, lex, lex.score))  # type: ignore[union-attr]
+            revision = rows[sid].row.revision
+            others.append(_match(sid, revision, rows, state_of, lex, lex.score))
         others.sort(key=lambda m: (-m.score, m.source_id))
         extra = sum(1 for lx, _ in rows.values() if lx is None)
         return matches + others, extra
@@ -229,13 +245,13 @@ def _best_per_source(scored: list[fusion.Scored[Key]]) -> list[fusion.Scored[Key
 def _match(
     source_id: str,
     revision: int,
-    rows: dict[str, tuple[MatchRow | None, MatchRow | None]],
+    rows: dict[str, Found],
     state_of: dict[str, str],
     scored: fusion.Scored[Key] | fusion.Scored[str],
     score: float,
 ) -> Match:
-    lx, sm = rows.get(source_id, (None, None))
-    classification = (lx or sm).classification if (lx or sm) else "active"  # type: ignore[union-attr]
+    found = rows.get(source_id)
+    classification = found.row.classification if found else "active"
     return Match(
         source_id,
         revision,

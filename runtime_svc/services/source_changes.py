@@ -21,8 +21,9 @@ from runtime_svc.domain.sources import Source
 from runtime_svc.services import derived, fact_chains
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
-from runtime_svc.storage.sources import Stored
-from runtime_svc.storage.unit_of_work import Transaction, UnitOfWork
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentmem.core import scopes, validation
+from agentmem.core.errors import invalid_field
 from agentmem.core.scopes import Scope
 from runtime_svc.adapters import assent as assent_verifier
-from runtime_svc.domain import review, sources
+from runtime_svc.domain import review, source_changes
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.erasure import PhysicalErasure, physical_erasure
@@ -21,7 +22,7 @@ from runtime_svc.domain.events import (
     SourceRevoked,
 )
 from runtime_svc.domain.facts import Triple
-from runtime_svc.domain.lifecycle import Transition
+from runtime_svc.domain.lifecycle import Phase, Transition
 from runtime_svc.domain.sources import Classification, Source
 from runtime_svc.services import derived
 from runtime_svc.services.clock import Clock
@@ -111,7 +112,7 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source
-            updated = sources.classify(
+            updated = source_changes.classify(
                 before,
                 expected_revision=cmd.expected_revision,
                 classification=cmd.classification,
@@ -138,7 +139,7 @@ class SourceLifecycle:
         check_source_id(source_id)
         with self._uow.read(caller.tenant_id) as tx:
             stored = tx.sources.get(source_id)
-        if stored is None or stored.source.phase is not sources.Phase.PENDING_REVIEW:
+        if stored is None or stored.source.phase is not Phase.PENDING_REVIEW:
             return []
         return self._extraction.triples(stored.source.body)
 
@@ -186,7 +187,7 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(source_id)
             now, before = self._clock(), stored.source
-            updated = sources.revoke(before, now_us=now)
+            updated = source_changes.revoke(before, now_us=now)
             _, receipt = self._changes.apply(
                 tx, caller, stored, _revoked(Transition.REVOKE, updated, Action.SOURCE_REVOKE, now)
             )
@@ -210,7 +211,7 @@ class SourceLifecycle:
                 scopes.require(caller.scopes, Scope.ADMIN)
             now = self._clock()
             if before.assent_id == cmd.assent_id:
-                updated = sources.revoke(before, now_us=now, assent=True)
+                updated = source_changes.revoke(before, now_us=now, assent=True)
                 tx.revoked_assents.add(cmd.assent_id, cmd.source_id, now)
                 _, receipt = self._changes.apply(
                     tx,
@@ -237,7 +238,9 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source
-            updated = sources.erase(before, expected_revision=cmd.expected_revision, now_us=now)
+            updated = source_changes.erase(
+                before, expected_revision=cmd.expected_revision, now_us=now
+            )
             _, receipt = self._changes.apply(
                 tx,
                 caller,
@@ -274,4 +277,4 @@ def _revoked(transition: Transition, updated: Source, action: Action, now: int) 
 def check_reason(reason: str) -> None:
     """A reason given for a change: short, and never stored or logged (it may hold text)."""
     if len(reason) > MAX_REASON or "\x00" in reason:
-        raise validation.invalid_field("reason", f"must be at most {MAX_REASON} characters")
+        raise invalid_field("reason", f"must be at most {MAX_REASON} characters")

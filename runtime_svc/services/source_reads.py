@@ -7,7 +7,7 @@ from agentmem.core.scopes import Scope
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage.sources import Position, SourceFilter, Summary
+from runtime_svc.storage.source_pages import Position, SourceFilter, Summary
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
@@ -24,7 +24,7 @@ class SourceReads:
             stored = tx.sources.require(source_id)
         return stored.source, stored.source.state(self._clock())
 
-    def list(
+    def list_sources(
         self, caller: Caller, f: SourceFilter, page_size: int, page_token: str
     ) -> tuple[list[Summary], str]:
         validation.identifier("filter.thread_id", f.thread_id, required=False)

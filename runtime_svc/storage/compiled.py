@@ -19,15 +19,18 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, CursorResult, Dialect
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.sql.compiler import SQLCompiler
 
 
 @lru_cache(maxsize=256)
 def _compiled(
     stmt: Executable, dialect: Dialect, keys: tuple[str, ...]
 ) -> tuple[str, tuple[str, ...] | None]:
-    compiled = stmt.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
-    order = tuple(compiled.positiontup) if compiled.positional else None
+    assert isinstance(stmt, ClauseElement)
+    compiled = stmt.compile(dialect=dialect, column_keys=list(keys))
+    assert isinstance(compiled, SQLCompiler)
+    order = tuple(compiled.positiontup or ()) if compiled.positional else None
     return str(compiled), order
 
 
@@ -52,7 +55,7 @@ def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]])
     if order:
         conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows])
     else:
-        conn.exec_driver_sql(sql, rows)  # type: ignore[arg-type]
+        conn.exec_driver_sql(sql, rows)
 
 
 def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
@@ -60,4 +63,6 @@ def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
     result = execute(conn, stmt, params)
     if conn.dialect.name == "sqlite":
         return int(result.lastrowid)
-    return int(result.inserted_primary_key[0])  # type: ignore[index]
+    key = result.inserted_primary_key
+    assert key is not None  # an INSERT of one row
+    return int(key[0])

@@ -4,13 +4,14 @@ checkpoint or VACUUM covering it has finished (`runtime_svc.services.erasure_fin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, Table, insert, select, update
 
 from runtime_svc.storage.models import PhysicalErasureRow
 from runtime_svc.storage.repositories import _Repository
 
-erasures = PhysicalErasureRow.__table__
+erasures = cast(Table, PhysicalErasureRow.__table__)
 MAX_PENDING = 10_000  # read per round; a backlog larger than this takes several rounds
 
 

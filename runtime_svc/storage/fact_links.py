@@ -20,7 +20,7 @@ from runtime_svc.domain.fact_chains import Link
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.facts import facts
 from runtime_svc.storage.repositories import _Repository
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
 _SAVE = (
     update(facts)

@@ -4,7 +4,7 @@ the fact's chain (`fact_links`), in the same query."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     BindParameter,
@@ -33,9 +33,9 @@ from runtime_svc.domain.text import Term
 from runtime_svc.storage import eligibility_sql
 from runtime_svc.storage.models import FactRow
 from runtime_svc.storage.repositories import _Repository
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
-facts = FactRow.__table__
+facts = cast(Table, FactRow.__table__)
 # SQLite: rowid = facts.pk; `src` holds the source id so that a source's rows can be found
 # (and purged) through the index itself, whatever happened to the facts table.
 fact_index = Table(
@@ -45,7 +45,7 @@ fact_index = Table(
     Column("statement", Text),
     Column("src", Text),
 )
-_fts = literal_column("fact_index")
+_fts: ColumnElement[Any] = literal_column("fact_index")
 _INSERT_FACT = insert(facts)
 _INSERT_INDEX = insert(fact_index)
 _COLUMNS = (
@@ -85,7 +85,7 @@ class FactRepository(_Repository):
         """A new fact (outside any chain until the chain writer links it); `object_key`:
         its attribute's value key."""
         t = fact.triple
-        pk = self.conn.execute(
+        inserted = self.conn.execute(
             _INSERT_FACT,
             {
                 "tenant_id": self.tenant_id,
@@ -109,7 +109,9 @@ class FactRepository(_Repository):
                 "ends": int(t.ends),
                 "object_key": object_key,
             },
-        ).inserted_primary_key[0]
+        ).inserted_primary_key
+        assert inserted is not None  # an INSERT of one row
+        pk = inserted[0]
         if self._sqlite:  # PostgreSQL indexes the statement column itself (GIN)
             self.conn.execute(
                 _INSERT_INDEX, {"rowid": pk, "statement": t.statement, "src": fact.source_id}

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select, update
+from typing import cast
+
+from sqlalchemy import Table, insert, select, update
 
 from runtime_svc.domain.foreign import OwnerKey
 from runtime_svc.storage.models import OwnerKeyRow, RevokedAssentRow
 from runtime_svc.storage.repositories import _Repository
 
-owner_keys = OwnerKeyRow.__table__
-revoked_assents = RevokedAssentRow.__table__
+owner_keys = cast(Table, OwnerKeyRow.__table__)
+revoked_assents = cast(Table, RevokedAssentRow.__table__)
 
 
 class OwnerKeys(_Repository):

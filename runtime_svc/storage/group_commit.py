@@ -22,17 +22,18 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from agentmem.core import metrics
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.writes")
 _STOP = object()
+T = TypeVar("T")
 # Whoever waits for a job: a thread (`concurrent.futures.Future`) or a task on an event loop.
-Waiter = Future | asyncio.Future
+Waiter = Future[Any] | asyncio.Future[Any]
 
 
 class GroupCommitter:
@@ -51,14 +52,14 @@ class GroupCommitter:
         self._enqueue(future, fn, args)
         return future
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Queues a mutation from a task on the running event loop and waits for its outcome.
         Cancelling the task before the job runs skips the job."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._enqueue(future, fn, args)
         return await future
 
-    def _enqueue(self, waiter: Waiter, fn: Callable[..., Any], args: tuple) -> None:
+    def _enqueue(self, waiter: Waiter, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         # The caller's context (its trace span) travels with the job; so does the time it
         # was queued, for the wait metric.
         context = contextvars.copy_context()
@@ -102,7 +103,7 @@ class GroupCommitter:
                 self._last_active = time.monotonic()
                 self._running = False
 
-    def _run(self, jobs: list[tuple[Callable[..., Any], tuple, Waiter]]) -> None:
+    def _run(self, jobs: list[tuple[Callable[..., Any], tuple[Any, ...], Waiter]]) -> None:
         # A job whose caller went away before it ran is skipped; once running, it can no
         # longer be cancelled, so its outcome is always delivered.
         jobs = [job for job in jobs if _claim(job[2])]
@@ -131,9 +132,9 @@ def _claim(waiter: Waiter) -> bool:
     return not waiter.cancelled()  # a task's future: the outcome of a later cancel is dropped
 
 
-def _deliver(outcomes: list[tuple[Waiter, Any, BaseException | None]]) -> None:
+def _deliver(outcomes: Sequence[tuple[Waiter, Any, BaseException | None]]) -> None:
     """Threads' futures are settled here; tasks' futures in one call on each loop."""
-    on_loops: dict[asyncio.AbstractEventLoop, list] = {}
+    on_loops: dict[asyncio.AbstractEventLoop, list[tuple[Waiter, Any, BaseException | None]]] = {}
     for waiter, result, error in outcomes:
         if isinstance(waiter, Future):
             _settle(waiter, result, error)
@@ -144,7 +145,7 @@ def _deliver(outcomes: list[tuple[Waiter, Any, BaseException | None]]) -> None:
             loop.call_soon_threadsafe(_settle_all, settled)
 
 
-def _settle_all(settled: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
+def _settle_all(settled: list[tuple[Waiter, Any, BaseException | None]]) -> None:
     for waiter, result, error in settled:
         if not waiter.done():  # its task may have been cancelled meanwhile
             _settle(waiter, result, error)

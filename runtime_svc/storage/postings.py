@@ -25,7 +25,7 @@ from runtime_svc.domain.entry_keys import EntryKey
 from runtime_svc.domain.passages import Range
 from runtime_svc.storage import compiled, eligibility_sql, term_counts
 from runtime_svc.storage.models import SearchPosting
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 from runtime_svc.storage.term_counts import Count
 
 postings = cast(Table, SearchPosting.__table__)
@@ -64,7 +64,7 @@ _SET_ELIGIBLE = (
     .values(eligible=bindparam("flag"), stamp=bindparam("stamp"))
 )
 _SET_INDEXED_REVISION = (
-    update(cast(Table, sources))
+    update(sources)
     .where(sources.c.pk == bindparam("source_pk"), sources.c.tenant_id == bindparam("tenant"))
     .values(indexed_revision=bindparam("indexed"))
 )

@@ -10,14 +10,23 @@ three or more of them, and SQLAlchemy's execution context costs more than most o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, cast
 
-from sqlalchemy import Connection, Dialect, any_, bindparam
+from sqlalchemy import ColumnElement, Connection, Dialect, any_, bindparam
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.compiler import SQLCompiler
+
+# A read statement, or a function of the dialect's name that makes it.
+Statement = ClauseElement | Callable[[str], ClauseElement]
+# The driver's rows: plain tuples in the statement's column order.
+DriverRows = list[tuple[Any, ...]]
 
 
-def one_of(column, name: str, dialect: str):  # type: ignore[no-untyped-def]
+def one_of(column: ColumnElement[Any], name: str, dialect: str) -> ColumnElement[bool]:
     """`column` is one of the values of the list parameter `name`: on PostgreSQL one array
     parameter; on SQLite a list of parameters, as many as values (`driver_rows` expands
     it), which SQLite's planner looks up in the primary key value by value (one JSON
@@ -34,20 +43,23 @@ _NOT_A_PLAIN_FILTER = re.compile(r"\b(ORDER BY|LIMIT|GROUP BY|DISTINCT|UNION)\b"
 
 
 @lru_cache(maxsize=64)
-def _read_sql(make, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict]:  # type: ignore[no-untyped-def]
+def _read_sql(
+    make: Statement, dialect: Dialect
+) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
     """A read statement (or a function of the dialect's name that makes it) compiled once
     for the dialect, its parameter order (for positional drivers) and its fixed
     parameters."""
-    stmt = make(dialect.name) if callable(make) else make
+    stmt = make if isinstance(make, ClauseElement) else make(dialect.name)
     compiled = stmt.compile(dialect=dialect)
-    order = tuple(compiled.positiontup) if compiled.positional else None
+    assert isinstance(compiled, SQLCompiler)
+    order = tuple(compiled.positiontup or ()) if compiled.positional else None
     sql = str(compiled)
     if "__[POSTCOMPILE_" in sql and _NOT_A_PLAIN_FILTER.search(sql):
         raise ValueError("a statement with a list parameter must be a plain filter (one_of)")
     return sql, order, dict(compiled.params)
 
 
-def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: ignore[no-untyped-def]
+def driver_rows(conn: Connection, make: Statement, params: dict[str, Any]) -> DriverRows:
     """Rows of a read statement as the driver's plain tuples, in the connection's
     transaction: they cost a fraction of result rows when thousands of postings are read,
     and the statement is compiled once. List parameters (`one_of`) are expanded here for
@@ -64,7 +76,7 @@ def driver_rows(conn: Connection, make, params: dict) -> list[tuple]:  # type: i
     # Executed through the connection, so a driver error is SQLAlchemy's (a lost connection
     # is invalidated and reported as unavailable); the rows are the driver's own tuples.
     try:
-        return result.cursor.fetchall()  # type: ignore[union-attr]
+        return cast(DriverRows, result.cursor.fetchall())
     finally:
         result.close()
 
@@ -87,7 +99,9 @@ def _expanded(sql: str, name: str, n: int, union: bool) -> str:
     return sql.replace(f"__[POSTCOMPILE_{name}]", ", ".join("?" * n) or "NULL")
 
 
-def _positional(sql: str, order: tuple[str, ...], values: dict) -> tuple[str, list[object]]:
+def _positional(
+    sql: str, order: tuple[str, ...], values: dict[str, Any]
+) -> tuple[str, list[object]]:
     """The SQL and its arguments in order, its list parameter (`one_of`) expanded."""
     lists = [k for k in order if isinstance(values[k], list)]
     # As with `IN`, a value listed twice matches its rows once.
@@ -116,19 +130,21 @@ def on_driver(conn: Connection) -> bool:
     return conn.dialect.name == "sqlite" and not conn.dispatch.before_cursor_execute
 
 
-def driver_execute(conn: Connection, sql: str, args: tuple = ()):  # type: ignore[no-untyped-def]
+def driver_execute(conn: Connection, sql: str, args: tuple[object, ...] = ()) -> Any:
     """`sql` on SQLite's own connection (see `on_driver`); a driver error is raised as
-    SQLAlchemy's, as through the connection. Returns the driver's cursor."""
+    SQLAlchemy's, as through the connection. Returns the driver's cursor (of whichever
+    SQLite library `db.sqlite_module` chose, hence untyped)."""
     error = conn.dialect.loaded_dbapi.Error
+    driver: Any = conn.connection.driver_connection
     try:
-        return conn.connection.driver_connection.execute(sql, args)  # type: ignore[union-attr]
+        return driver.execute(sql, args)
     except error as e:
         raise DBAPIError.instance(sql, args, e, error) from e
 
 
-def _sqlite_rows(conn: Connection, sql: str, args: tuple) -> list[tuple]:
+def _sqlite_rows(conn: Connection, sql: str, args: tuple[object, ...]) -> DriverRows:
     """`sql` on SQLite's own connection, in the transaction of `conn` (begun here if no
     statement began it yet, as SQLAlchemy would)."""
     if not conn.in_transaction():
         conn.begin()
-    return driver_execute(conn, sql, args).fetchall()
+    return cast(DriverRows, driver_execute(conn, sql, args).fetchall())

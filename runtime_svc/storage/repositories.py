@@ -1,23 +1,27 @@
-"""Repositories over SQLAlchemy Core statements, each scoped to one tenant inside SQL."""
+"""Repositories over SQLAlchemy Core statements, each scoped to one tenant inside SQL: the
+tenant's counters and thread modes here; the event log and receipt chain: `event_log`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Table,
+    bindparam,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
-from runtime_svc.domain import events as domain_events
-from runtime_svc.domain.audit import Receipt, link
 from runtime_svc.domain.thread_mode import Mode, ThreadMode
 from runtime_svc.storage import compiled
-from runtime_svc.storage.models import AuditReceiptRow, EventRow, TenantState, ThreadModeRow
+from runtime_svc.storage.models import TenantState, ThreadModeRow
 
-_state = TenantState.__table__
-_threads = ThreadModeRow.__table__
-_events = EventRow.__table__
-_receipts = AuditReceiptRow.__table__
+_state = cast(Table, TenantState.__table__)
+_threads = cast(Table, ThreadModeRow.__table__)
 
 
 class _Repository:
@@ -26,53 +30,11 @@ class _Repository:
         self.tenant_id = tenant_id
 
 
-class JournalRows:
-    """The event and receipt rows of a group commit, written together (one statement per
-    table) before it commits, instead of two statements per mutation.
+class TenantEntries(NamedTuple):
+    """How many index entries a tenant has (what decides which tenants are held warm)."""
 
-    The rows of the open savepoint are kept apart: a failing mutation's rows are dropped
-    with it. Anything that reads or deletes journal rows in the transaction flushes first,
-    so it sees every row appended before it; if that happens inside a savepoint that is
-    then rolled back, the earlier mutations' rows it wrote are undone with it, and are
-    written again later."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self._kept: tuple[list[dict], list[dict]] = ([], [])  # of released savepoints
-        self._open: tuple[list[dict], list[dict]] = ([], [])  # of the open savepoint
-        self._exposed: tuple[list[dict], list[dict]] = ([], [])  # kept, flushed in it
-
-    def add_event(self, row: dict) -> None:
-        self._open[0].append(row)
-
-    def add_receipt(self, row: dict) -> None:
-        self._open[1].append(row)
-
-    def flush(self) -> None:
-        for stmt, kept, opened, exposed in zip(
-            (_INSERT_EVENT, _INSERT_RECEIPT), self._kept, self._open, self._exposed, strict=True
-        ):
-            rows = kept + opened
-            if rows:
-                compiled.execute_many(self._conn, stmt, rows)
-            exposed += kept
-            kept.clear()
-            opened.clear()
-
-    def release(self) -> None:
-        """The open savepoint was released: its rows are the transaction's."""
-        for kept, opened, exposed in zip(self._kept, self._open, self._exposed, strict=True):
-            kept += opened
-            opened.clear()
-            exposed.clear()
-
-    def rollback(self) -> None:
-        """The open savepoint was rolled back: its rows are dropped; the kept rows flushed
-        inside it were undone, so they are pending again."""
-        for kept, opened, exposed in zip(self._kept, self._open, self._exposed, strict=True):
-            kept += exposed
-            opened.clear()
-            exposed.clear()
+    tenant_id: str
+    entries: int
 
 
 @dataclass
@@ -118,8 +80,6 @@ _INSERT_THREAD = insert(_threads)
 _UPDATE_THREAD = update(_threads).where(
     _threads.c.tenant_id == bindparam("_tenant"), _threads.c.thread_id == bindparam("_thread")
 )
-_INSERT_EVENT = insert(_events)
-_INSERT_RECEIPT = insert(_receipts)
 
 
 class TenantStateRepository(_Repository):
@@ -141,10 +101,10 @@ class TenantStateRepository(_Repository):
         row = self.conn.execute(_SELECT_STATE, {"tenant": self.tenant_id}).one_or_none()
         return TenantCounters(**row._mapping) if row else TenantCounters()
 
-    def indexed_by_tenant(self) -> list[tuple[str, int]]:
+    def indexed_by_tenant(self) -> list[TenantEntries]:
         """Index entries per tenant (a statistic for query planning)."""
         rows = self.conn.execute(select(_state.c.tenant_id, _state.c.indexed_docs))
-        return [(r.tenant_id, r.indexed_docs) for r in rows]
+        return [TenantEntries(r.tenant_id, r.indexed_docs) for r in rows]
 
     def save(self, counters: TenantCounters) -> None:
         self.conn.execute(_SAVE_STATE, {"_tenant": self.tenant_id, **counters.__dict__})
@@ -174,145 +134,3 @@ class ThreadModeRepository(_Repository):
         self.conn.execute(
             _UPDATE_THREAD, {"_tenant": self.tenant_id, "_thread": state.thread_id, **values}
         )
-
-
-class EventLog(_Repository):
-    def __init__(self, conn: Connection, tenant_id: str, rows: JournalRows | None = None) -> None:
-        """`rows`: inside a group commit, where appended rows wait to be written."""
-        super().__init__(conn, tenant_id)
-        self._rows = rows
-
-    def _flush_pending(self) -> None:
-        if self._rows is not None:
-            self._rows.flush()
-
-    def append(
-        self, state: TenantCounters, event: domain_events.DomainEvent, event_id: str, at_us: int
-    ) -> domain_events.LoggedEvent:
-        """Appends under the locked tenant row: the next sequence, no gaps."""
-        sequence = state.event_sequence + 1
-        state.event_sequence = sequence
-        row = {
-            "tenant_id": self.tenant_id,
-            "sequence": sequence,
-            "event_id": event_id,
-            "kind": event.kind,
-            "at_us": at_us,
-            "payload": domain_events.to_payload(event),
-        }
-        if self._rows is not None:
-            self._rows.add_event(row)
-        else:
-            compiled.execute(self.conn, _INSERT_EVENT, row)
-        return domain_events.LoggedEvent(sequence, event_id, at_us, event)
-
-    def compact_through(self, state: TenantCounters, sequence: int) -> None:
-        if sequence <= state.events_compacted_through:
-            return
-        self._flush_pending()
-        self.conn.execute(
-            delete(_events).where(
-                _events.c.tenant_id == self.tenant_id, _events.c.sequence <= sequence
-            )
-        )
-        state.events_compacted_through = sequence
-
-    def after(
-        self, sequence: int, kinds: Sequence[str], limit: int
-    ) -> list[domain_events.LoggedEvent]:
-        self._flush_pending()
-        stmt = (
-            select(
-                _events.c.sequence,
-                _events.c.event_id,
-                _events.c.at_us,
-                _events.c.kind,
-                _events.c.payload,
-            )
-            .where(_events.c.tenant_id == self.tenant_id, _events.c.sequence > sequence)
-            .order_by(_events.c.sequence)
-            .limit(limit)
-        )
-        if kinds:
-            stmt = stmt.where(_events.c.kind.in_(kinds))
-        return [
-            domain_events.LoggedEvent(
-                r.sequence, r.event_id, r.at_us, domain_events.from_payload(r.kind, r.payload)
-            )
-            for r in self.conn.execute(stmt)
-        ]
-
-    def newest_before(self, cutoff_us: int) -> int:
-        """The highest sequence of an event older than the cutoff (0 when none)."""
-        self._flush_pending()
-        return self.conn.execute(
-            select(func.coalesce(func.max(_events.c.sequence), 0)).where(
-                _events.c.tenant_id == self.tenant_id, _events.c.at_us < cutoff_us
-            )
-        ).scalar_one()
-
-
-def tenants_with_events_before(conn: Connection, cutoff_us: int) -> list[str]:
-    return list(
-        conn.execute(
-            select(_events.c.tenant_id).where(_events.c.at_us < cutoff_us).distinct()
-        ).scalars()
-    )
-
-
-class ReceiptChain(_Repository):
-    def __init__(self, conn: Connection, tenant_id: str, rows: JournalRows | None = None) -> None:
-        """`rows`: inside a group commit, where appended rows wait to be written."""
-        super().__init__(conn, tenant_id)
-        self._rows = rows
-
-    def append(self, state: TenantCounters, receipt: Receipt) -> Receipt:
-        linked = link(
-            Receipt(**{**receipt.__dict__, "sequence": state.receipt_sequence + 1}),
-            self.tenant_id,
-            state.receipt_head_hash,
-        )
-        state.receipt_sequence, state.receipt_head_hash = linked.sequence, linked.hash
-        row = {"tenant_id": self.tenant_id, **linked.__dict__}
-        if self._rows is not None:
-            self._rows.add_receipt(row)
-        else:
-            compiled.execute(self.conn, _INSERT_RECEIPT, row)
-        return linked
-
-    def page(
-        self, target_id: str, after_sequence: int, limit: int, newest_first: bool = False
-    ) -> list[Receipt]:
-        """Receipts in chain order after `after_sequence`, or `newest_first` before it (0:
-        from the newest)."""
-        if self._rows is not None:
-            self._rows.flush()
-        seq = _receipts.c.sequence
-        if newest_first:
-            bound, order = (seq < after_sequence) if after_sequence else None, seq.desc()
-        else:
-            bound, order = seq > after_sequence, seq
-        stmt = (
-            select(*_receipt_columns())
-            .where(_receipts.c.tenant_id == self.tenant_id)
-            .order_by(order)
-            .limit(limit)
-        )
-        if bound is not None:
-            stmt = stmt.where(bound)
-        if target_id:
-            stmt = stmt.where(_receipts.c.target_id == target_id)
-        return [Receipt(**r._mapping) for r in self.conn.execute(stmt)]
-
-    def all(self, batch: int = 1000) -> Iterator[Receipt]:
-        after = 0
-        while True:
-            rows = self.page("", after, batch)
-            yield from rows
-            if len(rows) < batch:
-                return
-            after = rows[-1].sequence
-
-
-def _receipt_columns() -> list:
-    return [c for c in _receipts.c if c.name != "tenant_id"]

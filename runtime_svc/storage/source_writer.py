@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from runtime_svc.domain import passages
 from runtime_svc.domain.sources import Source
-from runtime_svc.storage.sources import Stored
+from runtime_svc.storage.source_rows import Stored
 
 if TYPE_CHECKING:
-    from runtime_svc.storage.unit_of_work import Transaction
+    from runtime_svc.storage.transaction import Transaction
 
 
 class SourceWriter:

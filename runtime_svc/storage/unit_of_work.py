@@ -20,72 +20,11 @@ from sqlalchemy import Connection
 
 from runtime_svc.domain.erasure import Backend
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import db_errors, repositories
+from runtime_svc.storage import db_errors, event_log, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
-from runtime_svc.storage.erasures import PhysicalErasures
-from runtime_svc.storage.fact_links import FactLinks
-from runtime_svc.storage.facts import FactRepository
-from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
-from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.scrub import Scrubber
-from runtime_svc.storage.source_writer import SourceWriter
-from runtime_svc.storage.sources import PromptRecords, SourceRepository, TenantPolicies
-from runtime_svc.storage.vectors import VectorOutbox
-
-WordsRemoved = Callable[[str, list[str]], None]  # (tenant, words) once committed
-
-
-class Transaction:
-    def __init__(
-        self,
-        conn: Connection,
-        tenant_id: str,
-        vectors_queued: Callable[[], None] | None = None,
-        window: Window | None = None,
-        words_removed: WordsRemoved | None = None,
-        policies_known: dict[str, tuple[str, int] | None] | None = None,
-        journal_rows: repositories.JournalRows | None = None,
-    ) -> None:
-        self.conn = conn
-        self.window = window or Window()
-        self._on_words_removed = words_removed
-        self.tenant = repositories.TenantStateRepository(conn, tenant_id)
-        self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
-        self.events = repositories.EventLog(conn, tenant_id, journal_rows)
-        self.receipts = repositories.ReceiptChain(conn, tenant_id, journal_rows)
-        self.sources = SourceRepository(conn, tenant_id)
-        self.index = Postings(
-            conn,
-            tenant_id,
-            stamp=lambda: self.counters.next_index_stamp(),
-            words_removed=self._words_removed,
-        )
-        self.prompt_records = PromptRecords(conn, tenant_id)
-        self.policies = TenantPolicies(conn, tenant_id, policies_known)
-        self.facts = FactRepository(conn, tenant_id)
-        self.fact_links = FactLinks(conn, tenant_id)
-        self.owner_keys = OwnerKeys(conn, tenant_id)
-        self.revoked_assents = RevokedAssents(conn, tenant_id)
-        self.erasures = PhysicalErasures(conn, tenant_id)
-        self.counters = repositories.TenantCounters()
-        self.writer = SourceWriter(self)
-        self._after_commit: list[Callable[[], None]] = []
-        self.embedding_queue = VectorOutbox(
-            conn,
-            tenant_id,
-            None if vectors_queued is None else lambda: self.after_commit(vectors_queued),
-        )
-
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        self._after_commit.append(callback)
-
-    def _words_removed(self, words: list[str]) -> None:
-        """Words the index no longer has: stamped for every process holding the tenant's
-        postings, and forgotten by this one's at once when the change commits."""
-        self.counters.words_removed()
-        told, tenant_id = self._on_words_removed, self.tenant.tenant_id
-        if told is not None:
-            self.after_commit(lambda: told(tenant_id, words))
+from runtime_svc.storage.tenant_policies import Override
+from runtime_svc.storage.transaction import Transaction, WordsRemoved
 
 
 @dataclass
@@ -93,10 +32,10 @@ class _Batch:
     """An open group-commit transaction: writes join it as savepoints."""
 
     conn: Connection
-    journal: repositories.JournalRows
+    journal: event_log.JournalRows
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
-    policies: dict[str, tuple[str, int] | None] = field(default_factory=dict)
+    policies: dict[str, Override | None] = field(default_factory=dict)
     # PostgreSQL: the last write's savepoint, released with the next one's start (or the
     # commit) in the same round trip.
     release_pending: bool = False
@@ -224,7 +163,7 @@ class UnitOfWork:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
         with self._write_turn, self._connect() as conn:
-            batch = _Batch(conn, repositories.JournalRows(conn))
+            batch = _Batch(conn, event_log.JournalRows(conn))
             self._local.batch = batch
             try:
                 conn.begin()

@@ -17,10 +17,12 @@ import time
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from sqlalchemy import (
     BigInteger,
     Connection,
+    Table,
     delete,
     func,
     insert,
@@ -35,12 +37,12 @@ from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
-from runtime_svc.storage.sources import sources
+from runtime_svc.storage.source_rows import sources
 
-memory_vectors = MemoryVectorRow.__table__
-vector_outbox = VectorOutboxRow.__table__
+memory_vectors = cast(Table, MemoryVectorRow.__table__)
+vector_outbox = cast(Table, VectorOutboxRow.__table__)
 _ENQUEUE = insert(vector_outbox)
-postings = SearchPosting.__table__
+postings = cast(Table, SearchPosting.__table__)
 KIND = "vector"
 KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
 

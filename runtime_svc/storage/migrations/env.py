@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from runtime_svc.storage.db import sqlite_engine
 from runtime_svc.storage.models import Base
@@ -28,13 +28,13 @@ def _url() -> str:
 UNMODELLED_PREFIXES = ("memory_index", "fact_index")
 
 
-def _include_name(name, type_, parent_names) -> bool:  # type: ignore[no-untyped-def]
+def _include_name(name: str | None, type_: str, parent_names: object) -> bool:
     if type_ == "index" and name and name.endswith("_fts"):  # PostgreSQL full-text indexes
         return False
     return not (type_ == "table" and name and name.startswith(UNMODELLED_PREFIXES))
 
 
-def _configure(connection) -> None:  # type: ignore[no-untyped-def]
+def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -10,6 +10,8 @@ Create Date: 2026-11-30
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -69,11 +71,11 @@ def _fill() -> None:
             "assent_state, assent_expires_at_us FROM sources WHERE indexed_revision > 0"
         )
     ).mappings()
-    postings: list[dict] = []
-    stats: dict[tuple[str, str], list] = {}
+    postings: list[dict[str, Any]] = []
+    stats: dict[tuple[str, str], list[Any]] = {}
     for r in rows:
         entry = lexical.analyse(r["generated_form"])
-        ok = int(eligibility.eligible_regardless_of_time(r))
+        ok = int(eligibility.eligible_regardless_of_time(dict(r)))
         for term, weight in {"": float(entry.length), **entry.impacts}.items():
             postings.append(
                 {

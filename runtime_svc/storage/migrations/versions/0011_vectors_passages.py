@@ -28,7 +28,7 @@ Embedding = sa.LargeBinary().with_variant(postgresql.ARRAY(postgresql.REAL()), "
 
 
 def _create(per_passage: bool) -> None:
-    columns = [
+    columns: list[sa.schema.SchemaItem] = [
         sa.Column("source_pk", sa.BigInteger(), nullable=False),
         sa.Column("model_id", sa.String(length=200), nullable=False),
         sa.Column("tenant_id", sa.String(length=128), nullable=False),

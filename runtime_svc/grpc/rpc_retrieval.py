@@ -1,0 +1,168 @@
+"""The runtime's RPCs of retrieval (search, prompt assembly, explanation, status), the
+audit chain and the event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from agentmem.core import metrics
+from agentmem.v1 import (
+    audit_pb2,
+    capabilities_pb2,
+    events_pb2,
+    retrieval_pb2,
+)
+from runtime_svc.grpc import enums, mapping
+from runtime_svc.grpc.enums import (
+    CLASSIFICATIONS,
+    MATCHED_BY,
+    REASONS,
+)
+from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase
+
+
+class RetrievalRpcs(ServicerBase):
+    # Retrieval
+
+    async def SearchMemories(
+        self, request: retrieval_pb2.SearchMemoriesRequest, context: Context
+    ) -> retrieval_pb2.SearchMemoriesResponse:
+        with metrics.RETRIEVAL.labels("search").time():
+            hits = await self._read(
+                self._retrieval.search,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.limit,
+                request.group_by_source if request.HasField("group_by_source") else True,
+            )
+        return retrieval_pb2.SearchMemoriesResponse(
+            hits=[
+                retrieval_pb2.SearchHit(
+                    source_id=h.source_id,
+                    revision=h.revision,
+                    score=h.score,
+                    snippet=h.snippet,
+                    citation=mapping.citation(h.source_id, h.revision, h.passage),
+                    passage=mapping.passage(h.passage),
+                )
+                for h in hits
+            ]
+        )
+
+    async def AssemblePrompt(
+        self, request: retrieval_pb2.AssemblePromptRequest, context: Context
+    ) -> retrieval_pb2.AssemblePromptResponse:
+        with metrics.RETRIEVAL.labels("prompt").time():
+            result = await self._run(
+                self._retrieval.assemble,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.token_budget,
+            )
+        return retrieval_pb2.AssemblePromptResponse(
+            context=result.block.context,
+            citations=[
+                mapping.citation(c.source_id, c.revision, c.passage) for c in result.block.cited
+            ],
+            prompt_record_id=result.prompt_record_id,
+            tokens_used=result.block.tokens,
+        )
+
+    async def ExplainRetrieval(
+        self, request: retrieval_pb2.ExplainRetrievalRequest, context: Context
+    ) -> retrieval_pb2.ExplainRetrievalResponse:
+        with metrics.RETRIEVAL.labels("explain").time():
+            result = await self._run(
+                self._retrieval.explain,
+                CALLER.get(),
+                request.query,
+                request.thread_id,
+                request.limit,
+                request.token_budget,
+            )
+        return retrieval_pb2.ExplainRetrievalResponse(
+            entries=[
+                retrieval_pb2.ExplanationEntry(
+                    source_id=e.source_id,
+                    revision=e.revision,
+                    classification=CLASSIFICATIONS.to_proto(e.classification),
+                    included=e.included,
+                    reason=REASONS.to_proto(e.reason),
+                    rank=e.rank,
+                    score=e.score,
+                    matched_by=MATCHED_BY.to_proto(e.matched_by) if e.matched_by else None,
+                    lexical_score=e.lexical_score,
+                    semantic_score=e.semantic_score,
+                )
+                for e in result.entries
+            ],
+            total_matches=result.total_matches,
+            truncated=result.truncated,
+        )
+
+    async def GetRetrievalStatus(
+        self, request: capabilities_pb2.GetCapabilitiesRequest, context: Context
+    ) -> capabilities_pb2.RetrievalStatus:
+        st = await self._run(self._retrieval.status, CALLER.get())
+        return capabilities_pb2.RetrievalStatus(
+            mode=st.mode,
+            lexical_only_reason=st.lexical_only_reason,
+            embedding_model=st.model_id,
+            embedding_dimension=st.dimension,
+            embeddings_pending=st.pending,
+            prompt_tokenizer=st.tokenizer,
+        )
+
+    # Audit and events
+
+    async def ListAuditReceipts(
+        self, request: audit_pb2.ListAuditReceiptsRequest, context: Context
+    ) -> audit_pb2.ListAuditReceiptsResponse:
+        rows, token = await self._run(
+            self._audit.list,
+            CALLER.get(),
+            request.target_id,
+            request.page_size,
+            request.page_token,
+            request.newest_first,
+        )
+        return audit_pb2.ListAuditReceiptsResponse(
+            receipts=[mapping.receipt_of(r) for r in rows], next_page_token=token
+        )
+
+    async def VerifyAuditChain(
+        self, request: audit_pb2.VerifyAuditChainRequest, context: Context
+    ) -> audit_pb2.VerifyAuditChainResponse:
+        result = await self._run(self._audit.verify, CALLER.get())
+        return audit_pb2.VerifyAuditChainResponse(
+            ok=result.ok,
+            length=result.length,
+            head_hash=result.head_hash,
+            first_invalid_sequence=result.first_invalid_sequence,
+        )
+
+    async def StreamEvents(
+        self, request: events_pb2.WatchEventsRequest, context: Context
+    ) -> AsyncIterator[events_pb2.Event]:
+        caller = CALLER.get()
+        kinds = sorted({enums.EVENT_KINDS.from_proto("kinds", k) for k in request.kinds})
+        position = request.after_sequence
+        await context.send_initial_metadata(())  # tells the gateway the stream is open
+        waiter = self._wakeups.waiter(caller.tenant_id)
+        try:
+            while True:
+                waiter.clear()  # before reading: a commit after this read wakes us
+                batch = await self._run(self._feed.after, caller, position, kinds)
+                for logged in batch:
+                    yield mapping.event(logged)
+                if batch:
+                    position = batch[-1].sequence
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.wait(), timeout=self._poll)
+        finally:
+            self._wakeups.release(caller.tenant_id, waiter)

@@ -1,0 +1,108 @@
+"""A source's row: the `sources` table, and a source ↔ its row."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Table,
+    bindparam,
+)
+
+from runtime_svc.domain.sources import (
+    Body,
+    Classification,
+    Provenance,
+    Review,
+    SaveIntent,
+    Source,
+    SourceKind,
+    Status,
+)
+from runtime_svc.storage.models import SourceRow
+
+sources = cast(Table, SourceRow.__table__)
+
+
+@dataclass(frozen=True)
+class Stored:
+    pk: int  # internal; never leaves the runtime
+    source: Source
+    indexed_revision: int  # 0: no index entry
+
+
+def row_values(tenant_id: str, s: Source) -> dict[str, object]:
+    return {
+        "tenant_id": tenant_id,
+        "source_id": s.source_id,
+        "revision": s.revision,
+        "kind": s.kind.value,
+        "classification": s.classification.value,
+        "status": s.status.value,
+        "thread_id": s.thread_id,
+        "raw": s.body.raw(),
+        "content_sha256": s.body.sha256(),
+        "generated_form": s.body.generated_form(),
+        "generated_revision": s.revision,
+        "indexed_revision": 0,  # set with the index entry (search index, source writer)
+        "principal_id": s.provenance.principal_id,
+        "principal_kind": s.provenance.principal_kind,
+        "surface": s.provenance.surface,
+        "request_id": s.provenance.request_id,
+        "save_intent": s.save_intent.intent,
+        "save_intent_source": s.save_intent.source,
+        "save_intent_evidence": s.save_intent.evidence,
+        "save_intent_held": s.save_intent_held,
+        "labels": json.dumps(s.labels, sort_keys=True),
+        "created_at_us": s.created_at_us,
+        "updated_at_us": s.updated_at_us,
+        "revoked_at_us": s.revoked_at_us,
+        "assent_state": s.assent_state,
+        "assent_expires_at_us": s.assent_expires_at_us,
+        "canonical_owner": s.canonical_owner,
+        "assent_id": s.assent_id,
+        "assent_key_id": s.assent_key_id,
+        "observed_at_us": s.observed_at_us or s.created_at_us,
+    }
+
+
+def now_param(now_us: int) -> ColumnElement[int]:
+    return bindparam("now_us", now_us)
+
+
+def stored_from(r: Row[Any]) -> Stored:
+    kind = SourceKind(r.kind)
+    return Stored(
+        pk=r.pk,
+        source=Source(
+            source_id=r.source_id,
+            revision=r.revision,
+            kind=kind,
+            classification=Classification(r.classification),
+            status=Status(r.status),
+            thread_id=r.thread_id,
+            body=Body.from_raw(kind, r.raw),
+            provenance=Provenance(r.principal_id, r.principal_kind, r.surface, r.request_id),
+            save_intent=SaveIntent(r.save_intent, r.save_intent_source, r.save_intent_evidence),
+            save_intent_held=r.save_intent_held,
+            labels=json.loads(r.labels),
+            created_at_us=r.created_at_us,
+            updated_at_us=r.updated_at_us,
+            revoked_at_us=r.revoked_at_us,
+            assent_state=r.assent_state,
+            assent_expires_at_us=r.assent_expires_at_us,
+            review=Review(r.reviewed_by, r.reviewed_at_us, r.review_note)
+            if r.reviewed_by
+            else None,
+            canonical_owner=r.canonical_owner,
+            assent_id=r.assent_id,
+            assent_key_id=r.assent_key_id,
+            erased_at_us=r.erased_at_us,
+            observed_at_us=r.observed_at_us or r.created_at_us,
+        ),
+        indexed_revision=r.indexed_revision,
+    )
