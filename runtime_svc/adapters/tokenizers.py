@@ -6,7 +6,7 @@ punctuation marks, `runtime_svc.domain.text.count_tokens`) needs nothing.
 
 `counter(name)` gives a `Counter` (a name and a `count(text)` function); an encoding whose
 ranks or library are missing falls back to `words`, and the counter says why. Encodings are
-built once per process (a few hundred milliseconds) and line counts are cached.
+built once per process (a few hundred milliseconds) and line counts are cached by digest.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import gzip
 import hashlib
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ WORDS = "words"
 O200K = "o200k_base"
 CL100K = "cl100k_base"
 NAMES = (O200K, CL100K, WORDS)
+CACHED_LINES = 65536
 
 _ENDOFTEXT, _ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
 _FIM = ("<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
@@ -133,10 +134,24 @@ def counter(name: str = O200K) -> Counter:
         why = "tiktoken is not installed" if not _has_tiktoken() else f"no {name} ranks"
         return Counter(WORDS, count_tokens, fallback=why)
     encode = enc.encode_ordinary
+    # Line counts cached by the line's digest: the cache holds no memory text, so an erased
+    # memory's lines are not kept alive in the process by it.
+    held: OrderedDict[bytes, int] = OrderedDict()
+    lock = threading.Lock()
 
-    @lru_cache(maxsize=65536)
     def count(text: str) -> int:
-        return len(encode(text))
+        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        with lock:
+            n = held.get(key)
+            if n is not None:
+                held.move_to_end(key)
+                return n
+        n = len(encode(text))
+        with lock:
+            held[key] = n
+            if len(held) > CACHED_LINES:
+                held.popitem(last=False)
+        return n
 
     return Counter(name, count)
 

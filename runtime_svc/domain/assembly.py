@@ -106,6 +106,7 @@ class _Block:
     def __init__(self, count: Count, budget: int) -> None:
         self.count, self.budget = count, budget
         self.used = count(HEADER) + count(FOOTER)
+        self.gap = count(GAP)
         self.sources: dict[str, _Source] = {}  # in order of first selection
 
     def add(self, c: Candidate, messages: Sequence[int]) -> bool:
@@ -124,7 +125,7 @@ class _Block:
             return False
         lines = c.conversation.lines
         cost = sum(self.count(_message(*lines[i])) for i in new)
-        cost += self.count(GAP) * (_gaps(before | new) - _gaps(before))
+        cost += self.gap * (_gaps(before | new) - _gaps(before))
         if held is None:
             cost += self.count(_session_line(len(self.sources) + 1, c))
             if not self._take(cost, _Source(c.source_id, c.revision, c.conversation)):
@@ -177,14 +178,14 @@ def assemble(
     block = _Block(count, token_budget)
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
+    owns = [_own_message(c, window) for c in candidates]
     named = named_speaker(candidates, query)
     if named:
-        for c in candidates:
-            own = _own_message(c, window)
+        for c, own in zip(candidates, owns, strict=True):
             if own is not None and c.conversation and c.conversation.lines[own][0] == named:
                 block.add(c, [own])
-    for c in candidates:
-        block.add(c, _with_reply(c, window))
+    for c, own in zip(candidates, owns, strict=True):
+        block.add(c, _with_reply(c, own))
     return block.render()
 
 
@@ -196,10 +197,9 @@ def _own_message(c: Candidate, window: Window) -> int | None:
     return own_message(c.passage, contents, window)
 
 
-def _with_reply(c: Candidate, window: Window) -> list[int]:
-    """The passage's messages, and the next one when its own message asks something (a
-    passage indexed with its reply holds it already)."""
-    own = _own_message(c, window)
+def _with_reply(c: Candidate, own: int | None) -> list[int]:
+    """The passage's messages, and the next one when its own message (`own`) asks something
+    (a passage indexed with its reply holds it already)."""
     if c.passage is None or c.conversation is None or own is None:
         return []
     reply = [own + 1] if asks(c.conversation.lines[own][1]) else []
