@@ -90,8 +90,8 @@ class Retrieval(Strict):
     # "words" (words and punctuation marks). An encoding that cannot be loaded falls back to
     # words, said once in the log and in GetCapabilities.
     tokenizer: Literal["o200k_base", "cl100k_base", "words"] = "o200k_base"
-    # Query embeddings kept for repeated queries (by model and text, least recently used
-    # first out; held in memory only); 0 keeps none.
+    # Query embeddings kept for repeated queries (by model and the query's digest, no text;
+    # least recently used first out; in memory only); 0 keeps none.
     query_cache: int = Field(default=1024, ge=0, le=1_000_000)
 
     @model_validator(mode="after")
