@@ -95,6 +95,28 @@ class SelfApprovalDenied(PermissionDenied):
     pass
 
 
+class ApprovalRequiresPerson(PermissionDenied):
+    """Only a person (a user principal) may approve or reject this memory."""
+
+    @property
+    def hold(self) -> str:
+        """Why the memory waits: `save_intent` (a held claim), `policy`, ..."""
+        return self.metadata.get("hold", "")
+
+
+class ReplayedSourceNotActive(FailedPrecondition):
+    """A retried insert (same request_id) whose source is no longer active: nothing was
+    inserted; `state` says what became of it (revoked, erased, rejected, cold, ...)."""
+
+    @property
+    def state(self) -> str:
+        return self.metadata.get("state", "")
+
+    @property
+    def source_id(self) -> str:
+        return self.metadata.get("source_id", "")
+
+
 class Unauthenticated(ApiError):
     status_code = grpc.StatusCode.UNAUTHENTICATED
 

@@ -18,6 +18,7 @@ import grpc
 from agentmem.client_api_error import ApiError
 from agentmem.client_error_kinds import (
     Aborted,
+    ApprovalRequiresPerson,
     AssentDenied,
     Cancelled,
     CapabilityDisabled,
@@ -34,6 +35,7 @@ from agentmem.client_error_kinds import (
     NotPendingReview,
     OutOfRange,
     PermissionDenied,
+    ReplayedSourceNotActive,
     ResourceExhausted,
     ResumePointAhead,
     RevisionMismatch,
@@ -55,6 +57,7 @@ __all__ = [
     "BY_REASON",
     "Aborted",
     "ApiError",
+    "ApprovalRequiresPerson",
     "AssentDenied",
     "Cancelled",
     "CapabilityDisabled",
@@ -71,6 +74,7 @@ __all__ = [
     "NotPendingReview",
     "OutOfRange",
     "PermissionDenied",
+    "ReplayedSourceNotActive",
     "ResourceExhausted",
     "ResumePointAhead",
     "RevisionMismatch",
@@ -98,6 +102,8 @@ BY_REASON: dict[str, type[ApiError]] = {
     "EXPERIMENTAL_NOT_ENABLED": ExperimentalNotEnabled,
     "MISSING_SCOPE": MissingScope,
     "SELF_APPROVAL_DENIED": SelfApprovalDenied,
+    "REPLAYED_SOURCE_NOT_ACTIVE": ReplayedSourceNotActive,
+    "APPROVAL_REQUIRES_PERSON": ApprovalRequiresPerson,
     **{
         r: AssentDenied
         for r in (

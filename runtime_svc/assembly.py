@@ -12,6 +12,7 @@ from runtime_svc.adapters import tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.review import Settings as ReviewSettings
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
@@ -101,7 +102,10 @@ def assemble(
             system_clock,
             changes,
             extraction,
-            allow_self_approval=settings.memory.allow_self_approval,
+            review_settings=ReviewSettings(
+                allow_self_approval=settings.memory.allow_self_approval,
+                allow_service_review=settings.memory.allow_service_review,
+            ),
         ),
         retrieval=retrieval,
         facts=Facts(uow, system_clock, retrieval),

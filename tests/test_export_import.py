@@ -121,3 +121,33 @@ def test_import_keeps_the_observed_time_of_each_line():
         jsonl.parse_line(
             4, json.dumps({"messages": [{"role": "user", "content": "x", "sent_at": "soon"}]}), "s"
         )
+
+
+def test_importing_again_does_not_report_a_since_ended_memory_as_there(
+    make_stack, tmp_path, cli, capsys
+):
+    stack = make_stack()
+    c = stack.client()
+    path = tmp_path / "memories.jsonl"
+    lines = [
+        {"content": "I keep the spare key under the blue flowerpot", "request_id": "key"},
+        {"content": "My locker code is in the red notebook", "request_id": "locker"},
+        {"content": "I moved to Lisbon", "request_id": "move", "classification": "cold"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out, _ = cli(stack.address, "import", str(path))
+    assert "imported 3 new" in out
+    ids = {m.content: m.source_id for m in c.list_memories(status_filter="all").memories}
+    c.revoke_source(source_id=ids["I keep the spare key under the blue flowerpot"])
+    locker = ids["My locker code is in the red notebook"]
+    c.erase_source(source_id=locker, expected_revision=1)
+
+    with pytest.raises(SystemExit) as e:  # the run fixture expects success: call it directly
+        main(["import", str(path), "--addr", stack.address])
+    out, err = capsys.readouterr()
+    assert e.value.code == 1, err
+    assert len(c.list_memories(status_filter="all").memories) == 3  # nothing inserted again
+    # the cold line was made cold by the import itself: already there, as the line says
+    assert "imported 0 new, 1 already there" in out
+    assert "not restored: imported before and no longer active (1 erased, 1 revoked)" in err
+    assert "flowerpot" not in out + err

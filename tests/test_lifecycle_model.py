@@ -118,6 +118,7 @@ class Model:
     revision: int = 1
     assent_id: str = ""
     conversation: bool = False  # inserted as messages (indexed as passages)
+    held: bool = False  # a claim its credential was not trusted for: a person decides it
 
     @property
     def state(self) -> str:
@@ -260,6 +261,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 by,
                 "pending_review" if pending else "active",
                 conversation=conversation,
+                held=held,
             )
         )
         self.mutations += 1
@@ -332,6 +334,8 @@ class LifecycleMachine(RuleBasedStateMachine):
             return self._refused(call, "SOURCE_REVOKED")
         if m.status != "pending_review":
             return self._refused(call, "NOT_PENDING_REVIEW")
+        if by == "agent" and m.held:
+            return self._refused(call, "APPROVAL_REQUIRES_PERSON")
         if approve and by == "agent" and m.inserted_by == "agent":
             return self._refused(call, "SELF_APPROVAL_DENIED")
         call()

@@ -156,7 +156,7 @@ def test_only_a_user_approves_a_held_claim_even_where_agents_may_self_approve(tr
     with pytest.raises(grpc.RpcError) as e:
         review(agent, held.source_id, 1, review_pb2.DECISION_APPROVE)
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    assert reason(e.value) == "SELF_APPROVAL_DENIED"
+    assert reason(e.value) == "APPROVAL_REQUIRES_PERSON"
     assert search_ids(user, "Squier") == []
     # the deployment's own rule still lets it approve what was pending by policy only
     assert review(agent, unmarked.source_id, 1, review_pb2.DECISION_APPROVE).status == ACTIVE

@@ -11,6 +11,7 @@ from pathlib import Path
 from agentmem.cli import jsonl
 from agentmem.cli.client import fail
 from agentmem.client import Client
+from agentmem.client_errors import ReplayedSourceNotActive
 from agentmem.v1 import sources_pb2
 
 COLD = sources_pb2.CLASSIFICATION_COLD
@@ -19,7 +20,9 @@ COLD = sources_pb2.CLASSIFICATION_COLD
 def import_(client: Client, args: argparse.Namespace) -> int:
     """Each line gets a stable request id (its own, `import-<source_id>` for an exported
     line, or one derived from the file and the line), so running the import again after an
-    interruption inserts nothing twice."""
+    interruption inserts nothing twice. A line imported before whose memory was since
+    revoked, erased, rejected or made cold is not brought back: it is counted by that state,
+    and the import exits 1."""
     from tqdm import tqdm
 
     path = Path(args.file)
@@ -43,7 +46,12 @@ def import_(client: Client, args: argparse.Namespace) -> int:
     todo = [line for line in lines if not line.skip_status]
 
     def one(line: jsonl.Line) -> str:
-        r = client.insert_memory(**line.insert, timeout=60)
+        try:
+            r = client.insert_memory(**line.insert, timeout=60)
+        except ReplayedSourceNotActive as e:
+            # Imported before, and since changed: made cold as the line says, or no
+            # longer what the line holds (revoked, erased, rejected...), never brought back.
+            return "deduplicated" if e.state == "cold" and line.cold else e.state
         if line.cold:
             revision = r.revision
             if r.deduplicated:  # imported before: classify only if that did not happen
@@ -55,20 +63,24 @@ def import_(client: Client, args: argparse.Namespace) -> int:
                 )
         return "deduplicated" if r.deduplicated else "new"
 
-    counts = {"new": 0, "deduplicated": 0}
+    counts: dict[str, int] = {"new": 0, "deduplicated": 0}
     with (
         ThreadPoolExecutor(max(1, args.in_flight)) as pool,
         tqdm(total=len(todo), unit="memory", file=sys.stderr, mininterval=0.2) as bar,
     ):
         for outcome in pool.map(one, todo):
-            counts[outcome] += 1
+            counts[outcome] = counts.get(outcome, 0) + 1
             bar.update(1)
     skipped = len(lines) - len(todo)
+    new, already = counts.pop("new"), counts.pop("deduplicated")
     print(
-        f"imported {counts['new']} new, {counts['deduplicated']} already there"
+        f"imported {new} new, {already} already there"
         + (f", skipped {skipped} not active (pending or rejected)" if skipped else "")
         + (f", skipped {len(bad)} bad line(s)" if bad else "")
     )
+    if counts:  # what an earlier import of these lines has become since
+        since = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        return fail(f"not restored: imported before and no longer active ({since})")
     return 0
 
 

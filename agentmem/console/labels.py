@@ -27,6 +27,10 @@ REFUSALS = {
         "The service refused: an agent may not approve a memory it inserted itself "
         "(separation of duties). Sign in with your own key to review it."
     ),
+    "APPROVAL_REQUIRES_PERSON": (
+        "The service refused: only a person may approve or reject this memory, and this key "
+        "is an agent's or a service's. Sign in with your own key to review it."
+    ),
     "MISSING_SCOPE": (
         "The service refused: your key does not grant the scope this action needs ({scope})."
     ),

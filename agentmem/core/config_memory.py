@@ -38,6 +38,9 @@ class Memory(Strict):
     default_thread_mode: ThreadModeName = ThreadModeName.ENABLED
     # Whether an agent may approve a pending memory it inserted itself.
     allow_self_approval: bool = False
+    # Whether a service principal may approve or reject a memory pending by the insert
+    # policy alone (a held one needs a person whatever this says).
+    allow_service_review: bool = False
 
 
 class CapabilityState(StrEnum):

@@ -33,9 +33,11 @@ class Reason(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     NOT_PENDING_REVIEW = "NOT_PENDING_REVIEW"
     SELF_APPROVAL_DENIED = "SELF_APPROVAL_DENIED"
+    APPROVAL_REQUIRES_PERSON = "APPROVAL_REQUIRES_PERSON"
     SAVE_NOT_CONFIRMED = "SAVE_NOT_CONFIRMED"
     SOURCE_REVOKED = "SOURCE_REVOKED"
     SOURCE_ERASED = "SOURCE_ERASED"
+    REPLAYED_SOURCE_NOT_ACTIVE = "REPLAYED_SOURCE_NOT_ACTIVE"
     EVENTS_COMPACTED = "EVENTS_COMPACTED"
     SUBSCRIBER_TOO_SLOW = "SUBSCRIBER_TOO_SLOW"
     RATE_LIMITED = "RATE_LIMITED"
@@ -108,9 +110,22 @@ CATALOG: dict[Reason, Entry] = {
     Reason.SELF_APPROVAL_DENIED: Entry(
         "PERMISSION_DENIED", "an agent cannot approve a memory it inserted itself"
     ),
+    # A held memory (or, without memory.allow_service_review, a service's review of any).
+    Reason.APPROVAL_REQUIRES_PERSON: Entry(
+        "PERMISSION_DENIED",
+        "only a person (a user principal) may approve or reject this memory "
+        "(why it waits: hold in ErrorInfo)",
+    ),
     # The MCP server asked the user through the host before saving, and got no yes.
     Reason.SAVE_NOT_CONFIRMED: Entry(
         "FAILED_PRECONDITION", "the user did not confirm saving this memory; nothing was stored"
+    ),
+    # A retried insert (same request_id) whose source was since revoked, erased, rejected,
+    # made cold...: its first result is no longer true.
+    Reason.REPLAYED_SOURCE_NOT_ACTIVE: Entry(
+        "FAILED_PRECONDITION",
+        "request_id names an earlier insert whose source is no longer active (state, "
+        "source_id and revision in ErrorInfo); nothing was inserted",
     ),
     Reason.SOURCE_REVOKED: Entry(
         "FAILED_PRECONDITION",

@@ -10,6 +10,7 @@ from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_
 from runtime_svc.domain import insert_policy, sources, thread_mode
 from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.events import InsertPolicyUpdated, MemoryInserted
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.ids import new_id
@@ -25,6 +26,9 @@ from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 INSERTABLE_KINDS = {SourceKind.MEMORY, SourceKind.CONVERSATION, SourceKind.LEGACY}
+# The states in which a retried insert answers with the first result (its status and
+# current revision); any other is refused naming the state.
+REPLAYABLE = frozenset({State.ELIGIBLE.value, State.PENDING_REVIEW.value})
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,8 @@ class Inserts:
             with self._uow.read(caller.tenant_id) as tx:
                 earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
                 if earlier is not None:
-                    return replace(_replay(tx, earlier, cmd, prepared), receipt=None)
+                    replayed = _replay(tx, earlier, cmd, prepared, self._clock())
+                    return replace(replayed, receipt=None)
                 decision = self._admit(tx, caller, cmd, prepared)
             return Inserted("", 0, decision.status, None, held_reason=_held(decision, cmd))
         return Prepared(body, kind, labels, self._extraction.triples(body))
@@ -119,7 +124,7 @@ class Inserts:
             if caller.request_id:
                 earlier = tx.sources.by_request_id(caller.request_id)
                 if earlier is not None:
-                    return _replay(tx, earlier, cmd, prepared)
+                    return _replay(tx, earlier, cmd, prepared, self._clock())
             decision = self._admit(tx, caller, cmd, prepared)
             now = self._clock()
             source = Source(
@@ -233,23 +238,22 @@ def _held(decision: insert_policy.InsertDecision, cmd: InsertCommand) -> str:
     return insert_policy.held_reason(cmd.intent.intent) if decision.held else ""
 
 
-def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prepared) -> Inserted:
-    """A retried insert: the first result, if every field of the request is the same."""
+def _replay(
+    tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prepared, now_us: int
+) -> Inserted:
+    """A retried insert: the first result, if every field of the request is the same and
+    the source is still active or pending review (what the first result said it was, or
+    approved since). A source since revoked, erased, rejected or made cold is refused with
+    REPLAYED_SOURCE_NOT_ACTIVE naming its state: its first result is no longer true."""
     s = earlier.source
-    # A user's approval rewrites the save intent to user_confirmed: compare what was sent
-    # only while it is still the sender's.
-    rewritten = s.review is not None and s.save_intent.intent == "user_confirmed"
-    same = (
-        not s.erased_at_us
-        and s.body.raw() == prepared.body.raw()
-        and s.kind is prepared.kind
-        and s.thread_id == cmd.thread_id
-        and s.labels == prepared.labels
-        and (rewritten or s.save_intent == cmd.intent)
-        and cmd.observed_at_us in (0, s.observed_at_us)
-    )
-    if not same:
-        raise invalid_field("request_id", "was already used for a different request")
+    if not s.erased_at_us:  # an erased source keeps no bytes to compare with
+        _check_same(s, cmd, prepared)
+    state = s.state(now_us)
+    if state not in REPLAYABLE:
+        raise AgentmemError(
+            Reason.REPLAYED_SOURCE_NOT_ACTIVE,
+            metadata={"state": state, "source_id": s.source_id, "revision": str(s.revision)},
+        )
     receipts = tx.receipts.page(s.source_id, 0, 1)
     return Inserted(
         s.source_id,
@@ -259,3 +263,19 @@ def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prep
         deduplicated=True,
         held_reason=insert_policy.held_reason(cmd.intent.intent) if s.save_intent_held else "",
     )
+
+
+def _check_same(s: Source, cmd: InsertCommand, prepared: Prepared) -> None:
+    # A user's approval rewrites the save intent to user_confirmed: compare what was sent
+    # only while it is still the sender's.
+    rewritten = s.review is not None and s.save_intent.intent == "user_confirmed"
+    same = (
+        s.body.raw() == prepared.body.raw()
+        and s.kind is prepared.kind
+        and s.thread_id == cmd.thread_id
+        and s.labels == prepared.labels
+        and (rewritten or s.save_intent == cmd.intent)
+        and cmd.observed_at_us in (0, s.observed_at_us)
+    )
+    if not same:
+        raise invalid_field("request_id", "was already used for a different request")

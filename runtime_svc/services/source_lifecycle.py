@@ -101,11 +101,11 @@ class SourceLifecycle:
         changes: SourceChanges,
         extraction: FactExtraction,
         *,
-        allow_self_approval: bool = False,
+        review_settings: review.Settings = review.DEFAULTS,
     ) -> None:
         self._uow, self._journal, self._clock, self._changes = uow, journal, clock, changes
         self._extraction = extraction
-        self._allow_self_approval = allow_self_approval
+        self._review_settings = review_settings
 
     def classify(self, caller: Caller, cmd: ClassifyCommand) -> Changed:
         check_source_id(cmd.source_id)
@@ -156,7 +156,7 @@ class SourceLifecycle:
                 decision=cmd.decision,
                 reviewer=caller,
                 note=cmd.note,
-                allow_self_approval=self._allow_self_approval,
+                settings=self._review_settings,
                 now_us=now,
             )
             approve = cmd.decision is review.Decision.APPROVE
