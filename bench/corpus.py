@@ -8,7 +8,10 @@ Two vocabularies, each with English function words (as frequent as in real text)
   tenant that writes about the same daily life over and over;
 - low selectivity (`Language(everyday=True, narrow=12)`): only the commonest few everyday
   words, so most memories hold every word of a question.
-Sentences are 10 to 22 words; queries are questions built from the same distribution
+- short sentences (`ShortLanguage`): five templates over about fifty everyday words (Zipf,
+  s = 1.3: the commonest word is in most memories), a person's name and a random number
+  token each; questions from four templates.
+Otherwise sentences are 10 to 22 words; queries are questions built from the same distribution
 ("what did I say about the … and …?").
 
 The loader writes sources and their index entries through the runtime's own repositories,
@@ -140,7 +143,70 @@ class Language:
         )
 
 
-def memories(lang: Language, n: int) -> Iterator[str]:
+# The short-sentence shape: five templates over about fifty everyday words drawn Zipf-like
+# (s = 1.3: the commonest word is in most memories), a person's name and a random number
+# token in each; questions from four templates.
+SHORT_ZIPF_S = 1.3
+_SHORT_WORDS = """
+    coffee tea dinner lunch breakfast car bike train house kitchen garden dog cat phone email
+    meeting project office doctor gym book movie song party gift money bank shop market bread
+    cheese wine pizza cake apple weekend morning evening trip beach park school work key
+    ticket bag map letter photo camera guitar piano
+"""
+SHORT_WORDS = _SHORT_WORDS.split()
+_NAMES = """
+    Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Nina Oscar Peggy Quinn Rita
+    Sam Trent Uma Victor Wendy Xavier Yara Zoe
+"""
+NAMES = _NAMES.split()
+SHORT_TEMPLATES = (
+    "{name} bought a {a} and a {b} for {num}.",
+    "I told {name} about the {a} {b} on day {num}.",
+    "{name} likes the {a}, the {b} and the {c}, note {num}.",
+    "We took the {a} to the {b} with {name}, ticket {num}.",
+    "Remember that {name} needs a {a} {b} by {num}.",
+)
+SHORT_QUESTIONS = (
+    "What did {name} say about the {a}?",
+    "When did I buy the {a} and the {b}?",
+    "Who likes the {a}?",
+    "Where is the {a} {b}?",
+)
+
+
+class ShortLanguage:
+    """Short sentences from five templates (the `short` shape); same interface as
+    `Language`."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.words = list(SHORT_WORDS)
+        weights = [1 / rank**SHORT_ZIPF_S for rank in range(1, len(self.words) + 1)]
+        self.cumulative = list(itertools.accumulate(weights))
+
+    def content_word(self) -> str:
+        x = self.rng.random() * self.cumulative[-1]
+        return self.words[bisect.bisect_left(self.cumulative, x)]
+
+    def _fill(self, template: str) -> str:
+        a, b, c = (self.content_word() for _ in range(3))
+        name, num = self.rng.choice(NAMES), str(self.rng.randint(1000, 999_999))
+        return template.format(a=a, b=b, c=c, name=name, num=num)
+
+    def sentence(self) -> str:
+        return self._fill(self.rng.choice(SHORT_TEMPLATES))
+
+    def question(self) -> str:
+        return self._fill(self.rng.choice(SHORT_QUESTIONS))
+
+
+def language(
+    seed: int = 7, *, everyday: bool = False, narrow: int = 0, short: bool = False
+) -> Language | ShortLanguage:
+    return ShortLanguage(seed) if short else Language(seed, everyday=everyday, narrow=narrow)
+
+
+def memories(lang: Language | ShortLanguage, n: int) -> Iterator[str]:
     for _ in range(n):
         yield lang.sentence()
 
@@ -152,6 +218,7 @@ def load(
     *,
     everyday: bool = False,
     narrow: int = 0,
+    short: bool = False,
     seed: int = 7,
     batch: int = 5000,
 ) -> None:
@@ -159,7 +226,7 @@ def load(
     db = open_database(Storage(url=url))
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db)
-    lang = Language(seed, everyday=everyday, narrow=narrow)
+    lang = language(seed, everyday=everyday, narrow=narrow, short=short)
     provenance = Provenance("bench-loader", "service", "import", "")
     for tenant in tenants:
         left = per_tenant
