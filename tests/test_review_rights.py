@@ -1,7 +1,7 @@
 """Who may approve or reject a pending memory, through real servers on every surface: only a
 person decides a held claim (agents and services get APPROVAL_REQUIRES_PERSON, on gRPC, MCP,
-the app-server and the CLI); a memory pending by the insert policy alone follows the table
-of docs/save-intent-trust.md. A refusal changes nothing."""
+the app-server, the CLI and the console); a memory pending by the insert policy alone
+follows the table of docs/save-intent-trust.md. A refusal changes nothing."""
 
 from __future__ import annotations
 
@@ -200,4 +200,30 @@ def test_the_app_server_and_the_cli_refuse_an_agent_deciding_a_held_claim(
         main(["memories", "review", held, "approve", "--addr", stack.address])
     err = capsys.readouterr().err
     assert e.value.code != 0 and PERSON in err and "lantern" not in err
+    unchanged(stack, held)
+
+
+def test_the_console_says_why_a_service_key_cannot_decide_a_held_claim(rights_stack):
+    from agentmem.console import labels
+    from agentmem.console.gateway import Gateway
+    from agentmem.console.gateway_values import GatewayError
+
+    stack = rights_stack(allowed=True)
+    held = pending(stack, HELD, "I like the lantern zqconsolex")
+
+    async def decide() -> GatewayError:
+        gateway = Gateway(stack.address)
+        await gateway.open()
+        try:
+            await gateway.review(SERVICE.token, held, 1, "approve")
+        except GatewayError as e:
+            return e
+        finally:
+            await gateway.close()
+        raise AssertionError("the service's approval was not refused")
+
+    refused = asyncio.run(decide())
+    assert (refused.code, refused.reason) == ("PERMISSION_DENIED", PERSON)
+    shown = labels.refusal(refused.reason, refused.message, refused.metadata)
+    assert "only a person may approve or reject" in shown and "lantern" not in shown
     unchanged(stack, held)
