@@ -3,11 +3,15 @@ from the database's files, once the erasure itself has committed.
 
 SQLite: `PRAGMA secure_delete` (set on every connection) overwrites deleted content, and the
 FTS5 tables run with `secure-delete`, so an erasure's transaction itself removes the words
-from the database pages it writes; what remains are older copies of those pages in the
-write-ahead log, and pages of the database file the log has not yet been checkpointed into.
-A checkpoint that truncates the log removes both; it cannot finish while a reader holds an
+from the cells it deletes. Two kinds of copy remain: a cell that an earlier page split or
+merge moved to another page leaves its old bytes in the free space of the page it left
+(secure delete zeroes deleted cells, not the gaps a rebalance leaves), and older copies of
+pages sit in the write-ahead log and in pages of the database file the log has not yet been
+checkpointed into. VACUUM rebuilds every page from the live rows only, and a checkpoint that
+truncates the log removes the rest; the checkpoint cannot finish while a reader holds an
 older snapshot (it reports busy), so it is retried until it does
-(`runtime_svc.services.erasure_finisher`).
+(`runtime_svc.services.erasure_finisher`). VACUUM holds the write lock while it rewrites the
+file: an erasure costs a rewrite of the database, once per round of erasures.
 
 PostgreSQL keeps deleted and updated row versions until VACUUM; after an erasure the tables
 it touched are vacuumed. Copies in the data files' free space, WAL segments, archives and
@@ -56,6 +60,7 @@ class Scrubber:
             cursor = raw.cursor()
             cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
             try:
+                cursor.execute("VACUUM")
                 busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             finally:
                 cursor.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
