@@ -14,12 +14,13 @@ Output: the block and its citations. The rules (measured on LoCoMo-dev,
   something (the answer follows a question).
 - Something that does not fit is skipped, never cut; later, smaller ones are still tried.
 
-Rendering: per source, in order of first selection, a numbered line: a conversation's
-`[n] <session date>`, then its chosen messages in order, `speaker: text` one a line, "…"
-before a run that does not start the conversation; a plain-text memory's `[n] <text>`. The
-n-th source of the block is the n-th distinct source of its citations (source ids are not
-in the text: in BPE tokens a random id costs as much as a short message, measured as 3
-points of evidence at 2,000 tokens). Each run of messages is cited by its range. Tokens are
+Rendering (the lines themselves: `prompt_render`, which escapes what memories say): per
+source, in order of first selection, a numbered line: a conversation's `[n] <session date>`,
+then its chosen messages in order, `speaker: text` one a line, "…" before a run that does
+not start the conversation; a plain-text memory's `[n] <text>`. The n-th source of the
+block is the n-th distinct source of its citations (source ids are not in the text: in BPE
+tokens a random id costs as much as a short message, measured as 3 points of evidence at
+2,000 tokens). Each run of messages is cited by its range. Tokens are
 counted line by line (`count`), so the block's size is the sum of its lines' and `tokens`
 is exactly that sum.
 """
@@ -31,11 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
+from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
 from runtime_svc.domain.sources import Body
 
-HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
-FOOTER = "</memories>"
-GAP = "…\n"
+__all__ = ["FOOTER", "HEADER", "Candidate", "Cited", "PromptBlock", "assemble"]
+
 DEFAULT_WINDOW = Window()
 
 Count = Callable[[str], int]
@@ -234,18 +235,13 @@ def _gaps(chosen: set[int]) -> int:
     return sum(1 for i in chosen if i > 0 and i - 1 not in chosen)
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _message(speaker: str, content: str) -> str:
-    return f"{_flat(speaker)}: {_flat(content)}\n"
+    return message_line(speaker, content)
 
 
 def _session_line(n: int, c: Candidate) -> str:
-    date = c.conversation.date if c.conversation is not None else ""
-    return f"[{n}]" + (f" {date}" if date else "") + "\n"
+    return source_line(n, c.conversation.date if c.conversation is not None else "")
 
 
 def _memory_line(n: int, c: Candidate) -> str:
-    return f"[{n}] {_flat(c.text)}\n"
+    return source_line(n, text=c.text)
