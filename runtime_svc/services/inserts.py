@@ -48,6 +48,8 @@ class Inserted:
     deduplicated: bool = False
     # The claimed save intent was not trusted for the caller: why, in words ("" if not held).
     held_reason: str = ""
+    # What the text says held it for review (`instruction_like`; "" if nothing did).
+    hold_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,14 @@ class Inserts:
                 if earlier is not None:
                     return replace(_replay(tx, earlier, cmd, prepared), receipt=None)
                 decision = self._admit(tx, caller, cmd, prepared)
-            return Inserted("", 0, decision.status, None, held_reason=_held(decision, cmd))
+            return Inserted(
+                "",
+                0,
+                decision.status,
+                None,
+                held_reason=_held(decision, cmd),
+                hold_reason=decision.hold_reason,
+            )
         return Prepared(body, kind, labels, self._extraction.triples(body))
 
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
@@ -135,6 +144,7 @@ class Inserts:
                 ),
                 save_intent=cmd.intent,
                 save_intent_held=decision.held,
+                hold_reason=decision.hold_reason,
                 labels=prepared.labels,
                 created_at_us=now,
                 updated_at_us=now,
@@ -153,7 +163,12 @@ class Inserts:
                 ),
             )
         return Inserted(
-            source.source_id, 1, decision.status, receipt, held_reason=_held(decision, cmd)
+            source.source_id,
+            1,
+            decision.status,
+            receipt,
+            held_reason=_held(decision, cmd),
+            hold_reason=decision.hold_reason,
         )
 
     def _decide(
@@ -171,7 +186,7 @@ class Inserts:
         thread's memory mode."""
         if self._quotas is not None:
             self._quotas.check_insert(tx, caller, len(p.body.raw().encode()))
-        decision = self._decide(tx, caller, cmd)
+        decision = insert_policy.hold_steering(self._decide(tx, caller, cmd), p.body)
         self._check_thread(tx, cmd.thread_id)
         return decision
 
@@ -258,4 +273,5 @@ def _replay(tx: Transaction, earlier: Stored, cmd: InsertCommand, prepared: Prep
         receipts[0] if receipts else None,
         deduplicated=True,
         held_reason=insert_policy.held_reason(cmd.intent.intent) if s.save_intent_held else "",
+        hold_reason=s.hold_reason,
     )

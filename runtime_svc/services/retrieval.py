@@ -20,6 +20,7 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.sources import Status
 from runtime_svc.domain.text import Term
 from runtime_svc.search import plan
 from runtime_svc.search.hits import Hit
@@ -208,7 +209,14 @@ class Retrieval:
         # ones have no content and never appear.
         unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
         quarantined = [
-            Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
+            Match(
+                s.source_id,
+                s.revision,
+                s.classification.value,
+                State(s.state(now)),
+                0.0,
+                hold_reason=s.hold_reason if s.status is Status.PENDING_REVIEW else "",
+            )
             for s in (u.source for u in unindexed)
         ]
         if self._semantic is not None and embedding is not None:
