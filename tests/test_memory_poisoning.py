@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import re
 
-from agentmem.v1 import retrieval_pb2, review_pb2, sources_pb2
-from tests.harness import ADMIN_A
+import grpc
+import pytest
+
+from agentmem.cli.main import main as cli_main
+from agentmem.core.invisible import has_invisible
+from agentmem.v1 import facts_pb2, retrieval_pb2, review_pb2, sources_pb2
+from tests.harness import ADMIN_A, reason
 from tests.memory_helpers import assemble, get_source, insert, search_ids
 
 PENDING, ACTIVE = sources_pb2.STATUS_PENDING_REVIEW, sources_pb2.STATUS_ACTIVE
@@ -114,3 +119,55 @@ def test_a_conversation_with_a_steering_message_is_held(stack):
         "instruction_like",
         "",
     )
+
+
+def test_a_source_label_with_invisible_characters_is_refused_and_changes_nothing(stack):
+    client = stack.client(ADMIN_A)
+    for name in ("open\u202ecode", "open\u200bcode", "opencode\U000e0041"):
+        with pytest.raises(grpc.RpcError) as e:
+            insert(client, "The user plays the oboe", save_intent_source=name)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason(e.value) == "INVALID_FIELD"
+        assert "invisible characters" in e.value.details()
+        assert name not in e.value.details()
+    assert search_ids(client, "oboe") == []
+
+
+def test_metadata_with_invisible_characters_reads_back_exactly_and_is_shown_visibly(
+    stack, monkeypatch, capsys
+):
+    client = stack.client(ADMIN_A)
+    evidence, label = "the user said \u202eso\u202c", "web\u200bpage\u2066x\u2069"
+    saved = insert(
+        client,
+        "The user's locker code is \u202e4321",
+        save_intent="explicit_user_request",
+        save_intent_source="opencode",
+        save_intent_evidence=evidence,
+        labels={"origin": label},
+    )
+    source = get_source(client, saved.source_id, include_content=True)
+    assert (source.content, dict(source.labels)) == (
+        "The user's locker code is \u202e4321",
+        {"origin": label},
+    )
+    (memory,) = [
+        m
+        for m in client.ListMemories(review_pb2.ListMemoriesRequest()).memories
+        if m.source_id == saved.source_id
+    ]
+    assert memory.save_intent_evidence == evidence
+    answer = client.Ask(
+        facts_pb2.AskRequest(question="what is my locker code?", token_budget=200)
+    ).answer
+    assert "\u202e" not in answer and "U+202E4321" in answer, answer
+    # the CLI shows what a person cannot see
+    monkeypatch.setenv("AGENTMEM_ADDR", stack.address)
+    monkeypatch.setenv("AGENTMEM_TOKEN", ADMIN_A.token)
+    for argv in (["memories", "list"], ["sources", "get", saved.source_id]):
+        with pytest.raises(SystemExit) as done:
+            cli_main(argv)
+        out = capsys.readouterr().out
+        assert done.value.code == 0
+        assert not any(has_invisible(c) for c in out), argv
+        assert "webU+200BpageU+2066xU+2069" in out, out

@@ -19,6 +19,7 @@ from agentmem.cli.specs_knowledge import KNOWLEDGE_SPECS
 from agentmem.cli.specs_memory import MEMORY_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
+from agentmem.core.invisible import shown
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *KNOWLEDGE_SPECS]
 
@@ -30,7 +31,7 @@ def _show(message: Message, args: argparse.Namespace) -> None:
         )
         print(json.dumps(data))
         return
-    print("\n".join(render.show(message, args.words, receipt=args.receipt)))
+    print(shown("\n".join(render.show(message, args.words, receipt=args.receipt))))
 
 
 def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from enum import StrEnum
 
 from agentmem.core import save_intents
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason, invalid_field
+from agentmem.core.invisible import has_invisible
 from runtime_svc.domain import instruction_like
 from runtime_svc.domain.sources import Body, SaveIntent, Status
 
@@ -52,9 +53,7 @@ def hold_steering(decision: InsertDecision, body: Body) -> InsertDecision:
     texts = [body.content, *(t for m in body.messages for t in (m.name, m.content))]
     if not instruction_like.instruction_like(*texts):
         return decision
-    return replace(
-        decision, status=Status.PENDING_REVIEW, hold_reason=instruction_like.HOLD_REASON
-    )
+    return replace(decision, status=Status.PENDING_REVIEW, hold_reason=instruction_like.HOLD_REASON)
 
 
 def check_intent(intent: SaveIntent, prefix: str = "metadata.") -> SaveIntent:
@@ -69,6 +68,11 @@ def check_intent(intent: SaveIntent, prefix: str = "metadata.") -> SaveIntent:
     if len(intent.source) > MAX_INTENT_SOURCE or any(c < " " for c in intent.source):
         raise invalid_field(
             f"{prefix}save_intent_source", f"at most {MAX_INTENT_SOURCE} printable characters"
+        )
+    if has_invisible(intent.source):  # a name that could read differently from what it is
+        raise invalid_field(
+            f"{prefix}save_intent_source",
+            "must not hold invisible characters (bidi controls, zero-width, tag characters)",
         )
     if len(intent.evidence) > MAX_INTENT_EVIDENCE or "\x00" in intent.evidence:
         raise invalid_field(
