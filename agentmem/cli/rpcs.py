@@ -11,7 +11,7 @@ from collections.abc import Callable
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from agentmem.cli import SubParsers, render
+from agentmem.cli import SubParsers, erase_by, render
 from agentmem.cli.client import run
 from agentmem.cli.doctor import doctor
 from agentmem.cli.spec_args import POINTER_ARGS, Call, Spec
@@ -50,6 +50,7 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         ) + arguments:
             parser.add_argument(name, **options)
         parser.set_defaults(func=run(_rpc(call)), words=words)
+    erase_by.add_parser(groups["sources"], common)
 
     imp = sub.add_parser(
         "import",
