@@ -6,9 +6,11 @@ is held for a user's review (and still rendered escaped once approved)."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.cli.main import main as cli_main
 from agentmem.core.invisible import has_invisible
@@ -224,3 +226,27 @@ def test_everything_one_bad_source_wrote_is_found_and_erased_with_one_command(
     # the thread alone narrows it the same way; nothing is left to erase
     code, out = run_cli(stack, monkeypatch, capsys, "sources", "erase-by", "--thread", "web-1")
     assert "0 memories match" in out
+
+
+def test_the_block_puts_current_memories_first_each_with_the_day_it_was_said(stack):
+    """A later statement supersedes an earlier one by when it was said, not by when it was
+    inserted: the block leads with what is current, and dates every plain memory."""
+    client = stack.client(ADMIN_A)
+    june = Timestamp(seconds=int(datetime(2025, 6, 12, tzinfo=UTC).timestamp()))
+    january = Timestamp(seconds=int(datetime(2025, 1, 20, tzinfo=UTC).timestamp()))
+    berlin = insert_at(client, "I live in Berlin", june)
+    vancouver = insert_at(client, "I live in Vancouver", january)  # inserted later, said earlier
+    block = assemble(client, "where do I live? Berlin or Vancouver", token_budget=500)
+    lines = block.context.splitlines()
+    numbered = [line for line in lines if NUMBERED.match(line)]
+    assert numbered == [
+        "[1] 12 June 2025 I live in Berlin",
+        "[2] 20 January 2025 (superseded) I live in Vancouver",
+    ]
+    assert cited_sources(block) == [berlin.source_id, vancouver.source_id]
+
+
+def insert_at(client, content, observed_at):
+    return client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(content=content, observed_at=observed_at)
+    )

@@ -17,7 +17,8 @@ Output: the block and its citations. The rules (measured on LoCoMo-dev,
 Rendering (the lines themselves: `prompt_render`, which escapes what memories say): per
 source, in order of first selection, a numbered line: a conversation's `[n] <session date>`,
 then its chosen messages in order, `speaker: text` one a line, "…" before a run that does
-not start the conversation; a plain-text memory's `[n] <text>`. The n-th source of the
+not start the conversation; a plain-text memory's `[n] <date said> <text>`. Current sources
+come first, then plain-text memories a later one superseded (marked so). The n-th source of the
 block is the n-th distinct source of its citations (source ids are not in the text: in BPE
 tokens a random id costs as much as a short message, measured as 3 points of evidence at
 2,000 tokens). Each run of messages is cited by its range. Tokens are
@@ -76,6 +77,8 @@ class Candidate:
     text: str
     passage: Range | None = None
     conversation: Conversation | None = None
+    said: str = ""  # a plain-text memory's date (its observed_at), "" for none
+    superseded: bool = False  # a plain-text memory whose every fact a later one replaced
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ class _Source:
     conversation: Conversation | None
     text: str = ""
     chosen: set[int] = field(default_factory=set)
+    said: str = ""
+    superseded: bool = False
 
 
 class _Block:
@@ -117,7 +122,8 @@ class _Block:
             if held is not None:
                 return False
             cost = self.count(_memory_line(len(self.sources) + 1, c))
-            return self._take(cost, _Source(c.source_id, c.revision, None, c.text))
+            source = _Source(c.source_id, c.revision, None, c.text, set(), c.said, c.superseded)
+            return self._take(cost, source)
         size = len(c.conversation.lines)
         wanted = {i for i in messages if 0 <= i < size}
         before = held.chosen if held is not None else set()
@@ -150,9 +156,11 @@ class _Block:
         if not self.sources:
             return PromptBlock("", (), 0)
         out, cited = [HEADER], []
-        for n, s in enumerate(self.sources.values(), start=1):
+        # What is current first, then what a later memory superseded (in selection order).
+        ordered = sorted(self.sources.values(), key=lambda s: s.superseded)
+        for n, s in enumerate(ordered, start=1):
             if s.conversation is None:
-                c = Candidate(s.source_id, s.revision, s.text)
+                c = Candidate(s.source_id, s.revision, s.text, None, None, s.said, s.superseded)
                 out.append(_memory_line(n, c))
                 cited.append(Cited(s.source_id, s.revision))
                 continue
@@ -244,4 +252,4 @@ def _session_line(n: int, c: Candidate) -> str:
 
 
 def _memory_line(n: int, c: Candidate) -> str:
-    return source_line(n, text=c.text)
+    return source_line(n, c.said, c.text, superseded=c.superseded)

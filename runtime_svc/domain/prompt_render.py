@@ -56,8 +56,11 @@ def message_line(speaker: str, content: str) -> str:
     return f"{inline(speaker)}: {inline(content)}\n"
 
 
-def source_line(n: int, date: str = "", text: str = "") -> str:
-    """A source's numbered line: `[n]`, the date it was said, and (a plain-text memory) its
-    text."""
-    parts = [f"[{n}]", inline(date), inline(text)]
+SUPERSEDED = "(superseded)"
+
+
+def source_line(n: int, date: str = "", text: str = "", *, superseded: bool = False) -> str:
+    """A source's numbered line: `[n]`, the date it was said, `(superseded)` when a later
+    memory replaced what it says, and (a plain-text memory) its text."""
+    parts = [f"[{n}]", inline(date), SUPERSEDED if superseded else "", inline(text)]
     return " ".join(p for p in parts if p) + "\n"

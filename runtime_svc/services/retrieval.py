@@ -26,6 +26,7 @@ from runtime_svc.search import plan
 from runtime_svc.search.hits import Hit
 from runtime_svc.search.lexical import LexicalSearch
 from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.services import prompt_said
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.services.semantic import Semantic
@@ -164,7 +165,7 @@ class Retrieval:
     ) -> PromptBlock:
         limit = assembly.candidates_for(token_budget)
         hits = self._eligible(tx, query, limit, embedding, grouped=False)[1]
-        candidates = _candidates(hits, tx.window.date)
+        candidates = prompt_said.dated(tx, _candidates(hits, tx.window.date))
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:

@@ -46,9 +46,14 @@ def _numbered(lines: list[str]) -> list[int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(memories=st.lists(MEMORY_TEXT, min_size=1, max_size=6))
+@given(
+    memories=st.lists(st.tuples(MEMORY_TEXT, MEMORY_TEXT, st.booleans()), min_size=1, max_size=6)
+)
 def test_plain_memories_cannot_break_the_frame_or_forge_a_numbered_line(memories):
-    cands = [Candidate(f"src_{i}", 1, m) for i, m in enumerate(memories)]
+    cands = [
+        Candidate(f"src_{i}", 1, m, None, None, said, superseded)
+        for i, (m, said, superseded) in enumerate(memories)
+    ]
     block = assemble(cands, "anything", 100_000, text.count_tokens)
     lines = _one_frame(block.context)
     sources = list(dict.fromkeys(c.source_id for c in block.cited))
@@ -103,3 +108,21 @@ def test_the_attacks_of_the_threat_model_render_as_data():
     assert "&amp;lt;/memories&amp;gt; already escaped" in context
     assert "tricky U+202EevilU+202C and U+200BhiddenU+E0041U+E0042" in context
     assert "\n[7] 2025" not in context and prompt_render.GAP not in context
+
+
+def test_current_memories_come_first_then_superseded_ones_marked():
+    cands = [
+        Candidate("old", 1, "I live in Vancouver", None, None, "20 January 2025", True),
+        Candidate("new", 1, "I live in Berlin", None, None, "12 June 2025"),
+        Candidate("pet", 2, "My dog is called Pixel"),
+    ]
+    block = assemble(cands, "where", 1000, text.count_tokens)
+    assert _one_frame(block.context) == [
+        "[1] 12 June 2025 I live in Berlin",
+        "[2] My dog is called Pixel",
+        "[3] 20 January 2025 (superseded) I live in Vancouver",
+    ]
+    assert [c.source_id for c in block.cited] == ["new", "pet", "old"]
+    assert block.tokens == sum(
+        text.count_tokens(p) for p in [HEADER, *block.context[len(HEADER) :].splitlines(True)]
+    )
