@@ -46,12 +46,16 @@ class InsertDecision:
     hold_reason: str = ""
 
 
-def hold_steering(decision: InsertDecision, body: Body) -> InsertDecision:
-    """`decision`, or pending review with the reason `instruction_like` when the memory's
-    text (its content, or any message's speaker or text) reads as instructions to the
-    model (`instruction_like`)."""
+def steering(body: Body) -> bool:
+    """Whether the memory's text (its content, or any message's speaker or text) reads as
+    instructions to the model (`instruction_like`)."""
     texts = [body.content, *(t for m in body.messages for t in (m.name, m.content))]
-    if not instruction_like.instruction_like(*texts):
+    return instruction_like.instruction_like(*texts)
+
+
+def hold_steering(decision: InsertDecision, steers: bool) -> InsertDecision:
+    """`decision`, or pending review with the reason `instruction_like` when `steers`."""
+    if not steers:
         return decision
     return replace(decision, status=Status.PENDING_REVIEW, hold_reason=instruction_like.HOLD_REASON)
 

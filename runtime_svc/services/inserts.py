@@ -58,6 +58,7 @@ class Prepared:
     kind: SourceKind
     labels: dict[str, str]
     triples: list[Triple]
+    steers: bool = False  # the text reads as instructions to the model (held for review)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class Inserts:
         insert_policy.check_intent(cmd.intent)
         sources.check_observed_at(cmd.observed_at_us, self._clock())
         if cmd.validate_only:  # every check a real insert makes, with nothing stored
-            prepared = Prepared(body, kind, labels, [])
+            prepared = Prepared(body, kind, labels, [], insert_policy.steering(body))
             with self._uow.read(caller.tenant_id) as tx:
                 earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
                 if earlier is not None:
@@ -121,7 +122,8 @@ class Inserts:
                 held_reason=_held(decision, cmd),
                 hold_reason=decision.hold_reason,
             )
-        return Prepared(body, kind, labels, self._extraction.triples(body))
+        triples = self._extraction.triples(body)
+        return Prepared(body, kind, labels, triples, insert_policy.steering(body))
 
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
         with self._uow.write(caller.tenant_id) as tx:
@@ -186,7 +188,7 @@ class Inserts:
         thread's memory mode."""
         if self._quotas is not None:
             self._quotas.check_insert(tx, caller, len(p.body.raw().encode()))
-        decision = insert_policy.hold_steering(self._decide(tx, caller, cmd), p.body)
+        decision = insert_policy.hold_steering(self._decide(tx, caller, cmd), p.steers)
         self._check_thread(tx, cmd.thread_id)
         return decision
 
