@@ -13,6 +13,8 @@ against the bare stub keeps working.
 
 from __future__ import annotations
 
+import re
+
 import grpc
 
 from agentmem.client_api_error import ApiError
@@ -160,13 +162,34 @@ def from_grpc_error(err: grpc.RpcError, target: str = "") -> ApiError:
                 detail.Unpack(bad)
                 violations += tuple((v.field, v.description) for v in bad.field_violations)
     reason = info.reason if info else None
+    metadata = dict(info.metadata) if info else {}
+    if reason is None and code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        reason, metadata = _transport_too_large(message) or (None, {})
     cls = BY_REASON.get(reason or "") or BY_CODE.get(code, ApiError)
     return cls(
         message,
         status_code=code,
         reason=reason,
-        metadata=dict(info.metadata) if info else {},
+        metadata=metadata,
         violations=violations,
         target=target,
         cause=err,
     )
+
+
+# gRPC's own refusals past the transport ceiling (`agentmem.core.transport`), on either side:
+# no server can answer them from the catalogue (it would have to read the message whole).
+_MESSAGE_OVER = re.compile(r"(Received|Sent) message larger than max \((\d+) vs\. (\d+)\)")
+_METADATA_OVER = re.compile(
+    r"metadata size exceeds (?:hard |soft )?limit \((?:[a-z ]*?)(\d+) vs\. (\d+)\)"
+)
+
+
+def _transport_too_large(message: str) -> tuple[str, dict[str, str]] | None:
+    """MESSAGE_TOO_LARGE with the limit gRPC named, for its bare RESOURCE_EXHAUSTED."""
+    if m := _MESSAGE_OVER.search(message):
+        side = "server" if m.group(1) == "Received" else "client"
+        return "MESSAGE_TOO_LARGE", {"limit_bytes": m.group(3), "refused_by": side}
+    if m := _METADATA_OVER.search(message):
+        return "MESSAGE_TOO_LARGE", {"limit_bytes": m.group(2), "part": "metadata"}
+    return None

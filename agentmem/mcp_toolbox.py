@@ -17,7 +17,22 @@ from mcp_types import ToolAnnotations
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
 from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.invisible import shown
 from agentmem.mcp_schemas import output_schema
+
+
+def visible(value: Any) -> Any:
+    """A tool's result with every string's invisible characters (bidi controls, zero-width,
+    tag characters) written as `U+XXXX`: what reaches the host's model is what a person
+    reviewing the call sees."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {k: visible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [visible(v) for v in value]
+    return value
+
 
 Tool = TypeVar("Tool", bound=Callable[..., Awaitable[dict[str, Any]]])
 
@@ -55,7 +70,10 @@ class Toolbox:
             response = await pending
         except ApiError as e:
             raise ToolError(e.explain()) from None
-        return json_format.MessageToDict(response, preserving_proto_field_name=True)
+        result: dict[str, Any] = visible(
+            json_format.MessageToDict(response, preserving_proto_field_name=True)
+        )
+        return result
 
     def tool(
         self, description: str, annotations: ToolAnnotations, response: type[Message]

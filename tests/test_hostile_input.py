@@ -166,18 +166,23 @@ def test_oversized_metadata_is_message_too_large_with_error_info(stack):
     assert "tttt" not in e.value.details()
 
 
-def test_beyond_four_times_the_limits_grpc_refuses_without_error_info(make_stack):
-    """Documented: past the transport ceiling gRPC refuses before the server reads the
-    message or its metadata, so no catalogue error can be given."""
+def test_beyond_four_times_the_limits_the_client_names_grpcs_refusal_and_its_limit(make_stack):
+    """Past the transport ceiling gRPC refuses before the server reads the message or its
+    metadata (reading it whole to answer would let one request take any amount of memory),
+    so the status carries no ErrorInfo; the client's one error decoder gives it the
+    catalogue's reason and the limit gRPC named."""
     stack = make_stack(transport__max_message_bytes=LIMIT)
     with pytest.raises(grpc.RpcError) as e:
         stack.client().InsertMemory(sources_pb2.InsertMemoryRequest(content="x" * (5 * LIMIT)))
     assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert reason(e.value) is None
+    assert reason(e.value) == "MESSAGE_TOO_LARGE"
+    assert metadata_of(e.value) == {"limit_bytes": str(4 * LIMIT), "refused_by": "server"}
+    assert "xxxx" not in e.value.details()
     with pytest.raises(grpc.RpcError) as e:
         stack.client(token="t" * 70_000).ListSources(sources_pb2.ListSourcesRequest())
     assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert reason(e.value) is None
+    assert reason(e.value) == "MESSAGE_TOO_LARGE", e.value.details()
+    assert metadata_of(e.value)["part"] == "metadata"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ cites its message range, prompts inject only it; passages follow their source's 
 
 from __future__ import annotations
 
+import re
+
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.v1 import facts_pb2, foreign_pb2, retrieval_pb2, review_pb2, sources_pb2
@@ -155,14 +157,18 @@ def test_a_pending_conversation_gets_passages_on_approval(pending_stack):  # noq
     assert hits and (hits[0].passage.message_start, hits[0].passage.message_end) == (6, 7)
 
 
-def test_plain_memories_behave_as_before(stack):
+def test_plain_memories_are_one_dated_line(stack):
     client = stack.client()
     a = insert(client, "The user plays a yellow zqguitar on weekends")
     hits = search(client, "zqguitar").hits
     assert [h.source_id for h in hits] == [a.source_id]
     assert not hits[0].HasField("passage")
     prompt = assemble(client, "zqguitar")
-    assert "[1] The user plays a yellow zqguitar on weekends\n" in prompt.context
+    assert re.search(
+        r"^\[1\] \d\d \w+ \d{4} The user plays a yellow zqguitar on weekends$",
+        prompt.context,
+        re.M,
+    )
     assert prompt.citations[0].source_id == a.source_id
     assert not prompt.citations[0].HasField("passage")
 

@@ -16,6 +16,7 @@ from agentmem.cli import SubParsers, render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
+from agentmem.core.invisible import shown
 from agentmem.v1 import common_pb2, events_pb2
 
 MODES = ("enabled", "disabled")
@@ -149,7 +150,7 @@ def emit(message: Any, args: argparse.Namespace, human: str) -> None:
     if args.json:
         print(json_format.MessageToJson(message, indent=None, preserving_proto_field_name=True))
     else:
-        print(human)
+        print(shown(human))
 
 
 def _mode(value: int) -> str:

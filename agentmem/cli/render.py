@@ -3,7 +3,8 @@
 Driven by the message descriptors, so a new field shows without code here: a write is one
 short line (what was done, to what, what changed; the receipt only when asked), a list is a
 table with aligned columns, enum values are short lower-case names (`cold`, `eligible`),
-scores are rounded, times are relative ("5 min ago"), empty fields are left out.
+scores are rounded, times are relative ("5 min ago"), empty fields are left out. Characters
+a person cannot see (bidi controls, zero-width, tag characters) are written as `U+XXXX`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from agentmem.core.invisible import shown
 from agentmem.v1 import common_pb2
 
 if TYPE_CHECKING:
@@ -109,7 +111,7 @@ def value(field: Field, raw: Any) -> str:
     ):
         return relative(raw) if raw.seconds or raw.nanos else ""
     if _is_map(field):
-        return ", ".join(f"{k}={v}" for k, v in sorted(raw.items()))
+        return shown(", ".join(f"{k}={v}" for k, v in sorted(raw.items())))
     if field.message_type is not None:
         return (
             "  ".join(f"{_words(f.name)} {t}" for f, t in _scalars(raw)) if raw.ByteSize() else ""
@@ -118,7 +120,7 @@ def value(field: Field, raw: Any) -> str:
         return "yes" if raw else ""
     if isinstance(raw, float):
         return f"{raw:.2f}" if raw else ""
-    return str(raw) if raw else ""
+    return shown(str(raw)) if raw else ""
 
 
 def _is_map(field: Field) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from agentmem.cli import SubParsers, render
+from agentmem.cli import SubParsers, erase_by, render
 from agentmem.cli.client import run
 from agentmem.cli.doctor import doctor
 from agentmem.cli.spec_args import POINTER_ARGS, Call, Spec
@@ -19,6 +19,7 @@ from agentmem.cli.specs_knowledge import KNOWLEDGE_SPECS
 from agentmem.cli.specs_memory import MEMORY_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
+from agentmem.core.invisible import shown
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *KNOWLEDGE_SPECS]
 
@@ -30,7 +31,7 @@ def _show(message: Message, args: argparse.Namespace) -> None:
         )
         print(json.dumps(data))
         return
-    print("\n".join(render.show(message, args.words, receipt=args.receipt)))
+    print(shown("\n".join(render.show(message, args.words, receipt=args.receipt))))
 
 
 def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -49,6 +50,7 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         ) + arguments:
             parser.add_argument(name, **options)
         parser.set_defaults(func=run(_rpc(call)), words=words)
+    erase_by.add_parser(groups["sources"], common)
 
     imp = sub.add_parser(
         "import",

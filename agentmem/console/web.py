@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -15,9 +16,22 @@ from agentmem.console import labels
 from agentmem.console.gateway import Gateway
 from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
+from agentmem.core.invisible import shown
 
 HERE = Path(__file__).parent
+
+
+def _shown(value: object) -> object:
+    """`shown` for every string (markup stays markup: only invisible characters change)."""
+    if isinstance(value, Markup):
+        return Markup(shown(str(value)))
+    return shown(value) if isinstance(value, str) else value
+
+
 templates = Jinja2Templates(directory=HERE / "templates")
+# Every string a page shows has its invisible characters (bidi controls, zero-width, tags)
+# written as U+XXXX, so no stored text or name can read differently from what it is.
+templates.env.finalize = _shown
 templates.env.globals.update(labels.TEMPLATE_HELPERS)
 templates.env.filters["short"] = lambda s: (s[:12] + "…") if s and len(s) > 13 else s
 

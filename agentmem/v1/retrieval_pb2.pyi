@@ -129,7 +129,7 @@ class ExplainRetrievalRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class ExplanationEntry(_message.Message):
-    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score")
+    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score", "hold_reason")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     CLASSIFICATION_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +140,7 @@ class ExplanationEntry(_message.Message):
     MATCHED_BY_FIELD_NUMBER: _ClassVar[int]
     LEXICAL_SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     classification: _sources_pb2.Classification
@@ -150,7 +151,8 @@ class ExplanationEntry(_message.Message):
     matched_by: MatchedBy
     lexical_score: float
     semantic_score: float
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., matched_by: _Optional[_Union[MatchedBy, str]] = ..., lexical_score: _Optional[float] = ..., semantic_score: _Optional[float] = ...) -> None: ...
+    hold_reason: str
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., matched_by: _Optional[_Union[MatchedBy, str]] = ..., lexical_score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., hold_reason: _Optional[str] = ...) -> None: ...
 
 class ExplainRetrievalResponse(_message.Message):
     __slots__ = ("entries", "total_matches", "truncated")

@@ -45,7 +45,7 @@ class ListMemoriesRequest(_message.Message):
     def __init__(self, status_filter: _Optional[_Union[MemoryStatusFilter, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages", "save_intent_held", "thread_id", "labels", "save_intent_evidence")
+    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages", "save_intent_held", "hold_reason", "thread_id", "labels", "save_intent_evidence")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +67,7 @@ class Memory(_message.Message):
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_EVIDENCE_FIELD_NUMBER: _ClassVar[int]
@@ -84,10 +85,11 @@ class Memory(_message.Message):
     content: str
     messages: _containers.RepeatedCompositeFieldContainer[_sources_pb2.Message]
     save_intent_held: bool
+    hold_reason: str
     thread_id: str
     labels: _containers.ScalarMap[str, str]
     save_intent_evidence: str
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ..., thread_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., save_intent_evidence: _Optional[str] = ...) -> None: ...
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ..., thread_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., save_intent_evidence: _Optional[str] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")

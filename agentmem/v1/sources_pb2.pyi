@@ -119,7 +119,7 @@ class InsertMemoryRequest(_message.Message):
     def __init__(self, thread_id: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., metadata: _Optional[_Union[InsertMetadata, _Mapping]] = ..., request_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class InsertMemoryResponse(_message.Message):
-    __slots__ = ("source_id", "revision", "status", "receipt", "deduplicated", "save_intent_held", "save_intent_held_reason")
+    __slots__ = ("source_id", "revision", "status", "receipt", "deduplicated", "save_intent_held", "save_intent_held_reason", "hold_reason")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,7 @@ class InsertMemoryResponse(_message.Message):
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_REASON_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     status: Status
@@ -134,7 +135,8 @@ class InsertMemoryResponse(_message.Message):
     deduplicated: bool
     save_intent_held: bool
     save_intent_held_reason: str
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., save_intent_held: _Optional[bool] = ..., save_intent_held_reason: _Optional[str] = ...) -> None: ...
+    hold_reason: str
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ..., deduplicated: _Optional[bool] = ..., save_intent_held: _Optional[bool] = ..., save_intent_held_reason: _Optional[str] = ..., hold_reason: _Optional[str] = ...) -> None: ...
 
 class SourceSummary(_message.Message):
     __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state")
@@ -207,7 +209,7 @@ class SourceProvenance(_message.Message):
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., surface: _Optional[str] = ..., request_id: _Optional[str] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Source(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held")
+    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held", "hold_reason")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -233,6 +235,7 @@ class Source(_message.Message):
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     source_kind: SourceKind
@@ -251,7 +254,8 @@ class Source(_message.Message):
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     observed_at: _timestamp_pb2.Timestamp
     save_intent_held: bool
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...
+    hold_reason: str
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ...) -> None: ...
 
 class SetSourceClassificationRequest(_message.Message):
     __slots__ = ("source_id", "expected_revision", "classification", "request_id")

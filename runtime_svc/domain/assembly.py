@@ -14,12 +14,14 @@ Output: the block and its citations. The rules (measured on LoCoMo-dev,
   something (the answer follows a question).
 - Something that does not fit is skipped, never cut; later, smaller ones are still tried.
 
-Rendering: per source, in order of first selection, a numbered line: a conversation's
-`[n] <session date>`, then its chosen messages in order, `speaker: text` one a line, "…"
-before a run that does not start the conversation; a plain-text memory's `[n] <text>`. The
-n-th source of the block is the n-th distinct source of its citations (source ids are not
-in the text: in BPE tokens a random id costs as much as a short message, measured as 3
-points of evidence at 2,000 tokens). Each run of messages is cited by its range. Tokens are
+Rendering (the lines themselves: `prompt_render`, which escapes what memories say): per
+source, in order of first selection, a numbered line: a conversation's `[n] <session date>`,
+then its chosen messages in order, `speaker: text` one a line, "…" before a run that does
+not start the conversation; a plain-text memory's `[n] <date said> <text>`. Current sources
+come first, then plain-text memories a later one superseded (marked so). The n-th source of the
+block is the n-th distinct source of its citations (source ids are not in the text: in BPE
+tokens a random id costs as much as a short message, measured as 3 points of evidence at
+2,000 tokens). Each run of messages is cited by its range. Tokens are
 counted line by line (`count`), so the block's size is the sum of its lines' and `tokens`
 is exactly that sum.
 """
@@ -31,11 +33,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
+from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
 from runtime_svc.domain.sources import Body
 
-HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
-FOOTER = "</memories>"
-GAP = "…\n"
+__all__ = ["FOOTER", "HEADER", "Candidate", "Cited", "PromptBlock", "assemble"]
+
 DEFAULT_WINDOW = Window()
 
 Count = Callable[[str], int]
@@ -75,6 +77,8 @@ class Candidate:
     text: str
     passage: Range | None = None
     conversation: Conversation | None = None
+    said: str = ""  # a plain-text memory's date (its observed_at), "" for none
+    superseded: bool = False  # a plain-text memory whose every fact a later one replaced
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class _Source:
     conversation: Conversation | None
     text: str = ""
     chosen: set[int] = field(default_factory=set)
+    said: str = ""
+    superseded: bool = False
 
 
 class _Block:
@@ -116,7 +122,8 @@ class _Block:
             if held is not None:
                 return False
             cost = self.count(_memory_line(len(self.sources) + 1, c))
-            return self._take(cost, _Source(c.source_id, c.revision, None, c.text))
+            source = _Source(c.source_id, c.revision, None, c.text, set(), c.said, c.superseded)
+            return self._take(cost, source)
         size = len(c.conversation.lines)
         wanted = {i for i in messages if 0 <= i < size}
         before = held.chosen if held is not None else set()
@@ -149,9 +156,11 @@ class _Block:
         if not self.sources:
             return PromptBlock("", (), 0)
         out, cited = [HEADER], []
-        for n, s in enumerate(self.sources.values(), start=1):
+        # What is current first, then what a later memory superseded (in selection order).
+        ordered = sorted(self.sources.values(), key=lambda s: s.superseded)
+        for n, s in enumerate(ordered, start=1):
             if s.conversation is None:
-                c = Candidate(s.source_id, s.revision, s.text)
+                c = Candidate(s.source_id, s.revision, s.text, None, None, s.said, s.superseded)
                 out.append(_memory_line(n, c))
                 cited.append(Cited(s.source_id, s.revision))
                 continue
@@ -234,18 +243,13 @@ def _gaps(chosen: set[int]) -> int:
     return sum(1 for i in chosen if i > 0 and i - 1 not in chosen)
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _message(speaker: str, content: str) -> str:
-    return f"{_flat(speaker)}: {_flat(content)}\n"
+    return message_line(speaker, content)
 
 
 def _session_line(n: int, c: Candidate) -> str:
-    date = c.conversation.date if c.conversation is not None else ""
-    return f"[{n}]" + (f" {date}" if date else "") + "\n"
+    return source_line(n, c.conversation.date if c.conversation is not None else "")
 
 
 def _memory_line(n: int, c: Candidate) -> str:
-    return f"[{n}] {_flat(c.text)}\n"
+    return source_line(n, c.said, c.text, superseded=c.superseded)

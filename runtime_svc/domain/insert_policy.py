@@ -8,17 +8,23 @@ Whatever the policy, a claimed marker the caller's credential is not trusted for
 the memory is stored pending review (so nothing the user wanted is lost, and nothing
 unconfirmed is retrievable) and the result says so. A claim is not refused, because the
 agent cannot tell a wrong claim from a missing trust setting; the user can, in review.
+
+Whatever the policy and the claim, a memory whose text reads as instructions to the model
+(`instruction_like`) is stored pending review with that reason: it is not served until a
+user approves it, and is still rendered escaped after (`docs/security.md`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from agentmem.core import save_intents
 from agentmem.core.errors import AgentmemError, FieldViolation, Reason, invalid_field
-from runtime_svc.domain.sources import SaveIntent, Status
+from agentmem.core.invisible import has_invisible
+from runtime_svc.domain import instruction_like
+from runtime_svc.domain.sources import Body, SaveIntent, Status
 
 SAVE_INTENTS = save_intents.ALL
 MAX_INTENT_SOURCE = 64
@@ -36,6 +42,22 @@ class InsertDecision:
     status: Status
     # The claimed marker is not one the caller is trusted for: pending whatever the policy.
     held: bool = False
+    # The text reads as instructions to the model: pending whatever the policy and the claim.
+    hold_reason: str = ""
+
+
+def steering(body: Body) -> bool:
+    """Whether the memory's text (its content, or any message's speaker or text) reads as
+    instructions to the model (`instruction_like`)."""
+    texts = [body.content, *(t for m in body.messages for t in (m.name, m.content))]
+    return instruction_like.instruction_like(*texts)
+
+
+def hold_steering(decision: InsertDecision, steers: bool) -> InsertDecision:
+    """`decision`, or pending review with the reason `instruction_like` when `steers`."""
+    if not steers:
+        return decision
+    return replace(decision, status=Status.PENDING_REVIEW, hold_reason=instruction_like.HOLD_REASON)
 
 
 def check_intent(intent: SaveIntent, prefix: str = "metadata.") -> SaveIntent:
@@ -50,6 +72,11 @@ def check_intent(intent: SaveIntent, prefix: str = "metadata.") -> SaveIntent:
     if len(intent.source) > MAX_INTENT_SOURCE or any(c < " " for c in intent.source):
         raise invalid_field(
             f"{prefix}save_intent_source", f"at most {MAX_INTENT_SOURCE} printable characters"
+        )
+    if has_invisible(intent.source):  # a name that could read differently from what it is
+        raise invalid_field(
+            f"{prefix}save_intent_source",
+            "must not hold invisible characters (bidi controls, zero-width, tag characters)",
         )
     if len(intent.evidence) > MAX_INTENT_EVIDENCE or "\x00" in intent.evidence:
         raise invalid_field(

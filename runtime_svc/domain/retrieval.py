@@ -30,6 +30,7 @@ class Match:
     matched_by: str = ""
     lexical_score: float = 0.0
     semantic_score: float = 0.0
+    hold_reason: str = ""  # why what it says held it for review
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Entry:
     matched_by: str = ""
     lexical_score: float = 0.0
     semantic_score: float = 0.0
+    hold_reason: str = ""
 
 
 def ranking_key(m: Match) -> tuple[float, str]:
@@ -94,7 +96,13 @@ def explain(
         )
     entries += [
         Entry(
-            m.source_id, m.revision, m.classification, False, m.state.value, matched_by=m.matched_by
+            m.source_id,
+            m.revision,
+            m.classification,
+            False,
+            m.state.value,
+            matched_by=m.matched_by,
+            hold_reason=m.hold_reason,
         )
         for m in filtered
     ]

@@ -204,6 +204,8 @@ class Source:
     # user's approval makes it retrievable (an agent's, even its deployment allowing
     # self-approval, does not).
     save_intent_held: bool = False
+    # What the text says held it for review (`instruction_like`), "" when nothing did.
+    hold_reason: str = ""
     created_at_us: int = 0
     updated_at_us: int = 0
     revoked_at_us: int = 0

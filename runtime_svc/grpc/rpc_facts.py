@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentmem.core.errors import invalid_field
+from agentmem.core.invisible import shown
 from agentmem.v1 import facts_pb2
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.grpc import mapping
@@ -83,7 +84,7 @@ class FactRpcs(ServicerBase):
                 seen.add((p.source_id, p.source_revision, p.passage))
                 citations.append(mapping.citation(p.source_id, p.source_revision, p.passage))
         return facts_pb2.AskResponse(
-            answer=a.text,
+            answer=shown(a.text),  # what a person cannot see is shown, as in the block
             answer_basis=a.basis,
             confidence=a.confidence,
             citations=citations,

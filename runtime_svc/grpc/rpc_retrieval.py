@@ -97,6 +97,7 @@ class RetrievalRpcs(ServicerBase):
                     matched_by=MATCHED_BY.to_proto(e.matched_by) if e.matched_by else None,
                     lexical_score=e.lexical_score,
                     semantic_score=e.semantic_score,
+                    hold_reason=e.hold_reason,
                 )
                 for e in result.entries
             ],

@@ -101,6 +101,7 @@ class SourceRpcs(ServicerBase):
             deduplicated=result.deduplicated,
             save_intent_held=bool(result.held_reason),
             save_intent_held_reason=result.held_reason,
+            hold_reason=result.hold_reason,
         )
 
     async def ListSources(

@@ -52,6 +52,8 @@ class Inserted:
     deduplicated: bool = False
     # The claimed save intent was not trusted for the caller: why, in words ("" if not held).
     held_reason: str = ""
+    # What the text says held it for review (`instruction_like`; "" if nothing did).
+    hold_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Prepared:
     kind: SourceKind
     labels: dict[str, str]
     triples: list[Triple]
+    steers: bool = False  # the text reads as instructions to the model (held for review)
 
 
 @dataclass(frozen=True)
@@ -109,15 +112,23 @@ class Inserts:
         insert_policy.check_intent(cmd.intent)
         sources.check_observed_at(cmd.observed_at_us, self._clock())
         if cmd.validate_only:  # every check a real insert makes, with nothing stored
-            prepared = Prepared(body, kind, labels, [])
+            prepared = Prepared(body, kind, labels, [], insert_policy.steering(body))
             with self._uow.read(caller.tenant_id) as tx:
                 earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
                 if earlier is not None:
                     replayed = _replay(tx, earlier, cmd, prepared, self._clock())
                     return replace(replayed, receipt=None)
                 decision = self._admit(tx, caller, cmd, prepared)
-            return Inserted("", 0, decision.status, None, held_reason=_held(decision, cmd))
-        return Prepared(body, kind, labels, self._extraction.triples(body))
+            return Inserted(
+                "",
+                0,
+                decision.status,
+                None,
+                held_reason=_held(decision, cmd),
+                hold_reason=decision.hold_reason,
+            )
+        triples = self._extraction.triples(body)
+        return Prepared(body, kind, labels, triples, insert_policy.steering(body))
 
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
         with self._uow.write(caller.tenant_id) as tx:
@@ -140,6 +151,7 @@ class Inserts:
                 ),
                 save_intent=cmd.intent,
                 save_intent_held=decision.held,
+                hold_reason=decision.hold_reason,
                 labels=prepared.labels,
                 created_at_us=now,
                 updated_at_us=now,
@@ -158,7 +170,12 @@ class Inserts:
                 ),
             )
         return Inserted(
-            source.source_id, 1, decision.status, receipt, held_reason=_held(decision, cmd)
+            source.source_id,
+            1,
+            decision.status,
+            receipt,
+            held_reason=_held(decision, cmd),
+            hold_reason=decision.hold_reason,
         )
 
     def _decide(
@@ -176,7 +193,7 @@ class Inserts:
         thread's memory mode."""
         if self._quotas is not None:
             self._quotas.check_insert(tx, caller, len(p.body.raw().encode()))
-        decision = self._decide(tx, caller, cmd)
+        decision = insert_policy.hold_steering(self._decide(tx, caller, cmd), p.steers)
         self._check_thread(tx, cmd.thread_id)
         return decision
 
@@ -262,6 +279,7 @@ def _replay(
         receipts[0] if receipts else None,
         deduplicated=True,
         held_reason=insert_policy.held_reason(cmd.intent.intent) if s.save_intent_held else "",
+        hold_reason=s.hold_reason,
     )
 
 

@@ -20,11 +20,13 @@ from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.sources import Status
 from runtime_svc.domain.text import Term
 from runtime_svc.search import plan
 from runtime_svc.search.hits import Hit
 from runtime_svc.search.lexical import LexicalSearch
 from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.services import prompt_said
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.services.semantic import Semantic
@@ -163,7 +165,7 @@ class Retrieval:
     ) -> PromptBlock:
         limit = assembly.candidates_for(token_budget)
         hits = self._eligible(tx, query, limit, embedding, grouped=False)[1]
-        candidates = _candidates(hits, tx.window.date)
+        candidates = prompt_said.dated(tx, _candidates(hits, tx.window.date))
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
@@ -208,7 +210,14 @@ class Retrieval:
         # ones have no content and never appear.
         unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
         quarantined = [
-            Match(s.source_id, s.revision, s.classification.value, State(s.state(now)), 0.0)
+            Match(
+                s.source_id,
+                s.revision,
+                s.classification.value,
+                State(s.state(now)),
+                0.0,
+                hold_reason=s.hold_reason if s.status is Status.PENDING_REVIEW else "",
+            )
             for s in (u.source for u in unindexed)
         ]
         if self._semantic is not None and embedding is not None:

@@ -125,6 +125,8 @@ class SourceRow(Base):
     save_intent_evidence: Mapped[str] = mapped_column(String(200))
     # The claimed save intent was not trusted for the inserting credential (held for review).
     save_intent_held: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # Why its text held it for review ("instruction_like"; "" when it did not).
+    hold_reason: Mapped[str] = mapped_column(String(32), server_default="")
     labels: Mapped[str] = mapped_column(Text)  # JSON object
     created_at_us: Mapped[int] = mapped_column(BigInteger)
     updated_at_us: Mapped[int] = mapped_column(BigInteger)

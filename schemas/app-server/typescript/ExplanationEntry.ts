@@ -14,4 +14,5 @@ export type ExplanationEntry = {
   matchedBy: MatchedBy | null,
   lexicalScore: number,
   semanticScore: number,
+  holdReason: string,
 };

@@ -19,6 +19,7 @@ export type Memory = {
   content: string,
   messages: Array<Message>,
   saveIntentHeld: boolean,
+  holdReason: string,
   threadId: string,
   labels: { [key in string]?: string },
   saveIntentEvidence: string,

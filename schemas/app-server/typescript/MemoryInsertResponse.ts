@@ -11,4 +11,5 @@ export type MemoryInsertResponse = {
   deduplicated: boolean,
   saveIntentHeld: boolean,
   saveIntentHeldReason: string,
+  holdReason: string,
 };

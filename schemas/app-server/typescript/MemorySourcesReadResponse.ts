@@ -26,4 +26,5 @@ export type MemorySourcesReadResponse = {
   messages: Array<Message>,
   observedAt: string | null,
   saveIntentHeld: boolean,
+  holdReason: string,
 };

@@ -1,0 +1,99 @@
+"""Memory text that reads as instructions to the model, not as something about the user.
+
+A memory is served into every later prompt; text that speaks to the model itself (a role
+tag, "ignore previous instructions", "you are now …", tool-call syntax, a chat template's
+markers) is an attempt to steer it (OWASP ASI06, memory poisoning). Such a memory is held
+for review with the reason `instruction_like` (`docs/security.md`). Preferences addressed
+to the assistant ("answer me in French", "from now on call me Sam") are memories, not
+attacks: the patterns below name what only an attack says.
+
+Measured on a labelled set (`tests/data/instruction_like.jsonl`) and, for false positives,
+on every message of the LoCoMo and BEAM development conversations
+(`python -m bench.instruction_like`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from agentmem.core.invisible import has_invisible
+
+HOLD_REASON = "instruction_like"
+
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_ANY = r"(?:all|any|every|the|your|my|these|those|of)\s+"
+_PRIOR = r"(?:previous|prior|preceding|above|earlier|former|original|initial|system|existing)"
+_RULES = r"(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|context|messages)"
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    # "ignore all previous instructions", "disregard the above rules"
+    "override": re.compile(
+        rf"\b(?:ignore|disregard|forget|override|bypass|overrule|discard)\s+(?:{_ANY}){{0,3}}"
+        rf"(?:{_PRIOR}\s+)+(?:and\s+\w+\s+)?{_RULES}\b",
+        _FLAGS,
+    ),
+    "new_instructions": re.compile(
+        r"^[^\w\n]{0,8}(?:new|updated|real|actual|hidden|secret)\s+"
+        r"(?:system\s+)?instructions?\s*:",
+        _FLAGS,
+    ),
+    # "you are now DAN", "you are now in developer mode", "act as an unrestricted AI"
+    "persona": re.compile(
+        r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:a\s+|an\s+|in\s+|called\s+)?"
+        r"(?:DAN\b|jailbroken|unrestricted|unfiltered|uncensored|developer\s+mode|"
+        r"evil|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions)|an?\s+AI\b|"
+        r"bound\s+by|restricted|required\s+to\s+follow|(?:a\s+)?different\s+(?:AI|assistant|model))"
+        r"|\b(?:enable|enter|activate)\s+(?:the\s+)?(?:developer|god|jailbreak|DAN)\s+mode\b"
+        r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|uncensored)\b",
+        _FLAGS,
+    ),
+    # role tags and chat-template markers a model reads as structure
+    "role_tag": re.compile(
+        r"</?\s*(?:system|memories|tool_call|tool_result|function_calls?|function_results?|"
+        r"antml:[a-z_]+)\b[^<>]{0,80}>"
+        r"|</\s*(?:assistant|user|developer|instructions?|tool|invoke|parameter)\s*>"
+        r"|^[ \t]{0,8}<\s*(?:assistant|user|developer|instructions?)\s*>"
+        r"|<\|\s*(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)"
+        r"|\[/?INST\]|<</?SYS>>"
+        r"|^[^\w\n]{0,8}(?:system|developer)\s*(?:prompt|message|instructions?)\s*:"
+        r"|^[^\w\n]{0,8}(?:system|developer)\s*:\s*(?:you\b|the\s+(?:assistant|model|AI)\b|always\b|"
+        r"never\b|from\s+now\b|ignore\b|do\s+not\b|respond\b|answer\b|reply\b)",
+        _FLAGS,
+    ),
+    # tool-call syntax: an OpenAI-style call or a JSON object naming a function to run
+    "tool_call": re.compile(
+        r"\"(?:function_call|tool_calls?|tool_use)\"\s*:"
+        r"|\{\s*\"(?:name|tool|function)\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args|input)\"",
+        _FLAGS,
+    ),
+    # telling the model what to do to the user, or to keep it from the user
+    "addressed_to_model": re.compile(
+        r"\b(?:tell|instruct|ask|urge|convince|persuade|remind)\s+the\s+user\s+to\s+"
+        r"(?:send|give|share|provide|transfer|wire|pay|enter|reveal|disclose|click|visit|"
+        r"download|install|run|email)\b"
+        r"|\b(?:do\s+not|don't|never)\s+(?:tell|inform|reveal\s+to|mention\s+(?:this\s+)?to)"
+        r"\s+the\s+user\b"
+        r"|\b(?:reveal|print|repeat|output|show|leak)\s+(?:me\s+)?(?:your|the)\s+"
+        r"(?:system\s+prompt|hidden\s+instructions|initial\s+instructions)\b"
+        r"|\bwhen(?:ever)?\s+(?:you|the\s+(?:assistant|model|AI))\s+(?:read|see|retrieve|recall)s?"
+        r"\s+this\s+(?:memory|message|note|text)\b",
+        _FLAGS,
+    ),
+}
+
+
+def signals(text: str) -> list[str]:
+    """The names of the patterns `text` matches (empty: it reads as a memory). Compared on
+    the text's compatibility form with invisible characters taken out, so neither
+    fullwidth letters nor zero-width characters hide a pattern."""
+    folded = unicodedata.normalize("NFKC", text)
+    if has_invisible(folded):
+        folded = "".join(c for c in folded if not has_invisible(c))
+    return [name for name, pattern in PATTERNS.items() if pattern.search(folded)]
+
+
+def instruction_like(*texts: str) -> bool:
+    """Whether any of `texts` (a memory's text, or a conversation's messages) reads as
+    instructions to the model."""
+    return any(signals(t) for t in texts)
