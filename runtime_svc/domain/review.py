@@ -65,10 +65,11 @@ class Hold(StrEnum):
 
     POLICY = "policy"  # the insert policy alone: an ordinary pending memory
     SAVE_INTENT = "save_intent"  # a claimed save intent its credential is not trusted for
+    INSTRUCTION_LIKE = "instruction_like"  # its text reads as instructions to the model
 
 
 # The holds only a person lifts: every hold but the insert policy's own.
-PERSON_ONLY: frozenset[Hold] = frozenset({Hold.SAVE_INTENT})
+PERSON_ONLY: frozenset[Hold] = frozenset({Hold.SAVE_INTENT, Hold.INSTRUCTION_LIKE})
 
 
 class Verdict(StrEnum):
@@ -114,6 +115,8 @@ def hold_of(source: Source) -> Hold:
     """Why a pending source waits: the first hold only a person lifts, else the policy."""
     if source.save_intent_held:
         return Hold.SAVE_INTENT
+    if source.hold_reason == Hold.INSTRUCTION_LIKE:
+        return Hold.INSTRUCTION_LIKE
     return Hold.POLICY
 
 

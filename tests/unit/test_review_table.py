@@ -28,7 +28,7 @@ PERSON = Reason.APPROVAL_REQUIRES_PERSON.value
 SELF = Reason.SELF_APPROVAL_DENIED.value
 
 # The memory's state: why it waits (a hold), or a state that is not up for review.
-HELD, POLICY = "held claim", "ordinary pending"
+HELD, POLICY, STEERING = "held claim", "ordinary pending", "held as instruction-like"
 NOT_PENDING = {
     "active": Reason.NOT_PENDING_REVIEW.value,
     "rejected": Reason.NOT_PENDING_REVIEW.value,
@@ -51,6 +51,13 @@ EXPECTED: dict[tuple[str, str, Decision, bool], tuple[str, str]] = {
     ("service", HELD, APPROVE, True): (PERSON, PERSON),
     ("service", HELD, REJECT, False): (PERSON, PERSON),
     ("service", HELD, REJECT, True): (PERSON, PERSON),
+    # Text that reads as instructions to the model: a person decides, as for a held claim.
+    **{
+        (kind, STEERING, decision, own): (OK, OK) if kind == "user" else (PERSON, PERSON)
+        for kind in ("user", "agent", "service")
+        for decision in Decision
+        for own in (False, True)
+    },
     ("user", POLICY, APPROVE, False): (OK, OK),
     ("user", POLICY, APPROVE, True): (OK, OK),
     ("user", POLICY, REJECT, False): (OK, OK),
@@ -80,6 +87,7 @@ def source(state: str, inserted_by: str = "inserter") -> Source:
         provenance=Provenance(inserted_by, "agent", "grpc", ""),
         save_intent=SaveIntent("explicit_user_request" if state == HELD else ""),
         save_intent_held=state == HELD,
+        hold_reason="instruction_like" if state == STEERING else "",
     )
     if state == "active":
         return replace(base, status=Status.ACTIVE)
