@@ -102,7 +102,7 @@ def test_an_accepted_prompt_stores_an_active_user_confirmed_memory(mcp_stack, po
     user = User("accept")
     # what the model claims is not forwarded: the user is asked instead
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "explicit_user_request"}, user))
-    assert saved["status"] == "STATUS_ACTIVE"
+    assert saved["status"] == "active"
     assert user.asked == [f"Save this memory?\n\n{SQUIER}"]
     source = get_source(stack.client(), saved["source_id"])
     assert (source.save_intent, source.save_intent_source) == ("user_confirmed", "test-host")
@@ -117,7 +117,7 @@ def test_no_marker_under_review_pending_asks_the_user(mcp_stack):
     stack = mcp_stack("review_pending")
     user = User("accept")
     saved = payload(call(stack, {"content": SQUIER}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and len(user.asked) == 1
+    assert saved["status"] == "active" and len(user.asked) == 1
 
 
 @pytest.mark.parametrize(
@@ -185,29 +185,29 @@ def test_a_trusted_auto_save_is_not_asked_about(mcp_stack):
     stack = mcp_stack("require_save_intent")
     user = User("decline")
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "client_auto_save"}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+    assert saved["status"] == "active" and user.asked == []
 
 
 def test_permissive_without_a_marker_is_not_asked_about(mcp_stack):
     stack = mcp_stack("permissive")
     user = User("decline")
     saved = payload(call(stack, {"content": SQUIER}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+    assert saved["status"] == "active" and user.asked == []
 
 
 def test_a_server_key_not_trusted_for_confirmations_holds_the_answer_for_review(mcp_stack):
     stack = mcp_stack("permissive", trusted=("client_auto_save",))
     user = User("accept")
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "user_confirmed"}, user))
-    assert (saved["status"], saved["save_intent_held"]) == ("STATUS_PENDING_REVIEW", True)
+    assert (saved["status"], saved["save_intent_held"]) == ("pending_review", True)
     assert len(user.asked) == 1
 
 
 @pytest.mark.parametrize(
     ("policy", "args", "status"),
     [
-        ("permissive", {"save_intent": "explicit_user_request"}, "STATUS_ACTIVE"),
-        ("review_pending", {}, "STATUS_PENDING_REVIEW"),
+        ("permissive", {"save_intent": "explicit_user_request"}, "active"),
+        ("review_pending", {}, "pending_review"),
     ],
 )
 def test_a_client_without_elicitation_keeps_the_plain_behaviour(mcp_stack, policy, args, status):
@@ -248,7 +248,7 @@ def test_the_prompt_over_stdio_with_agentmem_mcp(mcp_stack):
 
     accepted, declined = asyncio.run(asyncio.wait_for(main(), 120))
     saved = payload(accepted)
-    assert saved["status"] == "STATUS_ACTIVE" and len(yes.asked) == 1
+    assert saved["status"] == "active" and len(yes.asked) == 1
     assert declined.is_error and text(declined).startswith("SAVE_NOT_CONFIRMED")
     assert stored(stack) == 1
     assert get_source(stack.client(ADMIN_A), saved["source_id"]).status == (
@@ -311,7 +311,7 @@ def test_the_prompt_over_streamable_http_is_the_same_form(mcp_stack):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert payload(accepted)["status"] == "STATUS_ACTIVE"
+    assert payload(accepted)["status"] == "active"
     assert empty.is_error and declined.is_error
     assert stored(stack) == 1
     for user in users:
