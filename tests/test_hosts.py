@@ -134,6 +134,15 @@ def test_codexs_elicitation_parser_accepts_the_save_prompts_form(tmp_path):
     jsonschema.Draft7Validator(schema).validate(mcp_confirm.REQUESTED_SCHEMA)
 
 
+def _accepting(proc: subprocess.Popen[bytes], port: int) -> bool:
+    assert proc.poll() is None
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 # --- MCP hosts ---------------------------------------------------------------------------
 
 
@@ -150,15 +159,7 @@ def http_mcp(stack) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
 
-    def accepting() -> bool:
-        assert proc.poll() is None
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            return False
-        return True
-
-    wait_until(accepting, 30, "the MCP server accepting connections")
+    wait_until(lambda: _accepting(proc, port), 30, "the MCP server accepting connections")
     yield f"http://127.0.0.1:{port}/mcp"
     proc.terminate()
     proc.wait(timeout=30)
@@ -233,3 +234,132 @@ def test_the_mcp_inspector_cli_in_strict_mode(stack, request, transport):
     )  # fmt: skip
     assert refused["isError"] is True
     assert refused["content"][0]["text"].startswith("NOT_FOUND")
+
+
+# --- Codex as the MCP host ---------------------------------------------------------------
+
+
+class CodexAppServer:
+    """`codex app-server` on stdio, configured with `agentmem mcp` as an MCP server; the
+    test plays Codex's user interface (and so its user)."""
+
+    def __init__(self, home: Path, address: str, token: str, url: str | None = None) -> None:
+        """`agentmem mcp` on stdio, or (`url`) the one serving Streamable HTTP there."""
+        home.mkdir(exist_ok=True)
+        args = ", ".join(json.dumps(a) for a in MCP[1:])
+        server = (
+            f'url = {json.dumps(url)}\nbearer_token_env_var = "AGENTMEM_TOKEN"\n'
+            if url
+            else f"command = {json.dumps(MCP[0])}\nargs = [{args}]\n"
+            f"cwd = {json.dumps(str(ROOT))}\n"
+            "[mcp_servers.agentmem.env]\n"
+            f"AGENTMEM_ADDR = {json.dumps(address)}\n"
+            f"AGENTMEM_TOKEN = {json.dumps(token)}\n"
+        )
+        (home / "config.toml").write_text(
+            "[mcp_servers.agentmem]\nstartup_timeout_sec = 60\ntool_timeout_sec = 120\n" + server
+        )
+        self.proc = subprocess.Popen(
+            [str(BIN / "codex"), "app-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "CODEX_HOME": str(home), "AGENTMEM_TOKEN": token},
+            cwd=home,
+            text=True,
+        )
+        self.ids = iter(range(1, 1000))
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Any, on_request: Any = None) -> dict[str, Any]:
+        """The response to one request; requests from Codex on the way go to `on_request`."""
+        request_id = next(self.ids)
+        self.send({"id": request_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                return message
+            if "method" in message and "id" in message:  # a request from Codex
+                result = on_request(message) if on_request else None
+                self.send({"id": message["id"], "result": result})
+        raise EOFError("codex app-server ended")
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.mark.parametrize(
+    ("transport", "answer", "stored"),
+    [("stdio", {"action": "accept", "content": {"save": True}}, True),
+     ("stdio", {"action": "decline", "content": None}, False),
+     ("stdio", {"action": "cancel", "content": None}, False),
+     ("http", {"action": "accept", "content": {"save": True}}, True),
+     ("http", {"action": "decline", "content": None}, False)],
+)  # fmt: skip
+def test_codex_as_the_mcp_host_forwards_the_save_prompt(
+    make_stack, tmp_path, transport, answer, stored
+):
+    from tests.harness import KEYS
+    from tests.test_mcp_elicitation import SERVER_KEY
+
+    server = {**SERVER_KEY.config(), "trusted_save_intents": ["user_confirmed"]}
+    stack = make_stack(
+        memory__insert_policy="require_save_intent",
+        auth__api_keys=[*(k.config() for k in KEYS), server],
+    )
+    url = None
+    if transport == "http":
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k != "AGENTMEM_TOKEN"}
+        mcp = subprocess.Popen(
+            [*MCP, "--transport", "http", "--port", str(port)],
+            cwd=ROOT,
+            env={**env, "AGENTMEM_ADDR": stack.address},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_until(lambda: _accepting(mcp, port), 30, "the MCP server accepting connections")
+        url = f"http://127.0.0.1:{port}/mcp"
+    codex = CodexAppServer(tmp_path / "codex-home", stack.address, SERVER_KEY.token, url)
+    asked: list[dict[str, Any]] = []
+
+    def user(request: dict[str, Any]) -> Any:
+        assert request["method"] == "mcpServer/elicitation/request", request
+        asked.append(request["params"])
+        return answer
+
+    try:
+        hello = {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}}
+        assert "result" in codex.request("initialize", hello)
+        codex.send({"method": "initialized"})
+        started = codex.request("thread/start", {"cwd": str(tmp_path)})
+        assert "result" in started, started
+        thread = started["result"]["thread"]["id"]
+        call = {"threadId": thread, "server": "agentmem", "tool": "memory_insert",
+                "arguments": {"content": "I play a yellow Squier Tele"}}  # fmt: skip
+        done = codex.request("mcpServer/tool/call", call, on_request=user)
+    finally:
+        codex.close()
+        if url:
+            mcp.terminate()
+            mcp.wait(timeout=30)
+    assert "result" in done, done
+    assert len(asked) == 1 and asked[0]["mode"] == "form"
+    assert asked[0]["requestedSchema"] == mcp_confirm.REQUESTED_SCHEMA
+    memories = stack.client().list_memories(status_filter="all").memories
+    if stored:
+        assert not done["result"].get("isError"), done
+        assert [(m.save_intent, m.status) for m in memories] == [("user_confirmed", 1)]
+    else:
+        assert done["result"]["isError"] is True
+        assert memories == []
