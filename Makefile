@@ -45,11 +45,13 @@ HOSTS_DIR          ?= .hosts
 CODEX_VERSION      ?= 0.171.0
 INSPECTOR_VERSION  ?= 2.12.0
 MCP_SDK_VERSION    ?= 1.32.2
-hosts: install ## Codex, the MCP Inspector and the TypeScript MCP SDK against real servers (needs npm)
+GEMINI_VERSION     ?= 0.61.0
+hosts: install ## Codex, the MCP Inspector, the TypeScript MCP SDK, Gemini CLI against real servers (npm)
 	npm install --prefix $(HOSTS_DIR) --no-audit --no-fund --loglevel=error \
 		@openai/codex@$(CODEX_VERSION) \
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
-		@modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
+		@modelcontextprotocol/sdk@$(MCP_SDK_VERSION) \
+		@google/gemini-cli@$(GEMINI_VERSION)
 	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 tests/test_hosts.py
 
 soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")

@@ -363,3 +363,45 @@ def test_codex_as_the_mcp_host_forwards_the_save_prompt(
     else:
         assert done["result"]["isError"] is True
         assert memories == []
+
+
+# --- Gemini CLI: the docs' snippet ---------------------------------------------------------
+
+
+def gemini_snippet() -> dict[str, Any]:
+    """The settings snippet docs/mcp.md gives for Gemini CLI."""
+    page = (ROOT / "docs" / "mcp.md").read_text()
+    section = page.split("### Gemini CLI", 1)[1]
+    snippet: dict[str, Any] = json.loads(section.split("```json", 1)[1].split("```", 1)[0])
+    return snippet
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_gemini_cli_reads_the_docs_snippet_and_connects(stack, request, tmp_path, transport):
+    settings = gemini_snippet()
+    server = settings["mcpServers"]["agentmem"]
+    assert server["command"] == "agentmem" and server["args"] == ["mcp"]
+    if transport == "stdio":  # the snippet, with this checkout's agentmem and the test stack
+        server["command"] = str(Path(sys.executable).parent / "agentmem")
+        server["env"] = {"AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token}
+    else:
+        url = request.getfixturevalue("http_mcp")
+        settings["mcpServers"]["agentmem"] = {
+            "httpUrl": url,
+            "headers": {"Authorization": f"Bearer {ADMIN_A.token}"},
+        }
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(home): "TRUST_FOLDER"}))
+    done = subprocess.run(
+        [str(BIN / "gemini"), "mcp", "list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home,
+        env={**os.environ, "HOME": str(home)},
+    )
+    said = done.stdout + done.stderr  # Gemini CLI writes its listing on either
+    listed = [line for line in said.splitlines() if "agentmem:" in line]
+    assert len(listed) == 1 and "Connected" in listed[0] and "✓" in listed[0], said
