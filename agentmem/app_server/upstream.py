@@ -55,7 +55,7 @@ class MemoryStatusParams(BaseModel):
 
 
 class MemoryStatusResponse(BaseModel):
-    """agentmem consolidates no threads (0); ready: this caller may search memories now."""
+    """agentmem consolidates no threads (0); ready: this caller may read memories."""
 
     model_config = _RESULT
     v2_consolidated_threads: int = Field(alias="v2ConsolidatedThreads")
