@@ -345,6 +345,9 @@ def test_codex_as_the_mcp_host_forwards_the_save_prompt(
         started = codex.request("thread/start", {"cwd": str(tmp_path)})
         assert "result" in started, started
         thread = started["result"]["thread"]["id"]
+        listed = codex.request("mcpServerStatus/list", {})
+        (agentmem_status,) = [s for s in listed["result"]["data"] if s["name"] == "agentmem"]
+        assert len(agentmem_status["tools"]) >= 14 and not agentmem_status.get("toolsError")
         call = {"threadId": thread, "server": "agentmem", "tool": "memory_insert",
                 "arguments": {"content": "I play a yellow Squier Tele"}}  # fmt: skip
         done = codex.request("mcpServer/tool/call", call, on_request=user)
