@@ -8,7 +8,7 @@ DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install run test check types fuzz wheel-test soak proto proto-check lint docs format bench clean
+.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check lint docs format bench clean
 
 install: $(STAMP)
 
@@ -39,6 +39,20 @@ fuzz: install ## the model-based tests (source lifecycle, facts over time), many
 
 wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
 	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py
+
+# The real hosts, pinned (docs/development.md says how to move a pin), from the npm registry.
+HOSTS_DIR          ?= .hosts
+CODEX_VERSION      ?= 0.171.0
+INSPECTOR_VERSION  ?= 2.12.0
+MCP_SDK_VERSION    ?= 1.32.2
+GEMINI_VERSION     ?= 0.61.0
+hosts: install ## Codex, the MCP Inspector, the TypeScript MCP SDK, Gemini CLI against real servers (npm)
+	npm install --prefix $(HOSTS_DIR) --no-audit --no-fund --loglevel=error \
+		@openai/codex@$(CODEX_VERSION) \
+		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
+		@modelcontextprotocol/sdk@$(MCP_SDK_VERSION) \
+		@google/gemini-cli@$(GEMINI_VERSION)
+	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 tests/test_hosts.py
 
 soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
 	$(BIN)/python -m tests.soak $(SOAK_ARGS)

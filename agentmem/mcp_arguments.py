@@ -44,6 +44,7 @@ def _identifier(required: bool) -> AfterValidator:
 
 SourceId = Annotated[str, Field(description="a source id (src_…)"), _identifier(True)]
 Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
+Limit = Annotated[int, Field(ge=1, le=100, description="how many at most (1 to 100)")]
 ThreadId = Annotated[
     str, Field(description="the conversation thread (optional)"), _identifier(False)
 ]
@@ -81,6 +82,8 @@ def _violation(error: ErrorDetails) -> FieldViolation:
         return FieldViolation(field, "is required")
     if kind in ("literal_error", "enum") and expected:
         return FieldViolation(field, f"must be one of {expected}")
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return FieldViolation(field, "is out of range")
     if kind.startswith("int"):
         return FieldViolation(field, "must be an integer")
     if kind.startswith("string"):

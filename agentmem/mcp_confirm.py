@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, Field
 
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
@@ -54,10 +54,22 @@ def plan(claimed: str, policy: str, trusted: Collection[str]) -> Step:
     return Step.FORWARD if policy == "permissive" else Step.ASK
 
 
-class SaveQuestion(BaseModel):
-    """The form the host shows: one yes/no field."""
-
-    save: bool = Field(default=True, title="Save this memory", description="Keep it in memory")
+SAVE = "save"
+# The form the host shows: exactly the keys the MCP specification allows in a
+# `requestedSchema` (a flat object of primitive properties), so every host can parse it.
+# No default of yes: consent is an explicit `true` from the user.
+REQUESTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        SAVE: {
+            "type": "boolean",
+            "title": "Save this memory",
+            "description": "Yes keeps this text in your memory; no stores nothing.",
+            "default": False,
+        }
+    },
+    "required": [SAVE],
+}
 
 
 @dataclass(frozen=True)
@@ -86,18 +98,24 @@ def question(content: str) -> str:
 
 
 async def ask(ctx: Context, content: str, timeout: float) -> Answer:
-    """The user's answer through the host; no answer within `timeout` seconds is a no."""
+    """The user's answer through the host; no answer within `timeout` seconds is a no, and
+    so is anything but an accepted form whose `save` is `true`."""
+    session = ctx.request_context.session
     try:
         with anyio.fail_after(timeout):
-            result = await ctx.elicit(question(content), SaveQuestion)
+            result = await session.elicit_form(
+                question(content), REQUESTED_SCHEMA, related_request_id=ctx.request_id
+            )
     except TimeoutError:
         return Answer(False, f"no answer within {timeout:g} seconds")
     except (MCPError, ValueError):  # the host refused, could not be reached, or answered junk
         return Answer(False, "the host could not ask the user")
     if result.action == "accept":
-        if result.data.save:
+        if (result.content or {}).get(SAVE) is True:
             return Answer(True, "the user confirmed")
-        return Answer(False, "the user declined")
+        if (result.content or {}).get(SAVE) is False:
+            return Answer(False, "the user declined")
+        return Answer(False, "the answer did not say yes")
     return Answer(
         False, "the user declined" if result.action == "decline" else "the user cancelled"
     )

@@ -115,10 +115,17 @@ async def _refuse(send: Send, request_id: object) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+METADATA = "/.well-known/oauth-protected-resource"
+
+
 def serve(server: MCPServer, host: str, port: int) -> None:
     """Serves `server` over streamable HTTP at http://host:port/mcp until interrupted."""
     import uvicorn
+    from starlette.routing import Route
 
     app = server.streamable_http_app(host=host)
+    for route in list(app.router.routes):  # RFC 9728's metadata at the root path too
+        if isinstance(route, Route) and route.path.startswith(METADATA + "/"):
+            app.router.add_route(METADATA, route.endpoint, methods=["GET", "OPTIONS"])
     level = str(server.settings.log_level).lower()
     uvicorn.run(UniqueRequestIds(app), host=host, port=port, log_level=level)

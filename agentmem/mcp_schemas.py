@@ -1,9 +1,9 @@
 """Output schemas of the MCP tools: the JSON Schema of each tool's response message.
 
 Generated from the protobuf descriptors with the same generator as
-`schemas/agentmem.v1.schema.json` (protocol_svc.schema), with proto field names, since the
-tools return `MessageToDict(..., preserving_proto_field_name=True)`. Only the definitions a
-response reaches are kept.
+`schemas/agentmem.v1.schema.json` (protocol_svc.schema), with proto field names, then
+made to say what the tools return (`agentmem.mcp_values`): integers for int64, enums by
+their short names. Only the definitions a response reaches are kept.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from google.protobuf import descriptor, descriptor_pb2
+from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 
+from agentmem import mcp_values
 from agentmem.v1 import memory_service_pb2
 from protocol_svc import schema
 
@@ -35,7 +36,12 @@ def _bundle() -> dict[str, Any]:
 
     collect(memory_service_pb2.DESCRIPTOR)
     defs: dict[str, Any] = schema.build(list(files.values()))["$defs"]
-    return defs
+    pool = descriptor_pool.Default()
+    for name, definition in defs.items():
+        if "enum" in definition:
+            defs[name] = mcp_values.enum_schema(pool.FindEnumTypeByName(name))
+    fixed: dict[str, Any] = mcp_values.fix_schema(defs)
+    return fixed
 
 
 def _proto_names(message: descriptor_pb2.DescriptorProto) -> None:

@@ -18,7 +18,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from pydantic import AnyHttpUrl, ValidationError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
 
 import agentmem
 from agentmem import mcp_confirm, mcp_http, mcp_tools
@@ -39,6 +41,8 @@ class MemoryMCPServer(MCPServer):
     """MCPServer whose argument errors come from the error catalog, without echo."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:  # a protocol error, as the spec says
+            raise MCPError(INVALID_PARAMS, "Unknown tool")
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -94,7 +98,10 @@ def run(
     port: int,
     experimental: list[str] | None = None,
     confirm_timeout: float = mcp_confirm.DEFAULT_TIMEOUT,
+    oidc_issuer: str | None = None,
 ) -> None:
+    """`oidc_issuer` (HTTP): the issuer the gateway accepts tokens of. With it, a 401 names
+    the protected-resource metadata (RFC 9728) that points MCP clients to the issuer."""
     if transport == "stdio":
         client = AsyncClient(address, token, experimental=experimental)
         build(client, confirm_timeout=confirm_timeout).run("stdio")
@@ -105,5 +112,11 @@ def run(
     except listening.AddressInUse as e:
         listening.refuse(e)
     client = AsyncClient(address, "", experimental=experimental)
-    auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://{host}:{port}"), resource_server_url=None)
+    own = f"http://{host}:{port}"
+    auth = AuthSettings.model_validate(  # from strings: the issuer kept exactly as given
+        {
+            "issuer_url": oidc_issuer or own,
+            "resource_server_url": f"{own}/mcp" if oidc_issuer else None,
+        }
+    )
     mcp_http.serve(build(client, http_auth=auth, confirm_timeout=confirm_timeout), host, port)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
@@ -19,6 +18,7 @@ from agentmem.client_errors import ApiError
 from agentmem.core.errors import AgentmemError, Reason
 from agentmem.core.invisible import shown
 from agentmem.mcp_schemas import output_schema
+from agentmem.mcp_values import to_output
 
 
 def visible(value: Any) -> Any:
@@ -65,14 +65,13 @@ class Toolbox:
         return self.client.with_token(token)
 
     async def call(self, pending: Awaitable[Message]) -> dict[str, Any]:
-        """The response as JSON (proto field names); a failure is the catalog's words."""
+        """The response as JSON a model can pass back (`mcp_values`); a failure is the
+        catalog's words."""
         try:
             response = await pending
         except ApiError as e:
             raise ToolError(e.explain()) from None
-        result: dict[str, Any] = visible(
-            json_format.MessageToDict(response, preserving_proto_field_name=True)
-        )
+        result: dict[str, Any] = visible(to_output(response))
         return result
 
     def tool(

@@ -12,6 +12,7 @@ from agentmem import mcp_confirm
 from agentmem.mcp_arguments import (
     AsOf,
     ClassificationName,
+    Limit,
     Mode,
     RequiredThreadId,
     Revision,
@@ -75,7 +76,7 @@ def register(t: Toolbox) -> None:
         retrieval_pb2.SearchMemoriesResponse,
     )
     async def memory_search(
-        ctx: Context, query: str, limit: int = 5, thread_id: ThreadId = ""
+        ctx: Context, query: str, limit: Limit = 5, thread_id: ThreadId = ""
     ) -> dict[str, Any]:
         return await t.call(
             t.caller(ctx).search_memories(query=query, limit=limit, thread_id=thread_id)
@@ -100,7 +101,7 @@ def register(t: Toolbox) -> None:
         retrieval_pb2.ExplainRetrievalResponse,
     )
     async def memory_explain(
-        ctx: Context, query: str, limit: int = 5, thread_id: ThreadId = ""
+        ctx: Context, query: str, limit: Limit = 5, thread_id: ThreadId = ""
     ) -> dict[str, Any]:
         return await t.call(
             t.caller(ctx).explain_retrieval(query=query, limit=limit, thread_id=thread_id)

@@ -62,7 +62,7 @@ def test_the_handshake_comes_first_and_once(bridge):
     refused = host.error("thread/memoryMode/read", {"threadId": "hs-1"})
     assert refused == {"code": -32600, "message": "Not initialized"}
     bad = host.error("initialize", {"capabilities": {"experimentalApi": True}})
-    assert bad["code"] == -32602 and bad["data"]["fieldViolations"] == [
+    assert bad["code"] == -32600 and bad["data"]["fieldViolations"] == [
         {"field": "clientInfo", "description": "is required"}
     ]
     opened = host.initialize(experimental=False)
@@ -156,10 +156,33 @@ def test_thread_memory_mode_read_set_and_a_stale_set(host):
     conforms(stale, "JSONRPCErrorError")
     after = host.result("thread/memoryMode/read", {"threadId": "tm-1"})
     assert (after["mode"], after["revision"]) == ("disabled", 1)  # the stale set changed nothing
-    missing = host.error("thread/memoryMode/set", {"threadId": "tm-1", "mode": "enabled"})
-    assert missing["code"] == -32602 and missing["data"]["fieldViolations"] == [
-        {"field": "expectedRevision", "description": "is required"}
+    missing = host.error("thread/memoryMode/set", {"threadId": "tm-1", "expectedRevision": 1})
+    assert missing["code"] == -32600 and missing["data"]["fieldViolations"] == [
+        {"field": "mode", "description": "is required"}
     ]
+
+
+def test_a_set_without_expected_revision_is_unconditional_receipted_and_notified(host, stack):
+    """Codex's shape `{threadId, mode}` (and members the bridge does not know, ignored)."""
+    first = host.result(
+        "thread/memoryMode/set", {"threadId": "un-1", "mode": "disabled", "codexOnly": True}
+    )
+    conforms(first, "ThreadMemoryModeSetResponse")
+    assert (first["previousMode"], first["mode"], first["revision"]) == ("enabled", "disabled", 1)
+    assert first["receipt"]["action"] == "thread_memory_mode.set"
+    assert first["receipt"]["targetRevision"] == 1
+    note = host.notification("thread/memoryMode/updated", lambda p: p["threadId"] == "un-1")
+    assert (note["mode"], note["revision"]) == ("disabled", 1)
+    # another client moves the thread on: the unconditional set still lands, on top
+    stack.client(ADMIN_A).set_thread_memory_mode(
+        thread_id="un-1", mode="enabled", expected_revision=1
+    )
+    again = host.result("thread/memoryMode/set", {"threadId": "un-1", "mode": "disabled"})
+    assert (again["previousMode"], again["revision"]) == ("enabled", 3)
+    receipts = stack.client().list_audit_receipts(target_id="un-1").receipts
+    assert [(r.action, r.principal_id) for r in receipts] == [
+        ("thread_memory_mode.set", "alice")
+    ] * 3
 
 
 def test_notifications_of_changes_made_by_another_client(host, stack):
@@ -366,6 +389,9 @@ def test_every_method_answers_with_its_schema(bridge):
     assert verified["ok"] is True and verified["length"] >= 10
     # the tour above and the other tests cover the whole table
     assert host.called | {
+        "thread/memory/read",
+        "memory/status",
+        "memory/reset",
         "thread/memoryMode/read",
         "thread/memoryMode/set",
         "memory/search",
@@ -386,50 +412,62 @@ def test_a_missing_scope_is_the_gateways_error(bridge):
     assert error["data"] == {"reason": "MISSING_SCOPE", "scope": "memory.policy"}
 
 
-def test_malformed_lines_are_answered_and_the_connection_kept(host):
-    host.write("{not json")
-    assert host.next_message() == {"id": None, "error": {"code": -32700, "message": "Parse error"}}
-    host.write("[1, 2]")
-    assert host.next_message()["error"]["code"] == -32600
-    host.write('{"id": true, "method": "memory/search"}')
-    assert host.next_message()["error"] == {
-        "code": -32600,
-        "message": "Invalid request: id must be a string or an integer",
-    }
+def test_lines_without_a_usable_id_are_not_answered_and_the_connection_kept(bridge):
+    """As Codex's server: nothing goes out that Codex's `JSONRPCMessage` does not admit (an
+    error needs an id; null is not one), one log line says why, never what was sent."""
+    host = bridge()
+    host.initialize()
+    for line in (
+        "{not json",
+        "[1, 2]",
+        '{"id": true, "method": "memory/search"}',
+        '{"id": 9223372036854775808, "method": "memory/search"}',
+        '{"id": "\\ud800", "method": "memory/search"}',
+        '{"params": {}}',
+    ):
+        host.write(line)
+    # the next request is the next answer: nothing was sent for the lines above
+    host.send({"id": "after", "method": "thread/memoryMode/read", "params": {"threadId": "ml-1"}})
+    assert host.next_message()["id"] == "after"
     host.write('{"id": "no-method"}')
     assert host.next_message()["id"] == "no-method"
-    assert host.error("memory/no/such/thing") == {"code": -32601, "message": "Method not found"}
-    assert host.error("memory/search", [SECRET])["code"] == -32602
+    assert host.close() == 0
+    dropped = [line for line in host.stderr.splitlines() if "message dropped" in line]
+    assert len(dropped) == 6 and "memory/search" not in host.stderr
+
+
+def test_refused_params_and_methods_use_codexs_codes_with_a_reason(host):
+    unknown = host.error("memory/no/such/thing")
+    assert unknown == {
+        "code": -32600,
+        "message": "Invalid request: unknown method",
+        "data": {"reason": "METHOD_NOT_FOUND"},
+    }
+    assert host.error("memory/search", [SECRET])["code"] == -32600
     bad = host.error(
         "memory/insert",
         {"content": SECRET, "threadId": 5, "sourceKind": SECRET, SECRET: 1, "labels": {}},
     )
-    assert bad["code"] == -32602 and SECRET not in json.dumps(bad)
-    assert {v["field"] for v in bad["data"]["fieldViolations"]} == {
-        "threadId",
-        "sourceKind",
-        "<field>",
-        "labels",
-    }
+    assert bad["code"] == -32600 and SECRET not in json.dumps(bad)
+    assert bad["data"]["reason"] == "INVALID_FIELD"
+    # members the bridge does not know are ignored, as Codex does
+    assert {v["field"] for v in bad["data"]["fieldViolations"]} == {"threadId", "sourceKind"}
+    out_of_range = host.error("memory/status", {"minConsolidatedThreads": 0})
+    assert out_of_range["code"] == -32602 and out_of_range["data"]["reason"] == "INVALID_FIELD"
     refused = host.error("memory/insert", {"content": SECRET, "metadata": {"saveIntent": SECRET}})
     assert refused["data"]["reason"] == "SAVE_INTENT_INVALID" and SECRET not in json.dumps(refused)
     assert host.result("thread/memoryMode/read", {"threadId": "ml-1"})["revision"] == 0
 
 
-def test_a_ten_megabyte_line_is_refused_and_the_connection_kept(host):
+def test_a_ten_megabyte_line_is_dropped_and_the_connection_kept(bridge):
+    host = bridge()
+    host.initialize()
     line = json.dumps({"id": 1, "method": "memory/insert", "params": {"content": SECRET * 600_000}})
     assert len(line) > 10_000_000
     host.write(line)
-    refused = host.next_message()
-    assert refused == {
-        "id": None,
-        "error": {
-            "code": -32600,
-            "message": "Message too large: the limit is 4194304 bytes",
-            "data": {"reason": "MESSAGE_TOO_LARGE", "limitBytes": 4194304},
-        },
-    }
     assert host.result("thread/memoryMode/read", {"threadId": "big-1"})["revision"] == 0
+    assert host.close() == 0
+    assert "over the size limit" in host.stderr and SECRET not in host.stderr
 
 
 def test_too_many_requests_in_flight_are_refused_with_overloaded(bridge):

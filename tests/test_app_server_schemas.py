@@ -60,7 +60,7 @@ def test_every_schema_is_draft_07_and_the_bundle_has_the_envelopes():
     sent = {v["properties"]["method"]["enum"][0] for v in bundle["ServerNotification"]["oneOf"]}
     assert sent == {"memory/events/stopped", *methods.NOTIFICATIONS}
     set_params = bundle["ThreadMemoryModeSetParams"]
-    assert set_params["required"] == ["threadId", "expectedRevision", "mode"]
+    assert set_params["required"] == ["threadId", "mode"]
     assert bundle["MemoryMode"]["enum"] == ["enabled", "disabled"]
     entry = bundle["ExplanationEntry"]["properties"]
     assert "selectionOrFilterReason" in entry and "reason" not in entry

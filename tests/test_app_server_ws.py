@@ -121,8 +121,7 @@ def test_a_session_over_websocket(url, stack):
             "currentRevision": 2,
             "target": "thread/ws-1",
         }
-        host.write("{not json")
-        assert host.next_message()["error"]["code"] == -32700
+        host.write("{not json")  # not answered (no id to answer), the connection kept
         assert host.result("thread/memoryMode/read", {"threadId": "ws-1"})["revision"] == 2
     finally:
         host.close()

@@ -19,6 +19,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 import agentmem
 from tests.harness import ADMIN_A, READER_A, ROOT, free_port, wait_until
@@ -91,6 +92,13 @@ async def check_listing(session: ClientSession, init) -> None:
     ]
     classify = tools["memory_source_classify"].input_schema["properties"]
     assert classify["classification"]["enum"] == ["active", "cold"]
+    for bounded in ("memory_search", "memory_explain"):  # the gateway's own bounds
+        limit = tools[bounded].input_schema["properties"]["limit"]
+        assert (limit["minimum"], limit["maximum"]) == (1, 100), bounded
+    # outputs say what inputs take: integer revisions, short enum names
+    mode_out = tools["memory_thread_mode_set"].output_schema
+    assert mode_out["properties"]["revision"] == {"type": "integer"}
+    assert mode_out["$defs"]["agentmem.v1.MemoryMode"]["enum"] == ["enabled", "disabled"]
     insert_out = tools["memory_insert"].output_schema
     assert set(insert_out["properties"]) >= {"source_id", "revision", "status", "receipt"}
 
@@ -120,9 +128,7 @@ async def save_intent_matrix(session: ClientSession, stack) -> None:
                 continue
             saved = payload(await session.call_tool("memory_insert", args))
             expected = (
-                "STATUS_PENDING_REVIEW"
-                if marker is None and policy == "review_pending"
-                else "STATUS_ACTIVE"
+                "pending_review" if marker is None and policy == "review_pending" else "active"
             )
             assert saved["status"] == expected, (policy, marker)
             assert stored(stack) == before + 1
@@ -160,16 +166,22 @@ async def every_tool(session: ClientSession, stack) -> None:
         )
     )
     assert again["source_id"] == saved["source_id"] and again["deduplicated"] is True
-    hits = payload(await session.call_tool("memory_search", {"query": "Squier guitar"}))
+    # an unknown tool is a protocol error; an unknown argument is ignored, as on the bridge
+    with pytest.raises(MCPError) as unknown:
+        await session.call_tool("memory_no_such_tool", {"query": "x"})
+    assert unknown.value.error.code == -32602
+    hits = payload(
+        await session.call_tool("memory_search", {"query": "Squier guitar", "not_ours": 1})
+    )
     assert [h["source_id"] for h in hits["hits"]] == [saved["source_id"]]
     explained = payload(await session.call_tool("memory_explain", {"query": "Squier"}))
-    assert explained["entries"][0]["reason"] == "REASON_SELECTED"
+    assert explained["entries"][0]["reason"] == "selected"
     facts = payload(await session.call_tool("memory_fact_search", {"query": "Squier"}))
     assert facts["facts"][0]["save_intent_source"] == "opencode"
     by_intent = payload(
         await session.call_tool("memory_fact_search", {"save_intent": "client_auto_save"})
     )
-    assert by_intent.get("facts", []) == []
+    assert by_intent == {"facts": []}  # an empty result keeps its fields
     profile = payload(await session.call_tool("memory_profile_get", {}))
     assert profile["entries"]
     answer = payload(
@@ -182,7 +194,7 @@ async def every_tool(session: ClientSession, stack) -> None:
     # review: two pending inserts; approve one, reject the other, a stale revision fails
     first = payload(await session.call_tool("memory_insert", {"content": "I drink oolong"}))
     second = payload(await session.call_tool("memory_insert", {"content": "I hate mornings"}))
-    assert first["status"] == second["status"] == "STATUS_PENDING_REVIEW"
+    assert first["status"] == second["status"] == "pending_review"
     pending = payload(await session.call_tool("memory_pending_list", {}))
     assert {m["source_id"] for m in pending["memories"]} == {
         first["source_id"],
@@ -200,14 +212,14 @@ async def every_tool(session: ClientSession, stack) -> None:
             "memory_pending_approve", {"source_id": first["source_id"], "expected_revision": 1}
         )
     )
-    assert approved["status"] == "STATUS_ACTIVE"
+    assert approved["status"] == "active"
     rejected = payload(
         await session.call_tool(
             "memory_pending_reject", {"source_id": second["source_id"], "expected_revision": 1}
         )
     )
-    assert rejected["status"] == "STATUS_REJECTED"
-    assert payload(await session.call_tool("memory_pending_list", {})).get("memories", []) == []
+    assert rejected["status"] == "rejected"
+    assert payload(await session.call_tool("memory_pending_list", {}))["memories"] == []
     await refused(
         session,
         "memory_pending_approve",
@@ -222,10 +234,30 @@ async def every_tool(session: ClientSession, stack) -> None:
             {"source_id": saved["source_id"], "classification": "cold", "expected_revision": 1},
         )
     )
-    assert cold["revision"] == "2"
-    assert (
-        payload(await session.call_tool("memory_search", {"query": "Squier"})).get("hits", []) == []
+    assert cold["revision"] == 2 and cold["classification"] == "cold"
+    # what a tool returns can be passed back: the revision and the classification read
+    back = payload(
+        await session.call_tool(
+            "memory_source_classify",
+            {
+                "source_id": saved["source_id"],
+                "classification": cold["previous_classification"],
+                "expected_revision": cold["revision"],
+            },
+        )
     )
+    cold = payload(
+        await session.call_tool(
+            "memory_source_classify",
+            {
+                "source_id": saved["source_id"],
+                "classification": back["previous_classification"],
+                "expected_revision": back["revision"],
+            },
+        )
+    )
+    assert (cold["revision"], cold["classification"]) == (4, "cold")
+    assert payload(await session.call_tool("memory_search", {"query": "Squier"})) == {"hits": []}
     listed = payload(await session.call_tool("memory_sources_list", {"classification": "cold"}))
     assert [s["source_id"] for s in listed["sources"]] == [saved["source_id"]]
     # an erased source reads as erased, never as revoked
@@ -235,19 +267,19 @@ async def every_tool(session: ClientSession, stack) -> None:
         "sources"
     ]
     assert {s["source_id"]: s["effective_retrieval_state"] for s in erased}[gone.source_id] == (
-        "EFFECTIVE_RETRIEVAL_STATE_ERASED"
+        "erased"
     )
 
     # thread memory mode
     mode = payload(await session.call_tool("memory_thread_mode_get", {"thread_id": "t-mcp"}))
-    assert mode.get("revision", "0") == "0"
+    assert mode["revision"] == 0
     changed = payload(
         await session.call_tool(
             "memory_thread_mode_set",
-            {"thread_id": "t-mcp", "mode": "disabled", "expected_revision": 0},
+            {"thread_id": "t-mcp", "mode": "disabled", "expected_revision": mode["revision"]},
         )
     )
-    assert changed["mode"] == "MEMORY_MODE_DISABLED"
+    assert (changed["mode"], changed["revision"]) == ("disabled", 1)
     await refused(
         session,
         "memory_insert",
@@ -442,3 +474,48 @@ def test_confusable_ids_are_refused_by_the_tools_as_by_the_gateway(stack, http_m
                 assert "invisible" in message
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_with_an_oidc_issuer_a_401_names_the_protected_resource_metadata(stack):
+    port = free_port()
+    env = {**os.environ, "AGENTMEM_ADDR": stack.address}
+    env.pop("AGENTMEM_TOKEN", None)
+    issuer = "https://issuer.example"
+    command = [sys.executable, "-m", "agentmem.cli.main", "mcp", "--transport", "http"]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), "--oidc-issuer", issuer],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def accepting() -> bool:
+        assert proc.poll() is None
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
+    try:
+        wait_until(accepting, 30, "the MCP server accepting connections")
+        request = urllib.request.Request(f"{base}/mcp", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 401
+        challenge = refused.value.headers["WWW-Authenticate"]
+        where = f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
+        assert challenge.startswith("Bearer ") and where in challenge
+        for path in (
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ):
+            with urllib.request.urlopen(base + path, timeout=30) as response:
+                metadata = json.loads(response.read())
+            assert metadata["resource"] == f"{base}/mcp"
+            assert metadata["authorization_servers"] == [issuer]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -5,21 +5,26 @@ callback plays the user."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import socket
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from agentmem import mcp_confirm, mcp_server
 from agentmem.client import AsyncClient
 from agentmem.v1 import sources_pb2
-from tests.harness import ADMIN_A, KEYS, ROOT, Key
+from tests.harness import ADMIN_A, KEYS, ROOT, Key, free_port, wait_until
 from tests.memory_helpers import get_source, search_ids
 from tests.test_mcp import payload, stored, text
 
@@ -49,18 +54,25 @@ def mcp_stack(make_stack):
 
 
 class User:
-    """Answers the host's prompts; records what it was asked."""
+    """Answers the host's prompts; records what it was asked and the form it was shown.
+    `content` is the accepted form as sent (default `{"save": save}`)."""
 
-    def __init__(self, action: str = "accept", save: bool = True) -> None:
-        self.action, self.save = action, save
+    def __init__(
+        self, action: str = "accept", save: bool = True, content: dict | None = None
+    ) -> None:
+        self.action, self.save, self.content = action, save, content
         self.asked: list[str] = []
+        self.forms: list[dict[str, Any]] = []
         self.never = anyio.Event()  # set by nobody: a user who never answers
 
     async def answer(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.asked.append(params.message)
+        self.forms.append(params.model_dump(by_alias=True)["requestedSchema"])
         if self.action == "wait":
             await self.never.wait()
-        content = {"save": self.save} if self.action == "accept" else None
+        content = None
+        if self.action == "accept":
+            content = {"save": self.save} if self.content is None else self.content
         return types.ElicitResult(action=self.action, content=content)
 
 
@@ -90,7 +102,7 @@ def test_an_accepted_prompt_stores_an_active_user_confirmed_memory(mcp_stack, po
     user = User("accept")
     # what the model claims is not forwarded: the user is asked instead
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "explicit_user_request"}, user))
-    assert saved["status"] == "STATUS_ACTIVE"
+    assert saved["status"] == "active"
     assert user.asked == [f"Save this memory?\n\n{SQUIER}"]
     source = get_source(stack.client(), saved["source_id"])
     assert (source.save_intent, source.save_intent_source) == ("user_confirmed", "test-host")
@@ -105,7 +117,7 @@ def test_no_marker_under_review_pending_asks_the_user(mcp_stack):
     stack = mcp_stack("review_pending")
     user = User("accept")
     saved = payload(call(stack, {"content": SQUIER}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and len(user.asked) == 1
+    assert saved["status"] == "active" and len(user.asked) == 1
 
 
 @pytest.mark.parametrize(
@@ -125,6 +137,41 @@ def test_a_declined_or_cancelled_prompt_stores_nothing(mcp_stack, answer, said):
     assert stored(stack) == 0
 
 
+# What the MCP specification allows in a form's `requestedSchema`, and in each of its
+# primitive properties (the boolean kind: the one the form uses).
+FORM_KEYS = {"$schema", "type", "properties", "required"}
+BOOLEAN_KEYS = {"type", "title", "description", "default"}
+
+
+def spec_form(form: dict[str, Any]) -> None:
+    """`form` is a flat object of primitive properties with only the spec's keys, worded for
+    a person (no class docstring, no default of yes)."""
+    assert set(form) <= FORM_KEYS and form["type"] == "object", form
+    assert set(form.get("required", [])) <= set(form["properties"])
+    for prop in form["properties"].values():
+        assert prop["type"] == "boolean" and set(prop) <= BOOLEAN_KEYS, prop
+        assert prop.get("default", False) is False
+    assert form["properties"]["save"]["title"] == "Save this memory"
+    assert "field" not in json.dumps(form)
+
+
+def test_the_form_has_only_the_keys_the_mcp_specification_allows(mcp_stack):
+    stack = mcp_stack("require_save_intent")
+    user = User("accept")
+    payload(call(stack, {"content": SQUIER}, user))
+    (form,) = user.forms
+    spec_form(form)
+    assert user.asked == [f"Save this memory?\n\n{SQUIER}"]
+
+
+@pytest.mark.parametrize("content", [{}, {"save": "yes"}, {"save": 1}, {"other": True}])
+def test_accepting_without_an_explicit_yes_stores_nothing(mcp_stack, content):
+    stack = mcp_stack("require_save_intent")
+    result = call(stack, {"content": SQUIER}, User("accept", content=content))
+    assert result.is_error and text(result).startswith("SAVE_NOT_CONFIRMED"), text(result)
+    assert stored(stack) == 0
+
+
 def test_no_answer_before_the_timeout_stores_nothing(mcp_stack):
     stack = mcp_stack("require_save_intent")
     user = User("wait")
@@ -138,29 +185,29 @@ def test_a_trusted_auto_save_is_not_asked_about(mcp_stack):
     stack = mcp_stack("require_save_intent")
     user = User("decline")
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "client_auto_save"}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+    assert saved["status"] == "active" and user.asked == []
 
 
 def test_permissive_without_a_marker_is_not_asked_about(mcp_stack):
     stack = mcp_stack("permissive")
     user = User("decline")
     saved = payload(call(stack, {"content": SQUIER}, user))
-    assert saved["status"] == "STATUS_ACTIVE" and user.asked == []
+    assert saved["status"] == "active" and user.asked == []
 
 
 def test_a_server_key_not_trusted_for_confirmations_holds_the_answer_for_review(mcp_stack):
     stack = mcp_stack("permissive", trusted=("client_auto_save",))
     user = User("accept")
     saved = payload(call(stack, {"content": SQUIER, "save_intent": "user_confirmed"}, user))
-    assert (saved["status"], saved["save_intent_held"]) == ("STATUS_PENDING_REVIEW", True)
+    assert (saved["status"], saved["save_intent_held"]) == ("pending_review", True)
     assert len(user.asked) == 1
 
 
 @pytest.mark.parametrize(
     ("policy", "args", "status"),
     [
-        ("permissive", {"save_intent": "explicit_user_request"}, "STATUS_ACTIVE"),
-        ("review_pending", {}, "STATUS_PENDING_REVIEW"),
+        ("permissive", {"save_intent": "explicit_user_request"}, "active"),
+        ("review_pending", {}, "pending_review"),
     ],
 )
 def test_a_client_without_elicitation_keeps_the_plain_behaviour(mcp_stack, policy, args, status):
@@ -201,7 +248,7 @@ def test_the_prompt_over_stdio_with_agentmem_mcp(mcp_stack):
 
     accepted, declined = asyncio.run(asyncio.wait_for(main(), 120))
     saved = payload(accepted)
-    assert saved["status"] == "STATUS_ACTIVE" and len(yes.asked) == 1
+    assert saved["status"] == "active" and len(yes.asked) == 1
     assert declined.is_error and text(declined).startswith("SAVE_NOT_CONFIRMED")
     assert stored(stack) == 1
     assert get_source(stack.client(ADMIN_A), saved["source_id"]).status == (
@@ -219,3 +266,54 @@ def test_the_plan_for_a_client_that_can_ask():
     assert mcp_confirm.plan("", "permissive", trusted) is mcp_confirm.Step.FORWARD
     assert mcp_confirm.plan("", "require_save_intent", trusted) is mcp_confirm.Step.ASK
     assert mcp_confirm.plan("", "review_pending", trusted) is mcp_confirm.Step.ASK
+
+
+def test_the_prompt_over_streamable_http_is_the_same_form(mcp_stack):
+    stack = mcp_stack("require_save_intent")
+    port = free_port()
+    env = {**os.environ, "AGENTMEM_ADDR": stack.address}
+    env.pop("AGENTMEM_TOKEN", None)
+    command = [sys.executable, "-m", "agentmem.cli.main", "mcp", "--transport", "http"]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+    def accepting() -> bool:
+        assert proc.poll() is None
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
+    users = [User("accept"), User("accept", content={}), User("decline")]
+
+    async def main() -> list[types.CallToolResult]:
+        results = []
+        headers = {"Authorization": f"Bearer {SERVER_KEY.token}"}
+        for user in users:
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as io,
+                ClientSession(io[0], io[1], elicitation_callback=user.answer) as session,
+            ):
+                await session.initialize()
+                results.append(await session.call_tool("memory_insert", {"content": SQUIER}))
+        return results
+
+    try:
+        wait_until(accepting, 30, "the MCP server accepting connections")
+        accepted, empty, declined = asyncio.run(asyncio.wait_for(main(), 120))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert payload(accepted)["status"] == "active"
+    assert empty.is_error and declined.is_error
+    assert stored(stack) == 1
+    for user in users:
+        (form,) = user.forms
+        spec_form(form)

@@ -2,8 +2,10 @@
 
 A gateway error keeps its ErrorInfo: -32600 with the catalogue's message and
 `data: {reason, ...metadata}` (keys in camelCase, integers as numbers), e.g.
-`{reason: "REVISION_MISMATCH", currentRevision: 3}`. Params that do not parse are -32602
-naming the fields and what is wrong with each, never the values sent. Neither carries
+`{reason: "REVISION_MISMATCH", currentRevision: 3}`. As in Codex's server, params that do
+not parse (a missing field, a wrong type, text that is not valid Unicode) and an unknown
+method are -32600, and a value of the right type but out of its range is -32602; each
+names the fields and what is wrong with them, never the values sent. Neither carries
 memory text, tokens or credentials: the gateway's messages are the catalogue's, and a
 failure without an ErrorInfo gets a fixed message of ours.
 """
@@ -71,24 +73,37 @@ def from_api_error(error: ApiError, method: str) -> RpcFailure:
     return RpcFailure(code, error.message, data)
 
 
-def invalid_params(error: ValidationError) -> RpcFailure:
-    violations = [_violation(e) for e in error.errors(include_input=False, include_url=False)]
-    text = "; ".join(f"{v['field']}: {v['description']}" for v in violations)
+_OUT_OF_RANGE = {"greater_than_equal", "less_than_equal", "greater_than", "less_than"}
+
+
+def method_not_found() -> RpcFailure:
     return RpcFailure(
-        INVALID_PARAMS,
-        f"Invalid params: {text}",
-        {"reason": "INVALID_FIELD", "fieldViolations": violations},
+        INVALID_REQUEST, "Invalid request: unknown method", {"reason": "METHOD_NOT_FOUND"}
     )
 
 
+def invalid_params(error: ValidationError) -> RpcFailure:
+    details = error.errors(include_input=False, include_url=False)
+    in_range_only = all(e["type"] in _OUT_OF_RANGE for e in details)
+    return _refused([_violation(e) for e in details], INVALID_PARAMS if in_range_only else None)
+
+
 def not_an_object() -> RpcFailure:
+    return _refused([{"field": "params", "description": "must be an object"}])
+
+
+def not_text(path: list[str | int]) -> RpcFailure:
+    """A string (or a key) holding a lone surrogate: no text can carry it on."""
+    where = ".".join(str(p) if isinstance(p, int) or _NAME.match(p) else "<field>" for p in path)
+    return _refused([{"field": where or "params", "description": "must be valid Unicode text"}])
+
+
+def _refused(violations: list[dict[str, str]], code: int | None = None) -> RpcFailure:
+    text = "; ".join(f"{v['field']}: {v['description']}" for v in violations)
     return RpcFailure(
-        INVALID_PARAMS,
-        "Invalid params: params must be an object",
-        {
-            "reason": "INVALID_FIELD",
-            "fieldViolations": [{"field": "params", "description": "must be an object"}],
-        },
+        code or INVALID_REQUEST,
+        f"Invalid {'params' if code else 'request'}: {text}",
+        {"reason": "INVALID_FIELD", "fieldViolations": violations},
     )
 
 

@@ -10,6 +10,9 @@ host that sends more of Codex's handshake still connects.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
@@ -39,13 +42,23 @@ class InitializeParams(BaseModel):
     client_info: ClientInfo
     capabilities: InitializeCapabilities | None = None
     events_after_sequence: StrictInt | None = Field(
-        default=None, ge=0, description="Resume notifications after this event (last seen)."
+        default=None,
+        ge=0,
+        le=2**63 - 1,  # an event sequence is an int64
+        description="Resume notifications after this event (last seen).",
     )
 
 
 class InitializeResponse(BaseModel):
+    """Codex's fields (`userAgent`, `codexHome`, `platformFamily`, `platformOs`), then
+    agentmem's. `codexHome` is the bridge's working directory: agentmem keeps nothing
+    there, every state lives behind the gateway."""
+
     model_config = _CAMEL
     user_agent: str
+    codex_home: str
+    platform_family: str
+    platform_os: str
     api_version: str
     # The methods this connection may call, and the notifications it will be sent.
     methods: list[str]
@@ -67,3 +80,14 @@ EVENTS_STOPPED = "memory/events/stopped"
 
 def user_agent() -> str:
     return f"agentmem-app-server/{agentmem.__version__}"
+
+
+def platform() -> tuple[str, str]:
+    """The family and the operating system, in Codex's words ("unix", "linux")."""
+    if sys.platform.startswith("win"):
+        return "windows", "windows"
+    return "unix", {"darwin": "macos"}.get(sys.platform, sys.platform.rstrip("0123456789"))
+
+
+def home() -> str:
+    return str(Path.cwd().resolve())

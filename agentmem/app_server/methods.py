@@ -21,7 +21,7 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from pydantic import BaseModel, Field, StrictInt
 
-from agentmem.app_server import protojson
+from agentmem.app_server import protojson, upstream
 from agentmem.app_server.models import Registry, type_name
 from agentmem.v1 import events_pb2, memory_service_pb2
 from protocol_svc.policy import POLICY
@@ -49,6 +49,7 @@ class Method:
     capability: str | None
     params: type[BaseModel]
     result: type[BaseModel]
+    run: upstream.Run | None = None  # Codex's own methods: more than one call of `spec.rpc`
 
     @property
     def name(self) -> str:
@@ -83,8 +84,9 @@ SPECS = (
     Spec(
         "thread/memoryMode/set",
         "SetThreadMemoryMode",
-        "Set a thread's memory mode (compare-and-swap; 0 for a thread never set).",
-        ("thread_id", "expected_revision", "mode"),
+        "Set a thread's memory mode: a compare-and-swap with expectedRevision (0 for a "
+        "thread never set), else an unconditional set.",
+        ("thread_id", "mode"),
     ),
     Spec("memory/insert", "InsertMemory", "Store a memory, with its save intent."),
     Spec("memory/sources/list", "ListSources", "Sources, metadata only (never text)."),
@@ -255,4 +257,18 @@ def _build() -> tuple[dict[str, Method], dict[str, Notification]]:
     return methods, notifications
 
 
+# Codex's own memory methods (`upstream`): the RPC whose capability gates each.
+UPSTREAM = (
+    ("thread/memory/read", "GetProfile", upstream.ThreadMemoryReadParams,
+     upstream.ThreadMemoryReadResponse, upstream.thread_memory_read),
+    ("memory/status", "GetCapabilities", upstream.MemoryStatusParams,
+     upstream.MemoryStatusResponse, upstream.memory_status),
+    ("memory/reset", "EraseSource", upstream.MemoryResetParams,
+     upstream.MemoryResetResponse, upstream.memory_reset),
+)  # fmt: skip
+
 METHODS, NOTIFICATIONS = _build()
+METHODS.update(
+    (name, Method(Spec(name, rpc, params.__doc__ or ""), capability_of(rpc), params, result, run))
+    for name, rpc, params, result, run in UPSTREAM
+)

@@ -50,7 +50,8 @@ _INT_RANGES = {
     _F.TYPE_UINT64: (0, 2**64 - 1),
     _F.TYPE_FIXED64: (0, 2**64 - 1),
 }
-PARAMS_CONFIG = ConfigDict(extra="forbid", use_enum_values=True, protected_namespaces=())
+# Params members the bridge does not know are ignored, as Codex's server does.
+PARAMS_CONFIG = ConfigDict(extra="ignore", use_enum_values=True, protected_namespaces=())
 # Results may gain fields in a later version: hosts should ignore what they do not know.
 RESULT_CONFIG = ConfigDict(use_enum_values=True, protected_namespaces=())
 

@@ -130,7 +130,7 @@ def _envelopes(surface: Surface, definitions: dict[str, Any]) -> dict[str, Any]:
             "title": "JSONRPCError",
             "type": "object",
             "properties": {
-                "id": {"anyOf": [request_id, {"type": "null"}]},
+                "id": request_id,
                 "error": {"$ref": _REF + "JSONRPCErrorError"},
             },
             "required": ["id", "error"],

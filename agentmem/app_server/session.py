@@ -17,21 +17,26 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import Message
 from pydantic import BaseModel, ValidationError
 
-from agentmem.app_server import errors, notifications, protojson, wire
+from agentmem.app_server import errors, notifications, protojson, upstream, wire
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.handshake import (
     EVENTS_STOPPED,
     InitializeParams,
     InitializeResponse,
+    home,
+    platform,
     user_agent,
 )
 from agentmem.app_server.methods import METHODS, Method, Notification
 from agentmem.client_errors import ApiError
+from agentmem.v1 import thread_mode_pb2
 
 log = logging.getLogger("agentmem.app_server")
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+SET_MODE = "thread/memoryMode/set"
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class Session:
         """Handles one frame. Returns once a request is dispatched (not answered)."""
         try:
             message = wire.parse(frame)
+        except wire.Unanswerable as e:
+            log.warning("message dropped", extra={"why": e.why})
+            return
         except wire.Malformed as e:
             await self.send(wire.error(e.id, e))
             return
@@ -100,7 +108,7 @@ class Session:
         elif len(self._in_flight) >= self._limits.max_in_flight:
             await self.send(wire.error(request.id, errors.overloaded(self._limits.max_in_flight)))
         elif (method := METHODS.get(request.method)) is None:
-            await self._fail(request.id, wire.METHOD_NOT_FOUND, "Method not found")
+            await self.send(wire.error(request.id, errors.method_not_found()))
         elif opened.refuses(method):
             await self.send(wire.error(request.id, errors.experimental_required(method.name)))
         else:
@@ -128,7 +136,15 @@ class Session:
     async def _call(self, opened: Opened, method: Method, request: wire.Request) -> Any:
         params = _validated(method.params, request.params)
         try:
-            response = await opened.gateway.call(method.spec.rpc, method.request(params))
+            if method.run is not None:
+                return await method.run(opened.gateway, params)
+            response: Message
+            if method.name == SET_MODE and params.expected_revision is None:
+                message = method.request(params)
+                assert isinstance(message, thread_mode_pb2.SetThreadMemoryModeRequest)
+                response = await upstream.set_mode_unconditionally(opened.gateway, message)
+            else:
+                response = await opened.gateway.call(method.spec.rpc, method.request(params))
         except ApiError as e:
             log.info("gateway refused", extra={"method": method.name, "reason": e.reason})
             raise errors.from_api_error(e, method.name) from None
@@ -161,8 +177,12 @@ class Session:
             stopped_wanted=EVENTS_STOPPED not in opt_outs,
         )
         served = enabled - (frozenset() if experimental_api else experimental)
+        family, system = platform()
         response = InitializeResponse(
             user_agent=user_agent(),
+            codex_home=home(),
+            platform_family=family,
+            platform_os=system,
             api_version="agentmem.v1",
             methods=[
                 m.name for m in METHODS.values() if m.capability is None or m.capability in served
@@ -183,12 +203,33 @@ class Session:
 
 
 def _validated(model: type[BaseModel], raw: Any) -> Any:
-    """The params as `model`, or -32602 naming what is wrong (never the values)."""
+    """The params as `model` (members it does not know are ignored, as Codex does), or an
+    error naming what is wrong (never the values)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise errors.not_an_object()
+    if (where := _not_text(raw)) is not None:
+        raise errors.not_text(where)
     try:
         return model.model_validate(raw)
     except ValidationError as e:
         raise errors.invalid_params(e) from None
+
+
+def _not_text(value: Any) -> list[str | int] | None:
+    """Where a string or a key of `value` is not valid Unicode (a lone surrogate), if any.
+    Walked without recursion: params may nest as deep as the JSON parser allows."""
+    stack: list[tuple[list[str | int], Any]] = [([], value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str) and not wire.is_text(node):
+            return path
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if not wire.is_text(key):
+                    return path
+                stack.append(([*path, key], item))
+        elif isinstance(node, list):
+            stack.extend(([*path, i], item) for i, item in enumerate(node))
+    return None

@@ -1,9 +1,11 @@
 """JSON-RPC 2.0 shapes without the `"jsonrpc"` field, as Codex's app-server speaks them.
 
 A request is `{id, method, params?}`, a notification `{method, params?}`, a response
-`{id, result}` or `{id, error: {code, message, data?}}`; ids are strings or integers. A
-`"jsonrpc"` member is accepted and ignored. A frame that is not JSON is answered with
--32700, one that is not such a message with -32600 (id null when it has no usable id).
+`{id, result}` or `{id, error: {code, message, data?}}`; ids are strings (valid Unicode)
+or 64-bit integers. A `"jsonrpc"` member is accepted and ignored. As Codex's own server
+does, a frame that is not JSON, or not a message with a usable id, is logged and not
+answered: an answer would need an id, and `null` is not one in Codex's `JSONRPCMessage`.
+A message with a usable id that is not a request is answered with -32600.
 """
 
 from __future__ import annotations
@@ -50,10 +52,19 @@ class RpcFailure(Exception):
         return body
 
 
+class Unanswerable(Exception):
+    """A frame that cannot be answered: not JSON, or without a usable id. `why` says
+    which, in our words (never the frame)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 class Malformed(RpcFailure):
     """The frame is not a message; `id` is its id when it had a usable one."""
 
-    def __init__(self, code: int, message: str, id: RequestId | None = None) -> None:
+    def __init__(self, code: int, message: str, id: RequestId) -> None:
         super().__init__(code, message)
         self.id = id
 
@@ -81,29 +92,46 @@ class Reply:
 Incoming = Request | Notification | Reply
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def is_text(value: str) -> bool:
+    """Whether `value` is valid Unicode (no lone surrogate), so it can go out as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _id(value: Any) -> RequestId | None:
-    # bool is an int in Python, not an id in JSON-RPC
-    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if isinstance(value, bool):  # an int in Python, not an id in JSON-RPC
+        return None
+    if isinstance(value, int):
+        return value if INT64[0] <= value <= INT64[1] else None
+    return value if isinstance(value, str) and is_text(value) else None
 
 
 def parse(frame: bytes | str) -> Incoming:
     try:
         message = json.loads(frame)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        raise Malformed(PARSE_ERROR, "Parse error") from None
+        raise Unanswerable("not JSON") from None
     if not isinstance(message, dict):
-        raise Malformed(INVALID_REQUEST, "Invalid request: expected a JSON object")
+        raise Unanswerable("not a JSON object")
     has_id = "id" in message
     request_id = _id(message.get("id"))
     if has_id and request_id is None:
-        raise Malformed(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+        raise Unanswerable("an id that is neither a string nor a 64-bit integer")
     method = message.get("method")
     if isinstance(method, str):
         params = message.get("params")
         if request_id is None:
             return Notification(method, params)
         return Request(request_id, method, params)
-    if request_id is not None and ("result" in message or "error" in message):
+    if request_id is None:
+        raise Unanswerable("no method and no id")
+    if "result" in message or "error" in message:
         return Reply(request_id)
     raise Malformed(INVALID_REQUEST, "Invalid request: method must be a string", request_id)
 
@@ -112,7 +140,7 @@ def response(request_id: RequestId, result: Any) -> dict[str, Any]:
     return {"id": request_id, "result": result}
 
 
-def error(request_id: RequestId | None, failure: RpcFailure) -> dict[str, Any]:
+def error(request_id: RequestId, failure: RpcFailure) -> dict[str, Any]:
     return {"id": request_id, "error": failure.error()}
 
 
@@ -122,13 +150,3 @@ def notification(method: str, params: Any) -> dict[str, Any]:
 
 def encode(message: dict[str, Any]) -> str:
     return _ENCODER.encode(message)
-
-
-def too_large(limit: int) -> dict[str, Any]:
-    """The answer to a frame over the size limit (its id unread: null)."""
-    failure = RpcFailure(
-        INVALID_REQUEST,
-        f"Message too large: the limit is {limit} bytes",
-        {"reason": "MESSAGE_TOO_LARGE", "limitBytes": limit},
-    )
-    return error(None, failure)

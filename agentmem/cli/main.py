@@ -44,6 +44,7 @@ def _mcp(args: argparse.Namespace) -> int:
         args.port,
         experimental=args.experimental,
         confirm_timeout=args.confirm_timeout,
+        oidc_issuer=args.oidc_issuer,
     )
     return 0
 
@@ -118,6 +119,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds the user has to answer the host's 'Save this memory?' (clients that "
         "can ask their user); no answer stores nothing",
+    )
+    mcp.add_argument(
+        "--oidc-issuer",
+        default=os.environ.get("AGENTMEM_MCP_OIDC_ISSUER") or None,
+        metavar="URL",
+        help="HTTP transport: the OIDC issuer the gateway accepts tokens of; published as "
+        "OAuth protected-resource metadata (RFC 9728) so MCP clients can find it "
+        "(env AGENTMEM_MCP_OIDC_ISSUER)",
     )
     mcp.set_defaults(func=_mcp)
     app_server.add_parser(sub)

@@ -15,6 +15,7 @@ import type { MemoryOwnerKeysRegisterParams } from "./MemoryOwnerKeysRegisterPar
 import type { MemoryOwnerKeysRevokeParams } from "./MemoryOwnerKeysRevokeParams";
 import type { MemoryProfileReadParams } from "./MemoryProfileReadParams";
 import type { MemoryPromptAssembleParams } from "./MemoryPromptAssembleParams";
+import type { MemoryResetParams } from "./MemoryResetParams";
 import type { MemoryRetrievalExplainParams } from "./MemoryRetrievalExplainParams";
 import type { MemoryReviewApproveParams } from "./MemoryReviewApproveParams";
 import type { MemoryReviewListParams } from "./MemoryReviewListParams";
@@ -27,9 +28,11 @@ import type { MemorySourcesListParams } from "./MemorySourcesListParams";
 import type { MemorySourcesReadParams } from "./MemorySourcesReadParams";
 import type { MemorySourcesReadbackParams } from "./MemorySourcesReadbackParams";
 import type { MemorySourcesRevokeParams } from "./MemorySourcesRevokeParams";
+import type { MemoryStatusParams } from "./MemoryStatusParams";
 import type { RequestId } from "./RequestId";
 import type { ThreadMemoryModeReadParams } from "./ThreadMemoryModeReadParams";
 import type { ThreadMemoryModeSetParams } from "./ThreadMemoryModeSetParams";
+import type { ThreadMemoryReadParams } from "./ThreadMemoryReadParams";
 
 export type ClientRequest =
   | { id: RequestId, method: "initialize", params: InitializeParams }
@@ -61,4 +64,7 @@ export type ClientRequest =
   | { id: RequestId, method: "memory/ownerKeys/register", params: MemoryOwnerKeysRegisterParams }
   | { id: RequestId, method: "memory/ownerKeys/revoke", params: MemoryOwnerKeysRevokeParams }
   | { id: RequestId, method: "memory/audit/list", params?: MemoryAuditListParams }
-  | { id: RequestId, method: "memory/audit/verify", params?: MemoryAuditVerifyParams };
+  | { id: RequestId, method: "memory/audit/verify", params?: MemoryAuditVerifyParams }
+  | { id: RequestId, method: "thread/memory/read", params: ThreadMemoryReadParams }
+  | { id: RequestId, method: "memory/status", params?: MemoryStatusParams }
+  | { id: RequestId, method: "memory/reset", params?: MemoryResetParams };

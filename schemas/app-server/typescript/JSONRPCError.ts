@@ -3,6 +3,6 @@ import type { JSONRPCErrorError } from "./JSONRPCErrorError";
 import type { RequestId } from "./RequestId";
 
 export type JSONRPCError = {
-  id: RequestId | null,
+  id: RequestId,
   error: JSONRPCErrorError,
 };
