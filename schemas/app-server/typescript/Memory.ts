@@ -22,4 +22,5 @@ export type Memory = {
   threadId: string,
   labels: { [key in string]?: string },
   saveIntentEvidence: string,
+  observedAt: string | null,
 };
