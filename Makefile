@@ -7,6 +7,9 @@ LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
+# Where torch's CPU build comes from when this machine's pip cannot find it already
+# (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: install run test check types fuzz wheel-test soak proto proto-check lint docs format bench clean
 
@@ -15,8 +18,14 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU build of torch first, so the embeddings extra never pulls a CUDA build.
+	# The CPU build of torch first, so the embeddings extra never pulls a multi-GB CUDA build:
+	# from what pip already finds (a wheel cache, a local index), else from TORCH_INDEX.
+ifeq ($(TORCH_INDEX),)
 	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)"
+else
+	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" 2>/dev/null || \
+		$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" --extra-index-url $(TORCH_INDEX)
+endif
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
