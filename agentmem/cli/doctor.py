@@ -13,7 +13,6 @@ from agentmem.cli.client import client_for
 from agentmem.client import ENV_TOKEN
 from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
 
-
 # Why retrieval searches by words only (GetCapabilities' lexical_only_reason), and the fix.
 LEXICAL_ONLY = {
     "embeddings_not_installed": (
