@@ -11,6 +11,7 @@ from pathlib import Path
 from agentmem.cli import jsonl
 from agentmem.cli.client import fail
 from agentmem.client import Client
+from agentmem.core import private_files
 from agentmem.v1 import sources_pb2
 
 COLD = sources_pb2.CLASSIFICATION_COLD
@@ -75,6 +76,7 @@ def import_(client: Client, args: argparse.Namespace) -> int:
 def export(client: Client, args: argparse.Namespace) -> int:
     """Revoked and erased memories are left out (counted apart): an export must never
     bring them back."""
+    private_files.restrict_stdout()
     revoked: set[str] = set()
     erased, token = 0, ""
     while True:
