@@ -11,7 +11,7 @@ TORCH_VERSION ?= 2.13.0
 # (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test check types fuzz wheel-test soak proto proto-check lint docs format bench clean
+.PHONY: install run test check types fuzz wheel-test soak proto proto-check cli-docs lint docs format bench clean
 
 install: $(STAMP)
 
@@ -57,6 +57,9 @@ proto: install ## regenerate Python code and JSON Schemas from protos/ (and the 
 	rm -rf schemas/app-server
 	$(BIN)/agentmem app-server generate-json-schema --experimental --out schemas/app-server/json
 	$(BIN)/agentmem app-server generate-ts --experimental --out schemas/app-server/typescript
+
+cli-docs: install ## regenerate docs/cli.md's command reference from the CLI's parser
+	$(BIN)/python scripts/cli_reference.py
 
 proto-check: install
 	$(BIN)/python scripts/codegen.py --check
