@@ -245,3 +245,38 @@ def test_mcp_without_the_extra_names_it(monkeypatch, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "agentmem-service[mcp]" in err and "Traceback" not in err
+
+
+def test_no_choice_list_in_help_offers_an_empty_choice():
+    empty = [
+        f"{path} {action.option_strings or action.dest}"
+        for path, p in _parsers(parser())
+        for action in p._actions
+        if action.choices and not isinstance(action, argparse._SubParsersAction)
+        if "" in action.choices
+    ]
+    assert empty == []
+
+
+def test_insert_reads_standard_input_for_a_dash_and_a_file_for_file(stack, cli, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmem.cli.main", "insert", "-", "--json"],
+        input="I keep a red kayak in the garage\n",
+        env=_env(stack),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    from_stdin = json.loads(done.stdout)["source_id"]
+    note = tmp_path / "note.txt"
+    note.write_text("My bike is a blue Brompton\n", encoding="utf-8")
+    out, _ = cli("insert", "--file", str(note), "--json")
+    from_file = json.loads(out)["source_id"]
+    contents = {
+        json.loads(cli("sources", "get", sid, "--content", "--json")[0])["content"]
+        for sid in (from_stdin, from_file)
+    }
+    assert contents == {"I keep a red kayak in the garage", "My bike is a blue Brompton"}
+    _, err = cli("insert", "both", "--file", str(note), expect=1)
+    assert "standard input" in err and "--file" in err

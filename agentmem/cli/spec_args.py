@@ -5,8 +5,10 @@ a foreign source's pointer)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 from google.protobuf.message import Message
 
@@ -44,6 +46,26 @@ def review(c: Client, a: argparse.Namespace) -> review_pb2.ReviewMemoryResponse:
     return c.review_memory(
         source_id=a.source_id, decision=a.decision, expected_revision=revision, note=a.note
     )
+
+
+def text_to_insert(a: argparse.Namespace) -> str:
+    """`insert TEXT`, `insert -` (standard input) or `insert --file FILE` (UTF-8); a final
+    newline of a file or of standard input is not part of the memory."""
+    if (a.content is None) == (a.file is None):
+        _usage_error("give the text, - to read it from standard input, or --file FILE")
+    if a.file is not None:
+        try:
+            return Path(a.file).read_text(encoding="utf-8").rstrip("\n")
+        except (OSError, UnicodeDecodeError) as e:
+            _usage_error(f"cannot read {a.file}: {e.__class__.__name__}")
+    if a.content == "-":
+        return sys.stdin.read().rstrip("\n")
+    return str(a.content)
+
+
+def _usage_error(message: str) -> NoReturn:
+    print(f"agentmem: {message}", file=sys.stderr)
+    raise SystemExit(1)
 
 
 def moment(value: str) -> str:
