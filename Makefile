@@ -11,7 +11,7 @@ TORCH_VERSION ?= 2.13.0
 # (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test check types fuzz wheel-test soak proto proto-check cli-docs lint docs format bench clean
+.PHONY: install run test check types fuzz wheel-test soak proto proto-check cli-docs lint docs format bench clean clean-data
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ else
 		$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" --extra-index-url $(TORCH_INDEX)
 endif
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# The checkout on sys.path too, so a script in the folder that holds the clone imports the
+	# package, not the clone's folder (also named agentmem) as an empty namespace package.
+	$(BIN)/python -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
+		'agentmem-checkout.pth').write_text(str(pathlib.Path.cwd()) + '\n')"
 	touch $(STAMP)
 
 run: install ## both services on embedded SQLite and the web console; prints a dev credential
@@ -82,5 +86,8 @@ format: install
 bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_ARGS=--million for 1M)
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
 
-clean:
-	rm -rf $(VENV) .pytest_cache data build dist
+clean: ## remove the virtualenv and build output; the data folder is kept (make clean-data)
+	rm -rf $(VENV) .pytest_cache build dist
+
+clean-data: ## delete the data folder (DATA): every memory, the dev credential, the logs
+	rm -rf $(DATA)

@@ -306,3 +306,17 @@ def test_private_data_is_its_owners_only_whatever_the_umask(tmp_path):
         if mode != ("0o700" if (tmp_path / name).is_dir() else "0o600")
     }
     assert wrong == {}
+
+
+def test_a_script_next_to_the_clone_imports_the_package(tmp_path):
+    """A script in the folder that holds the clone (a folder named agentmem, as `git clone`
+    names it) imports the installed package, not the clone's folder as an empty namespace
+    package ("cannot import name 'Client' from 'agentmem' (unknown location)")."""
+    (tmp_path / "agentmem").symlink_to(ROOT, target_is_directory=True)
+    script = tmp_path / "remember.py"
+    script.write_text("from agentmem import Client\nprint(Client.__module__)\n")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "agentmem.client"

@@ -21,3 +21,17 @@ def test_make_install_takes_torchs_cpu_build_by_default():
     makefile = (ROOT / "Makefile").read_text()
     assert "TORCH_INDEX ?= https://download.pytorch.org/whl/cpu" in makefile
     assert '"torch==$(TORCH_VERSION)+cpu"' in makefile
+
+
+def test_make_clean_keeps_the_data_and_clean_data_deletes_it():
+    import subprocess
+
+    def recipe(target: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "data" not in recipe("clean").replace("pytest_cache", "")
+    assert recipe("clean-data").split() == ["rm", "-rf", "./data"]
