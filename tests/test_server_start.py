@@ -36,7 +36,7 @@ def taken() -> Iterator[str]:
     server.stop(None)
 
 
-def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> None:
+def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> str:
     """The command ends non-zero with exactly one line on stderr that names the address and
     ADDRESS_IN_USE, no traceback, and never says it serves."""
     try:
@@ -55,6 +55,7 @@ def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> None:
     assert len(lines) == 1, done.stderr
     assert "ADDRESS_IN_USE" in lines[0] and address in lines[0]
     assert "serving" not in done.stdout
+    return lines[0]
 
 
 def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
@@ -68,12 +69,20 @@ def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
     )
     try:
         address = re.search(r"serving on (\S+)", first.stdout.readline()).group(1)
-        _refused(
+        line = _refused(
             ["up", "--listen", address, "--data-dir", str(tmp_path / "two")],
             address,
             tmp_path,
             **WORDS_ONLY,
         )
+        assert "--listen HOST:PORT" in line and "make run LISTEN=" in line  # how to choose
+        line = _refused(
+            ["up", "--listen", "127.0.0.1:0", "--console", address, "--data-dir", "three"],
+            address,
+            tmp_path,
+            **WORDS_ONLY,
+        )
+        assert "--console HOST:PORT" in line and "make run CONSOLE=" in line
         assert first.poll() is None  # the first one still serves
     finally:
         first.send_signal(signal.SIGTERM)

@@ -101,12 +101,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     )
 
 
-def _ensure_free(name: str, *addresses: str) -> None:
+def _ensure_free(name: str, *addresses: str, fix: str = "") -> None:
     """Refuses, in one line, a taken address before the service starts (and logs) at all."""
     try:
         for address in filter(None, addresses):
             listen.ensure_free(address, name)
     except listen.AddressInUse as e:
+        e.fix = fix
         listen.refuse(e)
 
 
@@ -146,8 +147,14 @@ def cmd_up(args: argparse.Namespace) -> int:
             lock = data_lock.hold(Path(data_dir).resolve(), args.listen)
         except data_lock.DataDirInUse as e:
             raise SystemExit(f"agentmem: {e}") from None
-    _ensure_free("gateway", args.listen)  # before anything starts
-    _ensure_free("console", args.console or "")
+    _ensure_free(
+        "gateway", args.listen, fix="choose another: --listen HOST:PORT, or make run LISTEN=…"
+    )
+    _ensure_free(
+        "console",
+        args.console or "",
+        fix="choose another: --console HOST:PORT, or make run CONSOLE=…",
+    )
     env = dict(os.environ)
     env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
     # With a data directory, the services log to files in it; with a configured storage.url
