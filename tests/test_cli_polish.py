@@ -280,3 +280,18 @@ def test_insert_reads_standard_input_for_a_dash_and_a_file_for_file(stack, cli, 
     assert contents == {"I keep a red kayak in the garage", "My bike is a blue Brompton"}
     _, err = cli("insert", "both", "--file", str(note), expect=1)
     assert "standard input" in err and "--file" in err
+
+
+def test_a_wrong_token_is_found_when_agentmem_mcp_starts(stack):
+    """Not at the first tool call: the host's log says it at once, and the server exits."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmem.cli.main", "mcp"],
+        env=_env(stack, token="am_wrong_token"),
+        stdin=subprocess.PIPE,  # a host that has not spoken yet
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "does not accept AGENTMEM_TOKEN" in line and "am_wrong_token" not in line
