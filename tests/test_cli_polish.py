@@ -295,3 +295,18 @@ def test_a_wrong_token_is_found_when_agentmem_mcp_starts(stack):
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert "does not accept AGENTMEM_TOKEN" in line and "am_wrong_token" not in line
+
+
+def test_search_bounds_snippets_and_leaves_out_the_long_tail(cli):
+    best = json.loads(cli("insert", "I have a red kayak", "--json")[0])["source_id"]
+    cli("insert", "kayak " + "x" * 30_000)  # one 30,000-character "word"
+    filler = " ".join(f"word{n}" for n in range(200))
+    cli("insert", f"{filler} and once a kayak")
+    out, err = cli("search", "red kayak", "--json")
+    hits = json.loads(out)["hits"]
+    assert hits[0]["source_id"] == best
+    assert all(len(h["snippet"]) <= 310 for h in hits)
+    assert "left out" in err and "--all" in err
+    everything = json.loads(cli("search", "red kayak", "--all", "--json")[0])["hits"]
+    assert len(everything) == 3 > len(hits)
+    assert all(h["score"] >= 0.2 * hits[0]["score"] for h in hits)

@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from agentmem.client import Client
 from agentmem.client_errors import ApiError
 from agentmem.client_values import enum_names, timestamp
-from agentmem.v1 import review_pb2, sources_pb2
+from agentmem.v1 import retrieval_pb2, review_pb2, sources_pb2
 
 # One argument: its name or flag, and `add_argument`'s keyword arguments.
 Arg = tuple[str, dict[str, Any]]
@@ -61,6 +61,29 @@ def text_to_insert(a: argparse.Namespace) -> str:
     if a.content == "-":
         return sys.stdin.read().rstrip("\n")
     return str(a.content)
+
+
+# `agentmem search` leaves out hits scoring under this share of the best hit's score (the
+# long tail of a word matched once in a long memory); `--all` shows them.
+RELATIVE_CUT = 0.2
+
+
+def search(c: Client, a: argparse.Namespace) -> retrieval_pb2.SearchMemoriesResponse:
+    r = c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread)
+    best = max((h.score for h in r.hits), default=0.0)
+    if a.all or best <= 0:
+        return r
+    kept = [h for h in r.hits if h.score >= best * RELATIVE_CUT]
+    left_out = len(r.hits) - len(kept)
+    if left_out:
+        del r.hits[:]
+        r.hits.extend(kept)
+        print(
+            f"agentmem: left out {left_out} hit(s) scoring under {RELATIVE_CUT:.0%} of the best"
+            " (--all shows them)",
+            file=sys.stderr,
+        )
+    return r
 
 
 def _usage_error(message: str) -> NoReturn:

@@ -16,6 +16,7 @@ from agentmem.cli.spec_args import (
     Spec,
     moment,
     review,
+    search,
     text_to_insert,
 )
 
@@ -139,8 +140,19 @@ MEMORY_SPECS: list[Spec] = [
     (
         ("search",),
         "search memories",
-        lambda c, a: c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread),
-        [("query", {"help": "what to look for"}), LIMIT, THREAD],
+        search,
+        [
+            ("query", {"help": "what to look for"}),
+            LIMIT,
+            THREAD,
+            (
+                "--all",
+                {
+                    "action": "store_true",
+                    "help": "also the hits scoring under a fifth of the best hit's score",
+                },
+            ),
+        ],
     ),
     (
         ("prompt",),
