@@ -106,8 +106,10 @@ def test_the_readme_tour_runs_verbatim_from_a_fresh_clone(tmp_path, local_model)
     with terminal.open("w") as out:
         run = subprocess.Popen(
             # `make run`, without the install step this checkout's environment stands for
-            ["make", "-o", ".venv/.installed", "run", f"BIN={bin_dir}"]
-            + ["LISTEN=127.0.0.1:0", "CONSOLE=127.0.0.1:0"],
+            [
+                *("make", "-o", ".venv/.installed", "run", f"BIN={bin_dir}"),
+                *("LISTEN=127.0.0.1:0", "CONSOLE=127.0.0.1:0"),
+            ],
             cwd=clone,
             env=env,
             stdout=out,
