@@ -7,17 +7,30 @@ LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
+# Where torch's CPU build comes from when this machine's pip cannot find it already
+# (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check lint docs format bench clean
+.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check cli-docs lint docs format bench clean clean-data
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU build of torch first, so the embeddings extra never pulls a CUDA build.
+	# The CPU build of torch first, so the embeddings extra never pulls a multi-GB CUDA build:
+	# from what pip already finds (a wheel cache, a local index), else from TORCH_INDEX.
+ifeq ($(TORCH_INDEX),)
 	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)"
+else
+	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" 2>/dev/null || \
+		$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" --extra-index-url $(TORCH_INDEX)
+endif
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# The checkout on sys.path too, so a script in the folder that holds the clone imports the
+	# package, not the clone's folder (also named agentmem) as an empty namespace package.
+	$(BIN)/python -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
+		'agentmem-checkout.pth').write_text(str(pathlib.Path.cwd()) + '\n')"
 	touch $(STAMP)
 
 run: install ## both services on embedded SQLite and the web console; prints a dev credential
@@ -63,6 +76,9 @@ proto: install ## regenerate Python code and JSON Schemas from protos/ (and the 
 	$(BIN)/agentmem app-server generate-json-schema --experimental --out schemas/app-server/json
 	$(BIN)/agentmem app-server generate-ts --experimental --out schemas/app-server/typescript
 
+cli-docs: install ## regenerate docs/cli.md's command reference from the CLI's parser
+	$(BIN)/python scripts/cli_reference.py
+
 proto-check: install
 	$(BIN)/python scripts/codegen.py --check
 
@@ -84,5 +100,8 @@ format: install
 bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_ARGS=--million for 1M)
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
 
-clean:
-	rm -rf $(VENV) .pytest_cache data build dist
+clean: ## remove the virtualenv and build output; the data folder is kept (make clean-data)
+	rm -rf $(VENV) .pytest_cache build dist
+
+clean-data: ## delete the data folder (DATA): every memory, the dev credential, the logs
+	rm -rf $(DATA)

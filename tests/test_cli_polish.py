@@ -245,3 +245,68 @@ def test_mcp_without_the_extra_names_it(monkeypatch, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "agentmem-service[mcp]" in err and "Traceback" not in err
+
+
+def test_no_choice_list_in_help_offers_an_empty_choice():
+    empty = [
+        f"{path} {action.option_strings or action.dest}"
+        for path, p in _parsers(parser())
+        for action in p._actions
+        if action.choices and not isinstance(action, argparse._SubParsersAction)
+        if "" in action.choices
+    ]
+    assert empty == []
+
+
+def test_insert_reads_standard_input_for_a_dash_and_a_file_for_file(stack, cli, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmem.cli.main", "insert", "-", "--json"],
+        input="I keep a red kayak in the garage\n",
+        env=_env(stack),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    from_stdin = json.loads(done.stdout)["source_id"]
+    note = tmp_path / "note.txt"
+    note.write_text("My bike is a blue Brompton\n", encoding="utf-8")
+    out, _ = cli("insert", "--file", str(note), "--json")
+    from_file = json.loads(out)["source_id"]
+    contents = {
+        json.loads(cli("sources", "get", sid, "--content", "--json")[0])["content"]
+        for sid in (from_stdin, from_file)
+    }
+    assert contents == {"I keep a red kayak in the garage", "My bike is a blue Brompton"}
+    _, err = cli("insert", "both", "--file", str(note), expect=1)
+    assert "standard input" in err and "--file" in err
+
+
+def test_a_wrong_token_is_found_when_agentmem_mcp_starts(stack):
+    """Not at the first tool call: the host's log says it at once, and the server exits."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmem.cli.main", "mcp"],
+        env=_env(stack, token="am_wrong_token"),
+        stdin=subprocess.PIPE,  # a host that has not spoken yet
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "does not accept AGENTMEM_TOKEN" in line and "am_wrong_token" not in line
+
+
+def test_search_bounds_snippets_and_leaves_out_the_long_tail(cli):
+    best = json.loads(cli("insert", "I have a red kayak", "--json")[0])["source_id"]
+    cli("insert", "kayak " + "x" * 30_000)  # one 30,000-character "word"
+    filler = " ".join(f"word{n}" for n in range(200))
+    cli("insert", f"{filler} and once a kayak")
+    out, err = cli("search", "red kayak", "--json")
+    hits = json.loads(out)["hits"]
+    assert hits[0]["source_id"] == best
+    assert all(len(h["snippet"]) <= 310 for h in hits)
+    assert "left out" in err and "--all" in err
+    everything = json.loads(cli("search", "red kayak", "--all", "--json")[0])["hits"]
+    assert len(everything) == 3 > len(hits)
+    assert all(h["score"] >= 0.2 * hits[0]["score"] for h in hits)

@@ -511,3 +511,38 @@ def test_a_memory_held_for_what_it_says_shows_why_and_invisible_characters_are_s
     stored = get_source(stack.client(ADMIN_A), held.source_id, include_content=True)
     assert (stored.status, stored.content) == (sources_pb2.STATUS_ACTIVE, attack)
     assert dict(stored.labels) == labels
+
+
+def test_ctrl_c_ends_the_console_without_a_traceback(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.harness import wait_until
+
+    port_file = tmp_path / "port"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentmem.cli.main",
+            "console",
+            "--listen",
+            "127.0.0.1:0",
+            "--addr",
+            "127.0.0.1:1",
+            "--port-file",
+            str(port_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: port_file.exists() and port_file.read_text(), 60, "the console")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert proc.returncode == 0

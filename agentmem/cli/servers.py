@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import make_url
 
-from agentmem.cli import SubParsers, dev_credential, supervisor
-from agentmem.core import config, listen, logs
+from agentmem.cli import SubParsers, data_lock, dev_credential, supervisor
+from agentmem.core import config, listen, logs, private_files
 
 if TYPE_CHECKING:
     from agentmem.core.serving import Served
@@ -77,6 +77,7 @@ def sqlite_url(data_dir: str) -> str:
 def cmd_runtime(args: argparse.Namespace) -> int:
     from runtime_svc import app
 
+    private_files.restrict()
     overrides = {"storage.url": sqlite_url(args.data_dir)} if args.data_dir else None
     settings = _load(args.config, overrides)
     r = settings.runtime
@@ -88,6 +89,7 @@ def cmd_runtime(args: argparse.Namespace) -> int:
 def cmd_gateway(args: argparse.Namespace) -> int:
     from protocol_svc import app
 
+    private_files.restrict()
     settings = _load(args.config)
     g = settings.gateway
     _ensure_free("gateway", args.listen or g.listen, g.health_listen, g.metrics_listen)
@@ -99,12 +101,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     )
 
 
-def _ensure_free(name: str, *addresses: str) -> None:
+def _ensure_free(name: str, *addresses: str, fix: str = "") -> None:
     """Refuses, in one line, a taken address before the service starts (and logs) at all."""
     try:
         for address in filter(None, addresses):
             listen.ensure_free(address, name)
     except listen.AddressInUse as e:
+        e.fix = fix
         listen.refuse(e)
 
 
@@ -132,15 +135,28 @@ def cmd_up(args: argparse.Namespace) -> int:
     # Until the supervisor takes over, SIGTERM unwinds through `stop_all` instead of
     # orphaning the services already started.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    private_files.restrict()
     settings = _load(args.config)
-    _ensure_free("gateway", args.listen)  # before anything starts
-    _ensure_free("console", args.console or "")
-    env = dict(os.environ)
-    env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
     # --data-dir wins; else the configured storage.url (file or environment); else ./data.
     data_dir = args.data_dir
     if data_dir is None and settings.storage.url == config.Storage().url:
         data_dir = "./data"
+    lock = None
+    if data_dir:  # one `up` per data folder, before anything starts
+        try:
+            lock = data_lock.hold(Path(data_dir).resolve(), args.listen)
+        except data_lock.DataDirInUse as e:
+            raise SystemExit(f"agentmem: {e}") from None
+    _ensure_free(
+        "gateway", args.listen, fix="choose another: --listen HOST:PORT, or make run LISTEN=…"
+    )
+    _ensure_free(
+        "console",
+        args.console or "",
+        fix="choose another: --console HOST:PORT, or make run CONSOLE=…",
+    )
+    env = dict(os.environ)
+    env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
     # With a data directory, the services log to files in it; with a configured storage.url
     # and no data directory, to stderr as a service manager expects.
     log_dir = Path(data_dir).resolve() / LOG_DIR if data_dir else None
@@ -186,6 +202,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             if args.port_file:
                 Path(args.port_file).write_text(str(gport))
             host = args.listen.rsplit(":", 1)[0]
+            if lock is not None:
+                data_lock.describe(lock, f"{host}:{gport}")
             where = (
                 f"data in {Path(data_dir).resolve()}"
                 if data_dir
@@ -214,6 +232,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             raise SystemExit(f"agentmem: {e}") from None
         finally:
             supervisor.stop_all(children)
+            if lock is not None:
+                lock.close()
 
 
 def _log_file(log_dir: Path | None, service: str) -> list[str]:

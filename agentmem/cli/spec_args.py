@@ -5,15 +5,17 @@ a foreign source's pointer)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 from google.protobuf.message import Message
 
 from agentmem.client import Client
 from agentmem.client_errors import ApiError
 from agentmem.client_values import enum_names, timestamp
-from agentmem.v1 import review_pb2, sources_pb2
+from agentmem.v1 import retrieval_pb2, review_pb2, sources_pb2
 
 # One argument: its name or flag, and `add_argument`'s keyword arguments.
 Arg = tuple[str, dict[str, Any]]
@@ -44,6 +46,49 @@ def review(c: Client, a: argparse.Namespace) -> review_pb2.ReviewMemoryResponse:
     return c.review_memory(
         source_id=a.source_id, decision=a.decision, expected_revision=revision, note=a.note
     )
+
+
+def text_to_insert(a: argparse.Namespace) -> str:
+    """`insert TEXT`, `insert -` (standard input) or `insert --file FILE` (UTF-8); a final
+    newline of a file or of standard input is not part of the memory."""
+    if (a.content is None) == (a.file is None):
+        _usage_error("give the text, - to read it from standard input, or --file FILE")
+    if a.file is not None:
+        try:
+            return Path(a.file).read_text(encoding="utf-8").rstrip("\n")
+        except (OSError, UnicodeDecodeError) as e:
+            _usage_error(f"cannot read {a.file}: {e.__class__.__name__}")
+    if a.content == "-":
+        return sys.stdin.read().rstrip("\n")
+    return str(a.content)
+
+
+# `agentmem search` leaves out hits scoring under this share of the best hit's score (the
+# long tail of a word matched once in a long memory); `--all` shows them.
+RELATIVE_CUT = 0.2
+
+
+def search(c: Client, a: argparse.Namespace) -> retrieval_pb2.SearchMemoriesResponse:
+    r = c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread)
+    best = max((h.score for h in r.hits), default=0.0)
+    if a.all or best <= 0:
+        return r
+    kept = [h for h in r.hits if h.score >= best * RELATIVE_CUT]
+    left_out = len(r.hits) - len(kept)
+    if left_out:
+        del r.hits[:]
+        r.hits.extend(kept)
+        print(
+            f"agentmem: left out {left_out} hit(s) scoring under {RELATIVE_CUT:.0%} of the best"
+            " (--all shows them)",
+            file=sys.stderr,
+        )
+    return r
+
+
+def _usage_error(message: str) -> NoReturn:
+    print(f"agentmem: {message}", file=sys.stderr)
+    raise SystemExit(1)
 
 
 def moment(value: str) -> str:

@@ -16,6 +16,8 @@ from agentmem.cli.spec_args import (
     Spec,
     moment,
     review,
+    search,
+    text_to_insert,
 )
 
 MEMORY_SPECS: list[Spec] = [
@@ -23,7 +25,7 @@ MEMORY_SPECS: list[Spec] = [
         ("insert",),
         "save a memory",
         lambda c, a: c.insert_memory(
-            content=a.content,
+            content=text_to_insert(a),
             thread_id=a.thread,
             request_id=a.request_id,
             save_intent=a.save_intent,
@@ -32,7 +34,15 @@ MEMORY_SPECS: list[Spec] = [
             observed_at=a.observed_at,
         ),
         [
-            ("content", {"help": "the text to remember"}),
+            (
+                "content",
+                {
+                    "nargs": "?",
+                    "default": None,
+                    "help": "the text to remember; - reads it from standard input",
+                },
+            ),
+            ("--file", {"default": None, "help": "read the text to remember from this file"}),
             THREAD,
             (
                 "--observed-at",
@@ -47,7 +57,7 @@ MEMORY_SPECS: list[Spec] = [
                 "--save-intent",
                 {
                     "default": "",
-                    "choices": ["", *SAVE_INTENTS],
+                    "choices": list(SAVE_INTENTS),
                     "help": "why it is saved: " + ", ".join(SAVE_INTENTS),
                 },
             ),
@@ -74,13 +84,13 @@ MEMORY_SPECS: list[Spec] = [
                 "--state",
                 {
                     "default": "",
-                    "choices": ["", *STATES],
+                    "choices": list(STATES),
                     "help": "only sources in this retrieval state",
                 },
             ),
             (
                 "--classification",
-                {"default": "", "choices": ["", "active", "cold"], "help": "only active or cold"},
+                {"default": "", "choices": ["active", "cold"], "help": "only active or cold"},
             ),
         ],
     ),
@@ -130,8 +140,19 @@ MEMORY_SPECS: list[Spec] = [
     (
         ("search",),
         "search memories",
-        lambda c, a: c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread),
-        [("query", {"help": "what to look for"}), LIMIT, THREAD],
+        search,
+        [
+            ("query", {"help": "what to look for"}),
+            LIMIT,
+            THREAD,
+            (
+                "--all",
+                {
+                    "action": "store_true",
+                    "help": "also the hits scoring under a fifth of the best hit's score",
+                },
+            ),
+        ],
     ),
     (
         ("prompt",),
@@ -160,7 +181,7 @@ MEMORY_SPECS: list[Spec] = [
                 "--status",
                 {
                     "default": "",
-                    "choices": ["", "active", "pending_review", "rejected", "all"],
+                    "choices": ["active", "pending_review", "rejected", "all"],
                     "help": "review status (default active)",
                 },
             ),

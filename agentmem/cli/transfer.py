@@ -12,6 +12,7 @@ from agentmem.cli import jsonl
 from agentmem.cli.client import fail
 from agentmem.client import Client
 from agentmem.client_errors import ReplayedSourceNotActive
+from agentmem.core import private_files
 from agentmem.v1 import sources_pb2
 
 COLD = sources_pb2.CLASSIFICATION_COLD
@@ -87,6 +88,7 @@ def import_(client: Client, args: argparse.Namespace) -> int:
 def export(client: Client, args: argparse.Namespace) -> int:
     """Revoked and erased memories are left out (counted apart): an export must never
     bring them back."""
+    private_files.restrict_stdout()
     revoked: set[str] = set()
     erased, token = 0, ""
     while True:
@@ -110,4 +112,14 @@ def export(client: Client, args: argparse.Namespace) -> int:
     left_out = [f"{n} {what}" for n, what in ((len(revoked), "revoked"), (erased, "erased")) if n]
     if left_out:
         print(f"agentmem: left out {' and '.join(left_out)} memories", file=sys.stderr)
+    print(f"agentmem: not carried by an export: {NOT_CARRIED}", file=sys.stderr)
     return 0
+
+
+# What a round trip cannot keep; everything that decides an answer (text, observed time,
+# classification, thread, labels, save intent with its source and evidence) is carried.
+NOT_CARRIED = (
+    "source ids and revisions (the target mints its own), the audit chain, "
+    "pending and rejected review decisions, retracted facts (retract them again), "
+    "thread memory modes, and save-intent trust (the importing credential's applies)"
+)

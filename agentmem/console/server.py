@@ -64,5 +64,8 @@ def run(
             print(f"agentmem console on {scheme}://{host}:{bound}/", flush=True)
         await task
 
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down; end quietly, as it said
+        return 0
     return 0

@@ -33,11 +33,14 @@ class AddressInUse(OSError):
         super().__init__(errno.EADDRINUSE, f"{address} is already in use")
         self.address = address
         self.what = what
+        self.fix = ""  # how to choose another address, where the command knows it
 
     def line(self) -> str:
-        """The one line a person sees: the catalog reason, who could not listen, where."""
+        """The one line a person sees: the catalog reason, who could not listen, where,
+        and how to choose another address."""
         who = f"the {self.what} cannot listen on" if self.what else "cannot listen on"
-        return f"agentmem: {Reason.ADDRESS_IN_USE}: {who} {self.address}: {_MESSAGE}"
+        fix = f" ({self.fix})" if self.fix else ""
+        return f"agentmem: {Reason.ADDRESS_IN_USE}: {who} {self.address}: {_MESSAGE}{fix}"
 
 
 _MESSAGE = CATALOG[Reason.ADDRESS_IN_USE].message

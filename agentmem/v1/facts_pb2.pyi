@@ -142,20 +142,22 @@ class AskProvenance(_message.Message):
     def __init__(self, source_id: _Optional[str] = ..., source_revision: _Optional[int] = ..., fact_id: _Optional[str] = ..., save_intent: _Optional[str] = ..., passage: _Optional[_Union[_retrieval_pb2.Passage, _Mapping]] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AskResponse(_message.Message):
-    __slots__ = ("answer", "answer_basis", "confidence", "citations", "provenance", "changed_at")
+    __slots__ = ("answer", "answer_basis", "confidence", "citations", "provenance", "changed_at", "related")
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     ANSWER_BASIS_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     CITATIONS_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     CHANGED_AT_FIELD_NUMBER: _ClassVar[int]
+    RELATED_FIELD_NUMBER: _ClassVar[int]
     answer: str
     answer_basis: str
     confidence: float
     citations: _containers.RepeatedCompositeFieldContainer[_retrieval_pb2.Citation]
     provenance: _containers.RepeatedCompositeFieldContainer[AskProvenance]
     changed_at: _timestamp_pb2.Timestamp
-    def __init__(self, answer: _Optional[str] = ..., answer_basis: _Optional[str] = ..., confidence: _Optional[float] = ..., citations: _Optional[_Iterable[_Union[_retrieval_pb2.Citation, _Mapping]]] = ..., provenance: _Optional[_Iterable[_Union[AskProvenance, _Mapping]]] = ..., changed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    related: _containers.RepeatedCompositeFieldContainer[AskProvenance]
+    def __init__(self, answer: _Optional[str] = ..., answer_basis: _Optional[str] = ..., confidence: _Optional[float] = ..., citations: _Optional[_Iterable[_Union[_retrieval_pb2.Citation, _Mapping]]] = ..., provenance: _Optional[_Iterable[_Union[AskProvenance, _Mapping]]] = ..., changed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., related: _Optional[_Iterable[_Union[AskProvenance, _Mapping]]] = ...) -> None: ...
 
 class RetractFactRequest(_message.Message):
     __slots__ = ("fact_id", "reason")

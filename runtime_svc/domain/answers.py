@@ -69,6 +69,8 @@ class Answer:
     basis: str  # "facts", "memories" or "none"
     confidence: float
     pieces: tuple[Piece, ...]
+    # What was found but does not answer the question asked: shown, never part of the answer.
+    related: tuple[Piece, ...] = ()
 
     @property
     def changed_at_us(self) -> int:
@@ -102,8 +104,20 @@ def fact_piece(f: Fact) -> Piece:
     )
 
 
-def answer(facts: Sequence[Fact], memories: Sequence[Piece], token_budget: int) -> Answer:
-    """Eligible facts first (most relevant first), else memories, within the token budget."""
+NOTHING = "Nothing stored answers this question."
+
+
+def answer(
+    facts: Sequence[Fact],
+    memories: Sequence[Piece],
+    token_budget: int,
+    related: Sequence[Piece] = (),
+) -> Answer:
+    """Eligible facts first (most relevant first), else memories, within the token budget;
+    `related`: what was found that does not answer the question (`questions`). With nothing
+    that answers, the answer says so and the related pieces are its provenance only."""
+    if not facts and not memories:
+        return Answer(NOTHING, "none", 0.0, (), tuple(related))
     if facts:
         candidates, basis = [fact_piece(f) for f in facts], "facts"
     else:
@@ -116,13 +130,13 @@ def answer(facts: Sequence[Fact], memories: Sequence[Piece], token_budget: int) 
             chosen.append(piece)
             used += cost
     if not chosen:
-        return Answer("", "none", 0.0, ())
+        return Answer(NOTHING, "none", 0.0, (), tuple(related))
     if basis == "facts":
         by_id = {f.fact_id: f.confidence for f in facts}
         level = max(by_id[p.fact_id] for p in chosen)
     else:
         level = MEMORY_CONFIDENCE
-    return Answer("\n".join(p.text for p in chosen), basis, level, tuple(chosen))
+    return Answer("\n".join(p.text for p in chosen), basis, level, tuple(chosen), tuple(related))
 
 
 RRF_K = 60  # reciprocal rank fusion's usual constant

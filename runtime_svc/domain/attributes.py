@@ -22,6 +22,7 @@ from dataclasses import dataclass
 SINGLE_VALUED: frozenset[str] = frozenset(
     {
         "lives in",
+        "grew up in",
         "works at",
         "works as",
         "studies at",

@@ -71,6 +71,12 @@ _PRONOUN = re.compile(r"^(?:that|this|these|those|there|him|her|so)\b|\b(?:it|th
 _LIST = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.I)
 _COUNTED = re.compile(rf"\s+and\s+(?=(?:{w.DETERMINERS})\s)", re.I)
 _ANYMORE = re.compile(r"\s+(?:anymore|any more|any longer)$", re.I)
+# "joined Shopify as a senior data engineer": an employer and a role at once.
+_JOINED_AS = re.compile(
+    r"^(?:joined|started at|started working at|started working for)\s+(.+?)\s+as\s+(.+)$", re.I
+)
+# The user's own "my" in what the user says of themselves ("I drink my coffee black").
+_MY = re.compile(r"\bmy\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -151,12 +157,13 @@ def _clause(clause: str, *, compound: bool) -> list[Triple]:
                 how = How.CHANGE
             who = "user" if reading.predicate.startswith("@") else subject
             predicate = reading.predicate.lstrip("@")
+            obj = _MY.sub("their", reading.object) if first else reading.object
             out.append(
                 Triple(
                     who,
                     predicate,
-                    reading.object,
-                    statement(who, predicate, reading.object, reading.ends),
+                    obj,
+                    statement(who, predicate, obj, reading.ends),
                     ends=reading.ends,
                     how=how,
                 )
@@ -227,6 +234,10 @@ def _read(rest: str, first: bool, subject: str) -> list[_Reading]:
         if m:
             return _values("@works at", m.group(1), ends=ends, change=True)
     perfect = re.sub(r"^(?:have|has)\s+", "", rest, flags=re.I)  # "I have moved to"
+    m = _JOINED_AS.match(rest) or _JOINED_AS.match(perfect)
+    if m:
+        employer = _values("works at", m.group(1), ends=ends, change=True)
+        return employer + _values("works as", m.group(2), ends=ends, change=True)
     for pattern, table, change in (
         (_ENDING, w.ENDINGS, False),
         (_CHANGE, w.CHANGES, True),

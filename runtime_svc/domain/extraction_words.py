@@ -51,6 +51,7 @@ FIRST_PERSON: dict[str, str] = {
     "am engaged to": "is engaged to",
     "am dating": "is dating",
     "am from": "is from",
+    "grew up in": "grew up in",
 }
 
 # After "my <someone>": the predicates themselves, and what only a third person says.

@@ -124,13 +124,18 @@ def as_prompt(entries: Sequence[Entry], cited: set[str]) -> list[Entry]:
 
 
 SNIPPET_WORDS = 24
+SNIPPET_CHARS = 300  # a "word" may be thousands of characters (a hash, a minified line)
 
 
 def snippet(text: str, terms: Sequence[Term], words: int = SNIPPET_WORDS) -> str:
-    """About `words` words of `text` around the first word that matches a query term."""
+    """About `words` words of `text` around the first word that matches a query term, and
+    at most about `SNIPPET_CHARS` characters."""
     tokens = text.split()
     stems = {t.stem for t in terms}
     first = next((i for i, tok in enumerate(tokens) if not stems.isdisjoint(token_stems(tok))), 0)
     start = max(0, min(first - words // 3, len(tokens) - words))
     end = min(len(tokens), start + words)
-    return ("…" if start else "") + " ".join(tokens[start:end]) + ("…" if end < len(tokens) else "")
+    body = " ".join(tokens[start:end])
+    if len(body) > SNIPPET_CHARS:
+        body, end = body[:SNIPPET_CHARS], -1
+    return ("…" if start else "") + body + ("…" if end < len(tokens) else "")

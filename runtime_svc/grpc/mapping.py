@@ -239,6 +239,7 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
         status=STATUSES.to_proto(s.status.value),
         classification=CLASSIFICATIONS.to_proto(s.classification.value),
         received_at=timestamp(s.created_at_us),
+        observed_at=timestamp(s.observed_at_us),
         inserted_by=s.provenance.principal_id,
         save_intent=s.save_intent.intent,
         save_intent_source=s.save_intent.source,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentmem.core.errors import invalid_field
 from agentmem.core.invisible import shown
 from agentmem.v1 import facts_pb2
+from runtime_svc.domain import answers
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.grpc import mapping
 from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase
@@ -88,17 +89,19 @@ class FactRpcs(ServicerBase):
             answer_basis=a.basis,
             confidence=a.confidence,
             citations=citations,
-            provenance=[
-                facts_pb2.AskProvenance(
-                    source_id=p.source_id,
-                    source_revision=p.source_revision,
-                    fact_id=p.fact_id,
-                    save_intent=p.save_intent,
-                    passage=mapping.passage(p.passage),
-                    valid_from=mapping.timestamp(p.valid_from_us),
-                    valid_to=mapping.timestamp(p.valid_to_us),
-                )
-                for p in a.pieces
-            ],
+            provenance=[_provenance(p) for p in a.pieces],
+            related=[_provenance(p) for p in a.related],
             changed_at=mapping.timestamp(a.changed_at_us),
         )
+
+
+def _provenance(p: answers.Piece) -> facts_pb2.AskProvenance:
+    return facts_pb2.AskProvenance(
+        source_id=p.source_id,
+        source_revision=p.source_revision,
+        fact_id=p.fact_id,
+        save_intent=p.save_intent,
+        passage=mapping.passage(p.passage),
+        valid_from=mapping.timestamp(p.valid_from_us),
+        valid_to=mapping.timestamp(p.valid_to_us),
+    )

@@ -5,11 +5,11 @@ they were at a given time (`fact_chains.Period`)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentmem.core import scopes, validation
 from agentmem.core.scopes import Scope
-from runtime_svc.domain import answers, attributes, text
+from runtime_svc.domain import answers, attributes, questions, text
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.caller import Caller
@@ -154,25 +154,42 @@ class Facts:
     def ask(
         self, caller: Caller, question: str, token_budget: int, as_of_us: int = 0
     ) -> answers.Answer:
-        """From the facts current now (or at `as_of_us`); now, else from memories. A
-        question as of a past time is answered from facts only: memories have no interval."""
+        """From the facts current now (or at `as_of_us`) that answer the question asked
+        (`questions`); now, else from memories that do. What was found but does not answer
+        is returned apart, never as the answer. A question as of a past time is answered
+        from facts only: memories have no interval. Each piece cites its source's current
+        revision (a classification change makes a new one; the fact stays the same)."""
         validation.query(question, "question")
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
+        asked = questions.asked(question)
         found = self.search(
             caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))
         )
-        memories = (
-            []
-            if found or as_of_us
-            else [
-                answers.Piece(
-                    " ".join(h.text.split()),
-                    h.source_id,
-                    h.revision,
-                    h.save_intent,
-                    passage=h.passage,
+        facts = [f for f in found if questions.fact_answers(asked, f)]
+        related = [answers.fact_piece(f) for f in found if f not in facts]
+        memories: list[answers.Piece] = []
+        if not facts and not as_of_us:
+            for h in self._retrieval.candidates(caller, question, ASK_MEMORIES):
+                text_ = " ".join(h.text.split())
+                piece = answers.Piece(
+                    text_, h.source_id, h.revision, h.save_intent, passage=h.passage
                 )
-                for h in self._retrieval.candidates(caller, question, ASK_MEMORIES)
-            ]
+                (memories if questions.memory_answers(question, text_) else related).append(piece)
+        a = answers.answer(facts, memories, token_budget, related)
+        return self._current_revisions(caller, a)
+
+    def _current_revisions(self, caller: Caller, a: answers.Answer) -> answers.Answer:
+        ids = sorted({p.source_id for p in (*a.pieces, *a.related)})
+        if not ids:
+            return a
+        with self._uow.read(caller.tenant_id) as tx:
+            current = dict(tx.sources.eligible_revisions(ids, self._clock()))
+
+        def now(p: answers.Piece) -> answers.Piece:
+            return replace(p, source_revision=current.get(p.source_id, p.source_revision))
+
+        return replace(
+            a,
+            pieces=tuple(now(p) for p in a.pieces),
+            related=tuple(now(p) for p in a.related),
         )
-        return answers.answer(found, memories, token_budget)

@@ -159,3 +159,23 @@ def test_precision_and_recall_on_the_labelled_sentences():
     assert precision >= PRECISION and recall >= RECALL, (precision, recall)
     precision, recall = _score(held_out)
     assert precision >= HELD_OUT_PRECISION and recall >= HELD_OUT_RECALL, (precision, recall)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I drink my coffee black.", [("user", "drinks", "their coffee black", False)]),
+        (
+            "I joined Shopify as a senior data engineer.",
+            [
+                ("user", "works at", "Shopify", False),
+                ("user", "works as", "a senior data engineer", False),
+            ],
+        ),
+        ("I grew up in Manchester until 2019.", [("user", "grew up in", "Manchester", False)]),
+        ("My sister loves my dog.", [("user's sister", "loves", "my dog", False)]),
+    ],
+)
+def test_what_the_tour_says_is_read_as_said(text, expected):
+    """Each sentence is also in the labelled set (`fact_sentences.yaml`)."""
+    assert read(text) == expected

@@ -23,4 +23,5 @@ export type Memory = {
   threadId: string,
   labels: { [key in string]?: string },
   saveIntentEvidence: string,
+  observedAt: string | null,
 };

@@ -10,4 +10,5 @@ export type MemoryAskResponse = {
   citations: Array<Citation>,
   provenance: Array<AskProvenance>,
   changedAt: string | null,
+  related: Array<AskProvenance>,
 };
