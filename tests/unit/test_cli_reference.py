@@ -17,7 +17,7 @@ import cli_reference  # noqa: E402
 from agentmem.cli.main import parser  # noqa: E402
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-PROSE = {"is", "derives"}  # "agentmem is serving on …": a sentence or output, not a command
+PROSE = {"is", "derives"}  # "agentmem is serving on …": output, not a command
 
 
 def test_the_command_reference_is_generated_from_the_parser():
@@ -40,12 +40,19 @@ def _tree(p: argparse.ArgumentParser) -> dict[str, dict]:
     return {name: _tree(sub) for a in subs for name, sub in a.choices.items()}
 
 
+def _code(page: str) -> str:
+    """What a page shows as code: fenced blocks and inline code spans, one per line."""
+    fenced = re.findall(r"^```[^\n]*\n(.*?)^```", page, flags=re.S | re.M)
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", page, flags=re.S | re.M)
+    return "\n".join([*fenced, *re.findall(r"`([^`\n]+)`", prose)])
+
+
 def test_no_page_names_a_command_that_does_not_exist():
     tree = _tree(parser())
-    named = re.compile(r"(?:^|`|\$ |\n\s*)agentmem((?: [a-z][a-z-]*)+)")
+    named = re.compile(r"(?:^|\$ |\| )\s*agentmem((?: [a-z][a-z-]*)+)", flags=re.M)
     wrong = []
     for page in PAGES:
-        for m in named.finditer(page.read_text()):
+        for m in named.finditer(_code(page.read_text())):
             level = tree
             if m.group(1).split()[0] in PROSE:
                 continue

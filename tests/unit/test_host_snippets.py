@@ -101,7 +101,9 @@ def test_codex_tables_are_valid_toml_of_a_server(page, body):
     assert set(server["env"]) == {"AGENTMEM_ADDR", "AGENTMEM_TOKEN"}, page
 
 
-@pytest.mark.parametrize(("page", "body"), [b for b in blocks("json") if '"mcp"' in b[1]])
+@pytest.mark.parametrize(
+    ("page", "body"), [b for b in blocks("json") if '"mcp": {' in b[1] or '"mcp":{' in b[1]]
+)
 def test_opencode_objects_are_valid_json_of_a_server(page, body):
     server = json.loads(body)["mcp"]["agentmem"]
     assert server["type"] == "local" and isinstance(server["command"], list), page

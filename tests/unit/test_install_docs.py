@@ -28,7 +28,11 @@ def test_make_clean_keeps_the_data_and_clean_data_deletes_it():
 
     def recipe(target: str) -> str:
         done = subprocess.run(
-            ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=30
+            ["make", "--no-print-directory", "-n", target],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert done.returncode == 0, done.stderr
         return done.stdout
