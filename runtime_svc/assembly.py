@@ -12,6 +12,7 @@ from runtime_svc.adapters import tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.sources import BodyLimits
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
@@ -93,6 +94,7 @@ def assemble(
             policy=InsertPolicy(settings.memory.insert_policy),
             extraction=extraction,
             quotas=StoredQuotas(settings.limits),
+            limits=body_limits(settings),
         ),
         reads=SourceReads(uow, system_clock),
         lifecycle=SourceLifecycle(
@@ -116,6 +118,13 @@ def assemble(
         alone=alone,
     )
     return Assembled(servicer, feed, finisher)
+
+
+def body_limits(settings: Settings) -> BodyLimits:
+    limits = settings.limits
+    return BodyLimits(
+        limits.max_messages_per_insert, limits.max_message_chars, limits.max_conversation_chars
+    )
 
 
 def _extractor(settings: Settings) -> Extractor:

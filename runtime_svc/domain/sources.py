@@ -13,8 +13,7 @@ from agentmem.core.errors import invalid_field
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.lifecycle import Phase
 
-MAX_CONTENT_CHARS = 32_000
-MAX_MESSAGES = 200
+MAX_MESSAGES = 254  # a passage's message range fits in its index key (`entry_keys`)
 MAX_NAME_CHARS = 128
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 MAX_LABELS = 32
@@ -115,27 +114,50 @@ class Body:
         return Body(content=raw)
 
 
-def check_body(content: str, messages: Sequence[Message]) -> Body:
+@dataclass(frozen=True)
+class BodyLimits:
+    """What one insert may hold (`limits.max_*` in the configuration): a conversation's
+    messages, the characters of one text or message, and of a conversation in all."""
+
+    messages: int = MAX_MESSAGES
+    message_chars: int = 100_000
+    conversation_chars: int = 1_000_000
+
+
+DEFAULT_LIMITS = BodyLimits()
+
+
+def check_body(
+    content: str, messages: Sequence[Message], limits: BodyLimits = DEFAULT_LIMITS
+) -> Body:
     if bool(content) == bool(messages):
         raise invalid_field("content", "give exactly one of content and messages")
     if content:
-        _check_text("content", content)
+        _check_text("content", content, limits.message_chars)
         return Body(content=content)
-    if len(messages) > MAX_MESSAGES:
-        raise invalid_field("messages", f"at most {MAX_MESSAGES} messages")
-    total = 0
+    check_messages(messages, limits)
+    return Body(messages=tuple(messages))
+
+
+def check_messages(
+    messages: Sequence[Message], limits: BodyLimits, held: int = 0, held_chars: int = 0
+) -> None:
+    """Messages within the limits, counted with `held` messages of `held_chars` characters
+    the conversation holds already (an append)."""
+    if held + len(messages) > limits.messages:
+        raise invalid_field("messages", f"at most {limits.messages} messages")
+    total = held_chars
     for i, m in enumerate(messages):
         if m.role not in ROLES:
             raise invalid_field(f"messages[{i}].role", f"must be one of {sorted(ROLES)}")
-        _check_text(f"messages[{i}].content", m.content)
+        _check_text(f"messages[{i}].content", m.content, limits.message_chars)
         if len(m.name) > MAX_NAME_CHARS or "\x00" in m.name:
             raise invalid_field(f"messages[{i}].name", f"at most {MAX_NAME_CHARS} characters")
         if m.sent_at_us < 0:
             raise invalid_field(f"messages[{i}].sent_at", "must not be before 1970")
         total += len(m.content)
-    if total > MAX_CONTENT_CHARS:
-        raise invalid_field("messages", f"at most {MAX_CONTENT_CHARS} characters in all")
-    return Body(messages=tuple(messages))
+    if total > limits.conversation_chars:
+        raise invalid_field("messages", f"at most {limits.conversation_chars} characters in all")
 
 
 OBSERVED_AT_SKEW_US = 300_000_000  # clocks disagree: up to five minutes ahead is "now"
@@ -147,11 +169,11 @@ def check_observed_at(observed_at_us: int, now_us: int) -> None:
         raise invalid_field("observed_at", "must not be in the future")
 
 
-def _check_text(name: str, text: str) -> None:
+def _check_text(name: str, text: str, most: int) -> None:
     if not text.strip():
         raise invalid_field(name, "must not be blank")
-    if len(text) > MAX_CONTENT_CHARS:
-        raise invalid_field(name, f"must be at most {MAX_CONTENT_CHARS} characters")
+    if len(text) > most:
+        raise invalid_field(name, f"must be at most {most} characters")
     if "\x00" in text:
         raise invalid_field(name, "must not contain NUL bytes")
 
