@@ -8,7 +8,7 @@ import pytest
 
 from agentmem.v1 import sources_pb2
 from tests.harness import reason
-from tests.memory_helpers import list_sources
+from tests.memory_helpers import assemble, list_sources
 
 # A coding session's batch: user messages of a paragraph, assistant replies of thousands of
 # characters, about 170,000 characters in all.
@@ -67,3 +67,40 @@ def test_conversation_limits_are_configurable_and_refuse_clearly(
     assert field in (e.value.details() or "")
     assert "xxxx" not in (e.value.details() or "")  # no memory text in the error
     assert not list_sources(client).sources  # nothing stored
+
+
+FILLER = "\n\n".join(f"Step {i}: configure the logging of module {i} carefully." for i in range(60))
+REPLY = (
+    FILLER
+    + "\n\n```python\nledger = connect('postgresql://billing')\n```\n\n"
+    + "Use PostgreSQL for the billing ledger: it keeps invoices consistent.\n\n"
+    + FILLER
+)
+
+
+def test_a_long_reply_is_shown_by_the_part_that_answers_and_cited_by_its_characters(stack):
+    client = stack.client()
+    long = conversation(
+        client,
+        [
+            sources_pb2.Message(role="user", content="Set up the service, please."),
+            sources_pb2.Message(role="assistant", content=REPLY),
+        ],
+    )
+    other = conversation(
+        client,
+        [sources_pb2.Message(role="user", content="The billing ledger must be ready by Friday.")],
+    )
+    r = assemble(client, "which database for the billing ledger invoices", token_budget=300)
+    assert r.tokens_used <= 300
+    parts = [c for c in r.citations if c.passage.char_end]
+    assert [(c.source_id, c.passage.message_start, c.passage.message_end) for c in parts] == [
+        (long.source_id, 1, 1)
+    ]
+    shown = REPLY[parts[0].passage.char_start : parts[0].passage.char_end]
+    assert "PostgreSQL for the billing ledger" in shown
+    assert len(shown) < len(REPLY) // 4
+    assert " ".join(shown.split()) in r.context
+    assert "…" in r.context  # what was cut is marked
+    # The long reply did not crowd the other conversation's message out of the budget.
+    assert other.source_id in {c.source_id for c in r.citations}

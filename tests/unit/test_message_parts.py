@@ -1,0 +1,51 @@
+"""The parts of a long message: cut at paragraph and code-block boundaries, never inside a
+code block unless it alone is over the limit."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runtime_svc.domain.message_parts import Part, best_part, parts
+
+CODE = "```python\n" + "".join(f"x{i} = {i}\n" for i in range(40)) + "```\n"
+
+
+def test_a_short_message_is_one_part_and_never_cut():
+    assert parts("short reply", 100) == (Part(0, 11),)
+    assert best_part("short reply", ["repli"], 100) is None
+
+
+def test_a_code_block_is_never_cut_when_it_fits():
+    text = "intro paragraph\n\n" + CODE + "\nclosing words about the parser\n"
+    found = parts(text, len(CODE) + 5)
+    inside = [(p.start, p.end) for p in found]
+    start = text.index("```")
+    end = text.index("```\n", start + 3) + 4
+    assert any(a <= start and end <= b for a, b in inside), inside
+
+
+def test_a_code_block_over_the_limit_is_cut_between_lines():
+    found = parts(CODE, 60)
+    assert all(p.end - p.start <= 60 for p in found)
+    assert all(CODE[p.end - 1] == "\n" for p in found[:-1])
+
+
+def test_the_best_part_is_the_one_sharing_the_query_words():
+    text = "alpha words here\n\n" * 30 + "the sqlite migration failed\n\n" + "beta words\n\n" * 30
+    p = best_part(text, ["sqlite", "migrat"], 200)
+    assert p is not None and "sqlite migration" in text[p.start : p.end]
+
+
+@given(st.lists(st.sampled_from(["word ", "\n", "\n\n", "```\n", "code()\n"]), max_size=300))
+def test_parts_cover_the_message_in_order_within_the_limit(pieces):
+    text = "".join(pieces)
+    found = parts(text, 50)
+    if len(text) <= 50:
+        assert found == (Part(0, len(text)),)
+        return
+    assert all(p.end - p.start <= 50 for p in found)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(found))
+    assert all(not text[a.end : b.start].strip() for a, b in itertools.pairwise(found))
