@@ -45,7 +45,7 @@ class Limits(LimitValues):
     # message range is part of its index key), the characters of one text or message, and
     # of all a conversation's messages together.
     max_messages_per_insert: int = Field(default=254, ge=1, le=254)
-    max_message_chars: int = Field(default=100_000, ge=1_000)
+    max_message_chars: int = Field(default=1_000_000, ge=1_000)
     max_conversation_chars: int = Field(default=1_000_000, ge=1_000)
 
     def for_tenant(self, tenant_id: str) -> LimitValues:

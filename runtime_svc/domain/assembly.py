@@ -29,10 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from runtime_svc.domain import text
 from runtime_svc.domain.first_pick import first_pick
-from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part
+from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, shared
 from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
 from runtime_svc.domain.sources import Body
 
@@ -111,6 +112,7 @@ class _Block:
     def __init__(self, count: Count, budget: int, stems: Sequence[str] = ()) -> None:
         self.count, self.budget = count, budget
         self.stems = tuple(stems)
+        self.matched: dict[tuple[str, int], int] = {}
         self.used = count(HEADER) + count(FOOTER)
         self.gap = count(GAP)
         self.sources: dict[str, _Source] = {}  # in order of first selection
@@ -145,6 +147,13 @@ class _Block:
         held.chosen |= new
         held.parts |= {i: p for i, p in shown.items() if p is not None}
         return True
+
+    def matches(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> int:
+        """How many of the query's words message `i` holds (each message looked at once)."""
+        key = (source_id, i)
+        if key not in self.matched:
+            self.matched[key] = shared(lines[i][1], self.stems)
+        return self.matched[key]
 
     def _take(self, cost: int, source: _Source) -> bool:
         if self.used + cost > self.budget:
@@ -196,7 +205,8 @@ def assemble(
     for c, own in zip(candidates, owns, strict=True):
         if own is not None:
             lines = c.conversation.lines if c.conversation is not None else ()
-            block.add(c, *first_pick(lines, _with_reply(c, own), own, block.stems))
+            matches = partial(block.matches, c.source_id, lines)
+            block.add(c, *first_pick(lines, _with_reply(c, own), own, matches))
     for c, own in zip(candidates, owns, strict=True):
         block.add(c, _with_reply(c, own))
     return block.render()

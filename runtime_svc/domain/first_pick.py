@@ -11,21 +11,25 @@ the passages after it out of the budget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from runtime_svc.domain.message_parts import PART_CHARS, shared
+from runtime_svc.domain.message_parts import PART_CHARS
 
 FIRST_PART_CHARS = 600
 
 
 def first_pick(
-    lines: Sequence[tuple[str, str]], messages: Sequence[int], own: int, stems: Sequence[str]
+    lines: Sequence[tuple[str, str]],
+    messages: Sequence[int],
+    own: int,
+    matches: Callable[[int], int],
 ) -> tuple[list[int], int]:
     """The messages to take first of a passage (`messages`, its own message `own`) and the
-    part limit they are shown with; `lines`: the conversation's (speaker, content)."""
+    part limit they are shown with; `lines`: the conversation's (speaker, content);
+    `matches`: how many of the query's words a message holds (`message_parts.shared`)."""
     inside = [i for i in messages if 0 <= i < len(lines)]
     if all(len(lines[i][1]) <= FIRST_PART_CHARS for i in inside):
         return list(messages), PART_CHARS
     return [
-        min(inside, key=lambda i: (shared(lines[i][1], stems) == 0, len(lines[i][1]), i != own))
+        min(inside, key=lambda i: (matches(i) == 0, len(lines[i][1]), i != own))
     ], FIRST_PART_CHARS

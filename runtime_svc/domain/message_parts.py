@@ -10,10 +10,10 @@ the message. `best_part` picks the part that shares the most of a query's words.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from runtime_svc.domain import text
 
@@ -79,11 +79,25 @@ def _cut(content: str, p: Part, limit: int) -> list[Part]:
     return out
 
 
-@lru_cache(maxsize=4096)
 def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
     """The message's parts (one, the whole message, when it fits the limit)."""
     if len(content) <= limit:
         return (Part(0, len(content)),)
+    digest = hashlib.sha256(content.encode()).digest()
+    found = _parts.get((digest, limit))
+    if found is None:
+        found = _parts[(digest, limit)] = _cut_parts(content, limit)
+        while len(_parts) > PARTS_CACHED:
+            del _parts[next(iter(_parts))]
+    return found
+
+
+# Long messages' parts, by the message's digest (character ranges only: no text is kept).
+PARTS_CACHED = 4096
+_parts: dict[tuple[bytes, int], tuple[Part, ...]] = {}
+
+
+def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
     pieces: list[Part] = []
     for b in blocks(content):
         pieces += _cut(content, b, limit) if b.end - b.start > limit else [b]
@@ -96,11 +110,6 @@ def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
     return tuple(out) or (Part(0, min(len(content), limit)),)
 
 
-@lru_cache(maxsize=16384)
-def _stems(piece: str) -> frozenset[str]:
-    return frozenset(text.stem(w) for w in text.words(piece))
-
-
 def best_part(content: str, stems: Sequence[str], limit: int = PART_CHARS) -> Part | None:
     """The part of a long message that shares the most of the query's stems (the first of
     equals); None when the message fits the limit whole."""
@@ -111,5 +120,23 @@ def best_part(content: str, stems: Sequence[str], limit: int = PART_CHARS) -> Pa
 
 
 def shared(piece: str, stems: Sequence[str]) -> int:
-    """How many of the query's stems a text holds."""
-    return len(_stems(piece).intersection(stems))
+    """How many of the query's stems a text holds (a stem is how its words begin, mostly:
+    looking for it in the text is much cheaper than stemming every word of a reply of
+    thousands of characters; a stem under four letters must begin a word)."""
+    if not stems:
+        return 0
+    found = text.normalise(piece)
+    return sum(1 for stem in set(stems) if _holds(found, stem))
+
+
+def _holds(found: str, stem: str) -> bool:
+    """Whether a (normalised) text holds a stem: anywhere when it is four letters or more,
+    else at the start of a word."""
+    at = found.find(stem)
+    if len(stem) >= 4:
+        return at >= 0
+    while at >= 0:
+        if at == 0 or not found[at - 1].isalnum():
+            return True
+        at = found.find(stem, at + 1)
+    return False

@@ -71,9 +71,14 @@ def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
     return _render(shown, date_of(messages) if window.date else "")
 
 
-def render_stored(raw: str, rng: Range, window: Window) -> str:
-    """`render` from the conversation's stored form (a search hit's passage)."""
-    shown, sent_at_us = Body.stored_lines(raw, rng.start, rng.end)
+Decoded = tuple[tuple[tuple[str, str], ...], int]
+
+
+def render_stored(raw: str, rng: Range, window: Window, decoded: Decoded | None = None) -> str:
+    """`render` from the conversation's stored form (a search hit's passage), or from that
+    form `decoded` already (`Body.decoded`)."""
+    lines, sent_at_us = decoded if decoded is not None else Body.decoded(raw)
+    shown = lines[rng.start : rng.end + 1]
     return _render(shown, date_of_time(sent_at_us) if window.date else "")
 
 

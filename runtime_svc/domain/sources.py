@@ -102,10 +102,16 @@ class Body:
         stored form, and the first `sent_at_us` any of its messages gives (0: none). No
         message is built (a search hit's passage is rendered from this: building them cost
         as much as decoding the JSON)."""
+        lines, sent = Body.decoded(raw)
+        return list(lines[start : end + 1]), sent
+
+    @staticmethod
+    def decoded(raw: str) -> tuple[tuple[tuple[str, str], ...], int]:
+        """A conversation's stored form as (speaker, content) lines, and the first
+        `sent_at_us` any of its messages gives (0: none)."""
         rows = json.loads(raw) if raw else []
         sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
-        shown = rows[start : end + 1]
-        return [(speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in shown], sent
+        return tuple((speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in rows), sent
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
@@ -120,7 +126,7 @@ class BodyLimits:
     messages, the characters of one text or message, and of a conversation in all."""
 
     messages: int = MAX_MESSAGES
-    message_chars: int = 100_000
+    message_chars: int = 1_000_000
     conversation_chars: int = 1_000_000
 
 
