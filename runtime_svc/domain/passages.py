@@ -110,13 +110,33 @@ def own_message(rng: Range, contents: Sequence[str], window: Window) -> int:
     return rng.end
 
 
+# A passage's other messages (its context and its reply) are indexed by at most this many
+# characters, those nearest its own message: a coding session's replies run to thousands of
+# characters, and a user's message indexed with all of the reply before it would rank as
+# that reply does.
+CONTEXT_CHARS = 600
+
+
 def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
     """One passage per message (`range_for`); a range two messages share (at the start of
     the conversation) is one passage, the first message's."""
     out, seen = [], set()
+    date = date_of(messages) if window.date else ""
     for i in range(len(messages)):
         rng = range_for(i, window, messages)
         if rng not in seen:
             seen.add(rng)
-            out.append(Passage(rng, render(messages, rng, window)))
+            shown = [
+                (m.speaker, _near(m.content, j - i))
+                for j, m in enumerate(messages[rng.start : rng.end + 1], start=rng.start)
+            ]
+            out.append(Passage(rng, _render(shown, date)))
     return out
+
+
+def _near(content: str, offset: int) -> str:
+    """A message as its passage `offset` messages away indexes it: whole when it is the
+    passage's own (0), else its characters nearest that message (`CONTEXT_CHARS`)."""
+    if offset == 0 or len(content) <= CONTEXT_CHARS:
+        return content
+    return content[-CONTEXT_CHARS:] if offset < 0 else content[:CONTEXT_CHARS]

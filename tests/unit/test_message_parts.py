@@ -49,3 +49,22 @@ def test_parts_cover_the_message_in_order_within_the_limit(pieces):
     assert all(p.end - p.start <= 50 for p in found)
     assert all(a.end <= b.start for a, b in itertools.pairwise(found))
     assert all(not text[a.end : b.start].strip() for a, b in itertools.pairwise(found))
+
+
+def test_a_passage_indexes_its_neighbours_by_their_characters_nearest_it():
+    from runtime_svc.domain.passages import CONTEXT_CHARS, Window, derive
+    from runtime_svc.domain.sources import Message
+
+    reply = "early words " * 200 + "the closing advice"
+    messages = [
+        Message("assistant", reply),
+        Message("user", "thanks, what next?"),
+        Message("assistant", "the opening line " + "later words " * 200),
+    ]
+    user_passage = next(
+        p for p in derive(messages, Window()) if p.range.start == 0 and p.range.end == 2
+    )
+    assert "the closing advice" in user_passage.text  # the end of the reply before it
+    assert "the opening line" in user_passage.text  # the start of the reply after it
+    assert "thanks, what next?" in user_passage.text  # its own message whole
+    assert len(user_passage.text) < 2 * CONTEXT_CHARS + 100
