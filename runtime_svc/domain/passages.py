@@ -121,17 +121,26 @@ def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
     """One passage per message (`range_for`); a range two messages share (at the start of
     the conversation) is one passage, the first message's."""
     out, seen = [], set()
-    date = date_of(messages) if window.date else ""
     for i in range(len(messages)):
         rng = range_for(i, window, messages)
         if rng not in seen:
             seen.add(rng)
-            shown = [
-                (m.speaker, _near(m.content, j - i))
-                for j, m in enumerate(messages[rng.start : rng.end + 1], start=rng.start)
-            ]
-            out.append(Passage(rng, _render(shown, date)))
+            out.append(Passage(rng, indexed_text(messages, rng, window, i)))
     return out
+
+
+def indexed_text(
+    messages: Sequence[Message], rng: Range, window: Window, own: int | None = None
+) -> str:
+    """The text a passage is indexed (and embedded) from: `render`, its messages other than
+    its own (`own`, else `own_message`) by their characters nearest it (`CONTEXT_CHARS`)."""
+    if own is None:
+        own = own_message(rng, [m.content for m in messages], window)
+    shown = [
+        (m.speaker, _near(m.content, j - own))
+        for j, m in enumerate(messages[rng.start : rng.end + 1], start=rng.start)
+    ]
+    return _render(shown, date_of(messages) if window.date else "")
 
 
 def _near(content: str, offset: int) -> str:

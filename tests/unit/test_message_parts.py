@@ -68,3 +68,15 @@ def test_a_passage_indexes_its_neighbours_by_their_characters_nearest_it():
     assert "the opening line" in user_passage.text  # the start of the reply after it
     assert "thanks, what next?" in user_passage.text  # its own message whole
     assert len(user_passage.text) < 2 * CONTEXT_CHARS + 100
+
+
+def test_a_passage_is_embedded_from_the_text_it_is_indexed_from():
+    from runtime_svc.domain.passages import Window, derive, indexed_text
+    from runtime_svc.domain.sources import Message
+
+    messages = [
+        Message("user" if i % 2 else "assistant", ("why? " if i % 3 == 0 else "") + "w " * 500)
+        for i in range(9)
+    ]
+    for p in derive(messages, Window()):
+        assert indexed_text(messages, p.range, Window()) == p.text
