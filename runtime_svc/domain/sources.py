@@ -145,14 +145,11 @@ def check_body(
     return Body(messages=tuple(messages))
 
 
-def check_messages(
-    messages: Sequence[Message], limits: BodyLimits, held: int = 0, held_chars: int = 0
-) -> None:
-    """Messages within the limits, counted with `held` messages of `held_chars` characters
-    the conversation holds already (an append)."""
-    if held + len(messages) > limits.messages:
+def check_messages(messages: Sequence[Message], limits: BodyLimits) -> None:
+    """A conversation's messages within the limits."""
+    if len(messages) > limits.messages:
         raise invalid_field("messages", f"at most {limits.messages} messages")
-    total = held_chars
+    total = 0
     for i, m in enumerate(messages):
         if m.role not in ROLES:
             raise invalid_field(f"messages[{i}].role", f"must be one of {sorted(ROLES)}")
