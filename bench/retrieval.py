@@ -36,7 +36,7 @@ from sqlalchemy.engine import make_url
 
 from agentmem.client import connect
 from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
-from bench import corpus, evidence, hybrid, latency_budget, locomo, servers
+from bench import beam, corpus, evidence, hybrid, latency_budget, locomo, servers
 from bench import passages as passage_bench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -529,7 +529,7 @@ def main() -> None:
         "1M-1000-tenants, 1M-one-tenant, "
         "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages (or "
         "20k-everyday-passages, 100k-passages), "
-        "conversation-writes, locomo-passages, evidence, latency-budget",
+        "conversation-writes, locomo-passages, evidence, beam, latency-budget",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -592,6 +592,9 @@ def main() -> None:
                 report["locomo"] |= hybrid.locomo_recall()
         if not only or "evidence" in only:
             report["evidence"] = evidence.run(args.postgres, not args.no_hybrid)
+            save(report, name)
+        if not only or "beam" in only:
+            report["beam"] = beam.run(hybrid_on=not args.no_hybrid, postgres=args.postgres)
             save(report, name)
         if not args.no_hybrid and not args.postgres and (not only or "latency-budget" in only):
             report["latency_budget"] = latency_budget.run(tmp, args.questions)
@@ -675,6 +678,7 @@ def table(report: dict) -> str:
             f"({hw['burst_embedded_per_s']}/s end to end)"
         )
     lines += evidence.table_lines(report)
+    lines += beam.table_lines(report)
     lines += latency_budget.table_lines(report)
     lines += ["", "targets:", *targets(report)]
     return "\n".join(lines)
@@ -790,6 +794,7 @@ def targets(report: dict) -> list[str]:
     hybrid_targets(report, check, out)
     passage_bench.targets(report, check, out)
     evidence.targets(report, out)
+    beam.targets(report, out)
     latency_budget.targets(report, out)
     return out
 

@@ -13,6 +13,7 @@ from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.review import Settings as ReviewSettings
+from runtime_svc.domain.sources import BodyLimits
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
@@ -94,6 +95,7 @@ def assemble(
             policy=InsertPolicy(settings.memory.insert_policy),
             extraction=extraction,
             quotas=StoredQuotas(settings.limits),
+            limits=body_limits(settings),
         ),
         reads=SourceReads(uow, system_clock),
         lifecycle=SourceLifecycle(
@@ -120,6 +122,13 @@ def assemble(
         alone=alone,
     )
     return Assembled(servicer, feed, finisher)
+
+
+def body_limits(settings: Settings) -> BodyLimits:
+    limits = settings.limits
+    return BodyLimits(
+        limits.max_messages_per_insert, limits.max_message_chars, limits.max_conversation_chars
+    )
 
 
 def _extractor(settings: Settings) -> Extractor:

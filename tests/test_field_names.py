@@ -45,7 +45,7 @@ CASES = [
     ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x", thread_id=ID), "thread_id"),
     ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x", request_id=ID), "request_id"),
     ("InsertMemory", sources_pb2.InsertMemoryRequest(), "content"),
-    ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x" * 100_001), "content"),
+    ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x" * 1_000_001), "content"),
     (
         "InsertMemory",
         sources_pb2.InsertMemoryRequest(messages=[sources_pb2.Message(role="x", content="y")]),

@@ -297,7 +297,7 @@ BAD = [
         "InsertMemory",
         sources_pb2.InsertMemoryRequest(messages=[sources_pb2.Message(role="wizard", content="b")]),
     ),
-    ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x" * 32_001)),
+    ("InsertMemory", sources_pb2.InsertMemoryRequest(content="x" * 1_000_001)),
     ("InsertMemory", sources_pb2.InsertMemoryRequest(content="a", source_kind=3)),
     (
         "ListSources",

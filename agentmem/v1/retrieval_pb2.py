@@ -25,35 +25,35 @@ _sym_db = _symbol_database.Default()
 from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmem/v1/retrieval.proto\x12\x0b\x61gentmem.v1\x1a\x19\x61gentmem/v1/sources.proto\"V\n\x08\x43itation\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12%\n\x07passage\x18\x03 \x01(\x0b\x32\x14.agentmem.v1.Passage\"5\n\x07Passage\x12\x15\n\rmessage_start\x18\x01 \x01(\x05\x12\x13\n\x0bmessage_end\x18\x02 \x01(\x05\"z\n\x15SearchMemoriesRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x1c\n\x0fgroup_by_source\x18\x04 \x01(\x08H\x00\x88\x01\x01\x42\x12\n\x10_group_by_source\"\xa0\x01\n\tSearchHit\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x0f\n\x07snippet\x18\x04 \x01(\t\x12\'\n\x08\x63itation\x18\x05 \x01(\x0b\x32\x15.agentmem.v1.Citation\x12%\n\x07passage\x18\x06 \x01(\x0b\x32\x14.agentmem.v1.Passage\">\n\x16SearchMemoriesResponse\x12$\n\x04hits\x18\x01 \x03(\x0b\x32\x16.agentmem.v1.SearchHit\"O\n\x15\x41ssemblePromptRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x03 \x01(\x05\"\x82\x01\n\x16\x41ssemblePromptResponse\x12\x0f\n\x07\x63ontext\x18\x01 \x01(\t\x12(\n\tcitations\x18\x02 \x03(\x0b\x32\x15.agentmem.v1.Citation\x12\x18\n\x10prompt_record_id\x18\x03 \x01(\t\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\"`\n\x17\x45xplainRetrievalRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x04 \x01(\x05\"\xb0\x02\n\x10\x45xplanationEntry\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08included\x18\x04 \x01(\x08\x12#\n\x06reason\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Reason\x12\x0c\n\x04rank\x18\x06 \x01(\x05\x12\r\n\x05score\x18\x07 \x01(\x01\x12*\n\nmatched_by\x18\x08 \x01(\x0e\x32\x16.agentmem.v1.MatchedBy\x12\x15\n\rlexical_score\x18\t \x01(\x01\x12\x16\n\x0esemantic_score\x18\n \x01(\x01\x12\x13\n\x0bhold_reason\x18\x0b \x01(\t\"t\n\x18\x45xplainRetrievalResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.agentmem.v1.ExplanationEntry\x12\x15\n\rtotal_matches\x18\x02 \x01(\x05\x12\x11\n\ttruncated\x18\x03 \x01(\x08*\xfb\x01\n\x06Reason\x12\x16\n\x12REASON_UNSPECIFIED\x10\x00\x12\x13\n\x0fREASON_SELECTED\x10\x01\x12\x16\n\x12REASON_BELOW_LIMIT\x10\x02\x12\x0f\n\x0bREASON_COLD\x10\x03\x12\x19\n\x15REASON_PENDING_REVIEW\x10\x04\x12\x13\n\x0fREASON_REJECTED\x10\x05\x12\x12\n\x0eREASON_REVOKED\x10\x06\x12\x19\n\x15REASON_ASSENT_INVALID\x10\x07\x12\x19\n\x15REASON_ASSENT_EXPIRED\x10\x08\x12!\n\x1dREASON_THREAD_MEMORY_DISABLED\x10\t*m\n\tMatchedBy\x12\x1a\n\x16MATCHED_BY_UNSPECIFIED\x10\x00\x12\x16\n\x12MATCHED_BY_LEXICAL\x10\x01\x12\x17\n\x13MATCHED_BY_SEMANTIC\x10\x02\x12\x13\n\x0fMATCHED_BY_BOTH\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gentmem/v1/retrieval.proto\x12\x0b\x61gentmem.v1\x1a\x19\x61gentmem/v1/sources.proto\"V\n\x08\x43itation\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12%\n\x07passage\x18\x03 \x01(\x0b\x32\x14.agentmem.v1.Passage\"[\n\x07Passage\x12\x15\n\rmessage_start\x18\x01 \x01(\x05\x12\x13\n\x0bmessage_end\x18\x02 \x01(\x05\x12\x12\n\nchar_start\x18\x03 \x01(\x05\x12\x10\n\x08\x63har_end\x18\x04 \x01(\x05\"z\n\x15SearchMemoriesRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x1c\n\x0fgroup_by_source\x18\x04 \x01(\x08H\x00\x88\x01\x01\x42\x12\n\x10_group_by_source\"\xa0\x01\n\tSearchHit\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x0f\n\x07snippet\x18\x04 \x01(\t\x12\'\n\x08\x63itation\x18\x05 \x01(\x0b\x32\x15.agentmem.v1.Citation\x12%\n\x07passage\x18\x06 \x01(\x0b\x32\x14.agentmem.v1.Passage\">\n\x16SearchMemoriesResponse\x12$\n\x04hits\x18\x01 \x03(\x0b\x32\x16.agentmem.v1.SearchHit\"O\n\x15\x41ssemblePromptRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\x14\n\x0ctoken_budget\x18\x03 \x01(\x05\"\x82\x01\n\x16\x41ssemblePromptResponse\x12\x0f\n\x07\x63ontext\x18\x01 \x01(\t\x12(\n\tcitations\x18\x02 \x03(\x0b\x32\x15.agentmem.v1.Citation\x12\x18\n\x10prompt_record_id\x18\x03 \x01(\t\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\"`\n\x17\x45xplainRetrievalRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x11\n\tthread_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x04 \x01(\x05\"\xb0\x02\n\x10\x45xplanationEntry\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\x33\n\x0e\x63lassification\x18\x03 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12\x10\n\x08included\x18\x04 \x01(\x08\x12#\n\x06reason\x18\x05 \x01(\x0e\x32\x13.agentmem.v1.Reason\x12\x0c\n\x04rank\x18\x06 \x01(\x05\x12\r\n\x05score\x18\x07 \x01(\x01\x12*\n\nmatched_by\x18\x08 \x01(\x0e\x32\x16.agentmem.v1.MatchedBy\x12\x15\n\rlexical_score\x18\t \x01(\x01\x12\x16\n\x0esemantic_score\x18\n \x01(\x01\x12\x13\n\x0bhold_reason\x18\x0b \x01(\t\"t\n\x18\x45xplainRetrievalResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.agentmem.v1.ExplanationEntry\x12\x15\n\rtotal_matches\x18\x02 \x01(\x05\x12\x11\n\ttruncated\x18\x03 \x01(\x08*\xfb\x01\n\x06Reason\x12\x16\n\x12REASON_UNSPECIFIED\x10\x00\x12\x13\n\x0fREASON_SELECTED\x10\x01\x12\x16\n\x12REASON_BELOW_LIMIT\x10\x02\x12\x0f\n\x0bREASON_COLD\x10\x03\x12\x19\n\x15REASON_PENDING_REVIEW\x10\x04\x12\x13\n\x0fREASON_REJECTED\x10\x05\x12\x12\n\x0eREASON_REVOKED\x10\x06\x12\x19\n\x15REASON_ASSENT_INVALID\x10\x07\x12\x19\n\x15REASON_ASSENT_EXPIRED\x10\x08\x12!\n\x1dREASON_THREAD_MEMORY_DISABLED\x10\t*m\n\tMatchedBy\x12\x1a\n\x16MATCHED_BY_UNSPECIFIED\x10\x00\x12\x16\n\x12MATCHED_BY_LEXICAL\x10\x01\x12\x17\n\x13MATCHED_BY_SEMANTIC\x10\x02\x12\x13\n\x0fMATCHED_BY_BOTH\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.retrieval_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REASON']._serialized_start=1303
-  _globals['_REASON']._serialized_end=1554
-  _globals['_MATCHEDBY']._serialized_start=1556
-  _globals['_MATCHEDBY']._serialized_end=1665
+  _globals['_REASON']._serialized_start=1341
+  _globals['_REASON']._serialized_end=1592
+  _globals['_MATCHEDBY']._serialized_start=1594
+  _globals['_MATCHEDBY']._serialized_end=1703
   _globals['_CITATION']._serialized_start=71
   _globals['_CITATION']._serialized_end=157
   _globals['_PASSAGE']._serialized_start=159
-  _globals['_PASSAGE']._serialized_end=212
-  _globals['_SEARCHMEMORIESREQUEST']._serialized_start=214
-  _globals['_SEARCHMEMORIESREQUEST']._serialized_end=336
-  _globals['_SEARCHHIT']._serialized_start=339
-  _globals['_SEARCHHIT']._serialized_end=499
-  _globals['_SEARCHMEMORIESRESPONSE']._serialized_start=501
-  _globals['_SEARCHMEMORIESRESPONSE']._serialized_end=563
-  _globals['_ASSEMBLEPROMPTREQUEST']._serialized_start=565
-  _globals['_ASSEMBLEPROMPTREQUEST']._serialized_end=644
-  _globals['_ASSEMBLEPROMPTRESPONSE']._serialized_start=647
-  _globals['_ASSEMBLEPROMPTRESPONSE']._serialized_end=777
-  _globals['_EXPLAINRETRIEVALREQUEST']._serialized_start=779
-  _globals['_EXPLAINRETRIEVALREQUEST']._serialized_end=875
-  _globals['_EXPLANATIONENTRY']._serialized_start=878
-  _globals['_EXPLANATIONENTRY']._serialized_end=1182
-  _globals['_EXPLAINRETRIEVALRESPONSE']._serialized_start=1184
-  _globals['_EXPLAINRETRIEVALRESPONSE']._serialized_end=1300
+  _globals['_PASSAGE']._serialized_end=250
+  _globals['_SEARCHMEMORIESREQUEST']._serialized_start=252
+  _globals['_SEARCHMEMORIESREQUEST']._serialized_end=374
+  _globals['_SEARCHHIT']._serialized_start=377
+  _globals['_SEARCHHIT']._serialized_end=537
+  _globals['_SEARCHMEMORIESRESPONSE']._serialized_start=539
+  _globals['_SEARCHMEMORIESRESPONSE']._serialized_end=601
+  _globals['_ASSEMBLEPROMPTREQUEST']._serialized_start=603
+  _globals['_ASSEMBLEPROMPTREQUEST']._serialized_end=682
+  _globals['_ASSEMBLEPROMPTRESPONSE']._serialized_start=685
+  _globals['_ASSEMBLEPROMPTRESPONSE']._serialized_end=815
+  _globals['_EXPLAINRETRIEVALREQUEST']._serialized_start=817
+  _globals['_EXPLAINRETRIEVALREQUEST']._serialized_end=913
+  _globals['_EXPLANATIONENTRY']._serialized_start=916
+  _globals['_EXPLANATIONENTRY']._serialized_end=1220
+  _globals['_EXPLAINRETRIEVALRESPONSE']._serialized_start=1222
+  _globals['_EXPLAINRETRIEVALRESPONSE']._serialized_end=1338
 # @@protoc_insertion_point(module_scope)

@@ -53,12 +53,16 @@ class Citation(_message.Message):
     def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., passage: _Optional[_Union[Passage, _Mapping]] = ...) -> None: ...
 
 class Passage(_message.Message):
-    __slots__ = ("message_start", "message_end")
+    __slots__ = ("message_start", "message_end", "char_start", "char_end")
     MESSAGE_START_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_END_FIELD_NUMBER: _ClassVar[int]
+    CHAR_START_FIELD_NUMBER: _ClassVar[int]
+    CHAR_END_FIELD_NUMBER: _ClassVar[int]
     message_start: int
     message_end: int
-    def __init__(self, message_start: _Optional[int] = ..., message_end: _Optional[int] = ...) -> None: ...
+    char_start: int
+    char_end: int
+    def __init__(self, message_start: _Optional[int] = ..., message_end: _Optional[int] = ..., char_start: _Optional[int] = ..., char_end: _Optional[int] = ...) -> None: ...
 
 class SearchMemoriesRequest(_message.Message):
     __slots__ = ("query", "thread_id", "limit", "group_by_source")

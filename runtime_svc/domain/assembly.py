@@ -31,7 +31,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
+from runtime_svc.domain import text
+from runtime_svc.domain.first_pick import first_pick
+from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, shared
 from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
 from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
 from runtime_svc.domain.sources import Body
@@ -88,6 +92,7 @@ class Cited:
     source_id: str
     revision: int
     passage: Range | None = None
+    chars: Part | None = None  # the part of the passage's one message shown (None: whole)
 
 
 @dataclass(frozen=True)
@@ -106,16 +111,19 @@ class _Source:
     chosen: set[int] = field(default_factory=set)
     said: str = ""
     superseded: bool = False
+    parts: dict[int, Part] = field(default_factory=dict)  # messages shown in part
 
 
 class _Block:
-    def __init__(self, count: Count, budget: int) -> None:
+    def __init__(self, count: Count, budget: int, stems: Sequence[str] = ()) -> None:
         self.count, self.budget = count, budget
+        self.stems = tuple(stems)
+        self.matched: dict[tuple[str, int], int] = {}
         self.used = count(HEADER) + count(FOOTER)
         self.gap = count(GAP)
         self.sources: dict[str, _Source] = {}  # in order of first selection
 
-    def add(self, c: Candidate, messages: Sequence[int]) -> bool:
+    def add(self, c: Candidate, messages: Sequence[int], limit: int = PART_CHARS) -> bool:
         """Adds the messages (or the plain-text memory) if what is new fits."""
         held = self.sources.get(c.source_id)
         if c.conversation is None or c.passage is None:
@@ -131,7 +139,8 @@ class _Block:
         if not new:
             return False
         lines = c.conversation.lines
-        cost = sum(self.count(_message(*lines[i])) for i in new)
+        shown = {i: best_part(lines[i][1], self.stems, limit) for i in new}
+        cost = sum(self.count(_message(*lines[i], shown[i])) for i in new)
         cost += self.gap * (_gaps(before | new) - _gaps(before))
         if held is None:
             cost += self.count(_session_line(len(self.sources) + 1, c))
@@ -143,7 +152,15 @@ class _Block:
         else:
             self.used += cost
         held.chosen |= new
+        held.parts |= {i: p for i, p in shown.items() if p is not None}
         return True
+
+    def matches(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> int:
+        """How many of the query's words message `i` holds (each message looked at once)."""
+        key = (source_id, i)
+        if key not in self.matched:
+            self.matched[key] = shared(lines[i][1], self.stems)
+        return self.matched[key]
 
     def _take(self, cost: int, source: _Source) -> bool:
         if self.used + cost > self.budget:
@@ -166,11 +183,12 @@ class _Block:
                 continue
             c = Candidate(s.source_id, s.revision, "", Range(0, 0), s.conversation)
             out.append(_session_line(n, c))
+            lines = s.conversation.lines
             for run in _runs(s.chosen):
                 if run.start > 0:
                     out.append(GAP)
-                out += [_message(*s.conversation.lines[i]) for i in range(run.start, run.end + 1)]
-                cited.append(Cited(s.source_id, s.revision, run))
+                out += [_message(*lines[i], s.parts.get(i)) for i in range(run.start, run.end + 1)]
+                cited += [Cited(s.source_id, s.revision, r, p) for r, p in _cuts(run, s.parts)]
         out.append(FOOTER)
         return PromptBlock("".join(out), tuple(cited), self.used)
 
@@ -184,7 +202,7 @@ def assemble(
 ) -> PromptBlock:
     """The block for `query` from its ranked candidates (see the module doc); `window`: how
     the passages were derived (which message of a passage is its own)."""
-    block = _Block(count, token_budget)
+    block = _Block(count, token_budget, [t.stem for t in text.query_terms(query)])
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
     owns = [_own_message(c, window) for c in candidates]
@@ -193,6 +211,11 @@ def assemble(
         for c, own in zip(candidates, owns, strict=True):
             if own is not None and c.conversation and c.conversation.lines[own][0] == named:
                 block.add(c, [own])
+    for c, own in zip(candidates, owns, strict=True):
+        if own is not None:
+            lines = c.conversation.lines if c.conversation is not None else ()
+            matches = partial(block.matches, c.source_id, lines)
+            block.add(c, *first_pick(lines, _with_reply(c, own), own, matches))
     for c, own in zip(candidates, owns, strict=True):
         block.add(c, _with_reply(c, own))
     return block.render()
@@ -238,13 +261,36 @@ def _runs(chosen: set[int]) -> list[Range]:
     return runs
 
 
+def _cuts(run: Range, parts: dict[int, Part]) -> list[tuple[Range, Part | None]]:
+    """A run's citations: its whole messages together, each message shown in part alone."""
+    out: list[tuple[Range, Part | None]] = []
+    start = run.start
+    for i in range(run.start, run.end + 1):
+        if i in parts:
+            if start < i:
+                out.append((Range(start, i - 1), None))
+            out.append((Range(i, i), parts[i]))
+            start = i + 1
+    if start <= run.end:
+        out.append((Range(start, run.end), None))
+    return out
+
+
 def _gaps(chosen: set[int]) -> int:
     """How many "…" lines the messages need: one before each run not starting at 0."""
     return sum(1 for i in chosen if i > 0 and i - 1 not in chosen)
 
 
-def _message(speaker: str, content: str) -> str:
-    return message_line(speaker, content)
+def _message(speaker: str, content: str, part: Part | None = None) -> str:
+    """A message's line; one shown in part says where it was cut ("…")."""
+    if part is None:
+        return message_line(speaker, content)
+    return message_line(
+        speaker,
+        content[part.start : part.end],
+        cut_before=part.start > 0,
+        cut_after=part.end < len(content),
+    )
 
 
 def _session_line(n: int, c: Candidate) -> str:

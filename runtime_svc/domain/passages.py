@@ -71,9 +71,14 @@ def render(messages: Sequence[Message], rng: Range, window: Window) -> str:
     return _render(shown, date_of(messages) if window.date else "")
 
 
-def render_stored(raw: str, rng: Range, window: Window) -> str:
-    """`render` from the conversation's stored form (a search hit's passage)."""
-    shown, sent_at_us = Body.stored_lines(raw, rng.start, rng.end)
+Decoded = tuple[tuple[tuple[str, str], ...], int]
+
+
+def render_stored(raw: str, rng: Range, window: Window, decoded: Decoded | None = None) -> str:
+    """`render` from the conversation's stored form (a search hit's passage), or from that
+    form `decoded` already (`Body.decoded`)."""
+    lines, sent_at_us = decoded if decoded is not None else Body.decoded(raw)
+    shown = lines[rng.start : rng.end + 1]
     return _render(shown, date_of_time(sent_at_us) if window.date else "")
 
 
@@ -105,6 +110,13 @@ def own_message(rng: Range, contents: Sequence[str], window: Window) -> int:
     return rng.end
 
 
+# A passage's other messages (its context and its reply) are indexed by at most this many
+# characters, those nearest its own message: a coding session's replies run to thousands of
+# characters, and a user's message indexed with all of the reply before it would rank as
+# that reply does.
+CONTEXT_CHARS = 600
+
+
 def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
     """One passage per message (`range_for`); a range two messages share (at the start of
     the conversation) is one passage, the first message's."""
@@ -113,5 +125,27 @@ def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
         rng = range_for(i, window, messages)
         if rng not in seen:
             seen.add(rng)
-            out.append(Passage(rng, render(messages, rng, window)))
+            out.append(Passage(rng, indexed_text(messages, rng, window, i)))
     return out
+
+
+def indexed_text(
+    messages: Sequence[Message], rng: Range, window: Window, own: int | None = None
+) -> str:
+    """The text a passage is indexed (and embedded) from: `render`, its messages other than
+    its own (`own`, else `own_message`) by their characters nearest it (`CONTEXT_CHARS`)."""
+    if own is None:
+        own = own_message(rng, [m.content for m in messages], window)
+    shown = [
+        (m.speaker, _near(m.content, j - own))
+        for j, m in enumerate(messages[rng.start : rng.end + 1], start=rng.start)
+    ]
+    return _render(shown, date_of(messages) if window.date else "")
+
+
+def _near(content: str, offset: int) -> str:
+    """A message as its passage `offset` messages away indexes it: whole when it is the
+    passage's own (0), else its characters nearest that message (`CONTEXT_CHARS`)."""
+    if offset == 0 or len(content) <= CONTEXT_CHARS:
+        return content
+    return content[-CONTEXT_CHARS:] if offset < 0 else content[:CONTEXT_CHARS]

@@ -51,9 +51,14 @@ def inline(text: str) -> str:
     return escape(" ".join(shown(text).split()))
 
 
-def message_line(speaker: str, content: str) -> str:
-    """A conversation's message: `speaker: text`."""
-    return f"{inline(speaker)}: {inline(content)}\n"
+def message_line(
+    speaker: str, content: str, *, cut_before: bool = False, cut_after: bool = False
+) -> str:
+    """A conversation's message: `speaker: text`; a message shown in part has "…" where it
+    was cut (written here, so memory text cannot fake a cut)."""
+    before = "… " if cut_before else ""
+    after = " …" if cut_after else ""
+    return f"{inline(speaker)}: {before}{inline(content)}{after}\n"
 
 
 SUPERSEDED = "(superseded)"

@@ -13,8 +13,7 @@ from agentmem.core.errors import invalid_field
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.lifecycle import Phase
 
-MAX_CONTENT_CHARS = 32_000
-MAX_MESSAGES = 200
+MAX_MESSAGES = 254  # a passage's message range fits in its index key (`entry_keys`)
 MAX_NAME_CHARS = 128
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 MAX_LABELS = 32
@@ -103,10 +102,16 @@ class Body:
         stored form, and the first `sent_at_us` any of its messages gives (0: none). No
         message is built (a search hit's passage is rendered from this: building them cost
         as much as decoding the JSON)."""
+        lines, sent = Body.decoded(raw)
+        return list(lines[start : end + 1]), sent
+
+    @staticmethod
+    def decoded(raw: str) -> tuple[tuple[tuple[str, str], ...], int]:
+        """A conversation's stored form as (speaker, content) lines, and the first
+        `sent_at_us` any of its messages gives (0: none)."""
         rows = json.loads(raw) if raw else []
         sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
-        shown = rows[start : end + 1]
-        return [(speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in shown], sent
+        return tuple((speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in rows), sent
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
@@ -115,27 +120,47 @@ class Body:
         return Body(content=raw)
 
 
-def check_body(content: str, messages: Sequence[Message]) -> Body:
+@dataclass(frozen=True)
+class BodyLimits:
+    """What one insert may hold (`limits.max_*` in the configuration): a conversation's
+    messages, the characters of one text or message, and of a conversation in all."""
+
+    messages: int = MAX_MESSAGES
+    message_chars: int = 1_000_000
+    conversation_chars: int = 1_000_000
+
+
+DEFAULT_LIMITS = BodyLimits()
+
+
+def check_body(
+    content: str, messages: Sequence[Message], limits: BodyLimits = DEFAULT_LIMITS
+) -> Body:
     if bool(content) == bool(messages):
         raise invalid_field("content", "give exactly one of content and messages")
     if content:
-        _check_text("content", content)
+        _check_text("content", content, limits.message_chars)
         return Body(content=content)
-    if len(messages) > MAX_MESSAGES:
-        raise invalid_field("messages", f"at most {MAX_MESSAGES} messages")
+    check_messages(messages, limits)
+    return Body(messages=tuple(messages))
+
+
+def check_messages(messages: Sequence[Message], limits: BodyLimits) -> None:
+    """A conversation's messages within the limits."""
+    if len(messages) > limits.messages:
+        raise invalid_field("messages", f"at most {limits.messages} messages")
     total = 0
     for i, m in enumerate(messages):
         if m.role not in ROLES:
             raise invalid_field(f"messages[{i}].role", f"must be one of {sorted(ROLES)}")
-        _check_text(f"messages[{i}].content", m.content)
+        _check_text(f"messages[{i}].content", m.content, limits.message_chars)
         if len(m.name) > MAX_NAME_CHARS or "\x00" in m.name:
             raise invalid_field(f"messages[{i}].name", f"at most {MAX_NAME_CHARS} characters")
         if m.sent_at_us < 0:
             raise invalid_field(f"messages[{i}].sent_at", "must not be before 1970")
         total += len(m.content)
-    if total > MAX_CONTENT_CHARS:
-        raise invalid_field("messages", f"at most {MAX_CONTENT_CHARS} characters in all")
-    return Body(messages=tuple(messages))
+    if total > limits.conversation_chars:
+        raise invalid_field("messages", f"at most {limits.conversation_chars} characters in all")
 
 
 OBSERVED_AT_SKEW_US = 300_000_000  # clocks disagree: up to five minutes ahead is "now"
@@ -147,11 +172,11 @@ def check_observed_at(observed_at_us: int, now_us: int) -> None:
         raise invalid_field("observed_at", "must not be in the future")
 
 
-def _check_text(name: str, text: str) -> None:
+def _check_text(name: str, text: str, most: int) -> None:
     if not text.strip():
         raise invalid_field(name, "must not be blank")
-    if len(text) > MAX_CONTENT_CHARS:
-        raise invalid_field(name, f"must be at most {MAX_CONTENT_CHARS} characters")
+    if len(text) > most:
+        raise invalid_field(name, f"must be at most {most} characters")
     if "\x00" in text:
         raise invalid_field(name, "must not contain NUL bytes")
 

@@ -20,6 +20,7 @@ from agentmem.v1 import (
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.facts import Fact
+from runtime_svc.domain.message_parts import Part
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Message, Source
 from runtime_svc.grpc.enums import (
@@ -58,12 +59,19 @@ def time_us(field: str, message: Any) -> int:
     return int(us)
 
 
-def passage(r: Range | None) -> retrieval_pb2.Passage | None:
-    return None if r is None else retrieval_pb2.Passage(message_start=r.start, message_end=r.end)
+def passage(r: Range | None, chars: Part | None = None) -> retrieval_pb2.Passage | None:
+    if r is None:
+        return None
+    out = retrieval_pb2.Passage(message_start=r.start, message_end=r.end)
+    if chars is not None:
+        out.char_start, out.char_end = chars.start, chars.end
+    return out
 
 
-def citation(source_id: str, revision: int, r: Range | None) -> retrieval_pb2.Citation:
-    return retrieval_pb2.Citation(source_id=source_id, revision=revision, passage=passage(r))
+def citation(
+    source_id: str, revision: int, r: Range | None, chars: Part | None = None
+) -> retrieval_pb2.Citation:
+    return retrieval_pb2.Citation(source_id=source_id, revision=revision, passage=passage(r, chars))
 
 
 def message(m: sources_pb2.Message) -> Message:

@@ -66,7 +66,8 @@ class RetrievalRpcs(ServicerBase):
         return retrieval_pb2.AssemblePromptResponse(
             context=result.block.context,
             citations=[
-                mapping.citation(c.source_id, c.revision, c.passage) for c in result.block.cited
+                mapping.citation(c.source_id, c.revision, c.passage, c.chars)
+                for c in result.block.cited
             ],
             prompt_record_id=result.prompt_record_id,
             tokens_used=result.block.tokens,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.entry_keys import EntryKey
 from runtime_svc.domain.passages import Range, Window
+from runtime_svc.domain.sources import Body
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,23 @@ class Hit:
         return entry_keys.entry_key(self.pk, self.passage)
 
 
-def make_hit(score: float, key: int, row: SourceRow, window: Window) -> Hit:
+def make_hit(
+    score: float,
+    key: int,
+    row: SourceRow,
+    window: Window,
+    decoded: dict[int, passages.Decoded] | None = None,
+) -> Hit:
     """A hit of an entry (`key`) of the source `row`: a passage's text rendered from the
-    stored conversation."""
+    stored conversation. `decoded`: the conversations decoded for the hits of one search so
+    far, by source (a long session's stored form is decoded once, not once per passage)."""
     rng = entry_keys.range_of(key)
     if rng is None:
         return Hit(row.pk, row.source_id, row.revision, score, row.generated_form, row.save_intent)
-    text = passages.render_stored(row.raw, rng, window)
+    held = decoded if decoded is not None else {}
+    if row.pk not in held:
+        held[row.pk] = Body.decoded(row.raw)
+    text = passages.render_stored(row.raw, rng, window, held[row.pk])
     return Hit(row.pk, row.source_id, row.revision, score, text, row.save_intent, rng, row.raw)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from runtime_svc.domain.lexical import Certificate
-from runtime_svc.domain.passages import Window
+from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.domain.text import Term
 from runtime_svc.search import explain, held_rank, plan, statistics, tables
 from runtime_svc.search.hits import Hit, MatchRow, make_hit
@@ -85,7 +85,8 @@ class LexicalSearch:
                     held, self.conn, self.tenant_id, stats, checker, limit, grouped, method
                 )
             cert = Certificate(True, 0.0)
-        hits = [make_hit(t.score, t.key, t.row, self._window) for t in taken]
+        decoded: dict[int, Decoded] = {}
+        hits = [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
         return Ranked(hits, cert, ran)
 
     def matches(self, terms: Sequence[Term], now_us: int, cap: int) -> tuple[list[MatchRow], int]:

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, select
 
 from runtime_svc.domain.embeddings import Vector, signature
-from runtime_svc.domain.passages import Window
+from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.search import stored_vectors, take, vector_sql
 from runtime_svc.search.hits import Hit, MatchRow, make_hit
 from runtime_svc.search.plan import Vector as Method
@@ -71,7 +71,8 @@ class VectorSearch:
         }
 
     def _hits(self, taken: list[take.Taken]) -> list[Hit]:
-        return [make_hit(t.score, t.key, t.row, self._window) for t in taken]
+        decoded: dict[int, Decoded] = {}
+        return [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
 
     def search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine

@@ -85,8 +85,10 @@ class Inserts:
         default_mode: thread_mode.Mode,
         extraction: FactExtraction,
         quotas: StoredQuotas | None = None,
+        limits: sources.BodyLimits = sources.DEFAULT_LIMITS,
     ) -> None:
         self._uow, self._journal, self._clock, self._changes = uow, journal, clock, changes
+        self._limits = limits
         self._quotas = quotas
         self._policy, self._default_mode = policy, default_mode
         self._extraction = extraction
@@ -104,7 +106,7 @@ class Inserts:
     def prepare(self, caller: Caller, cmd: InsertCommand) -> Prepared | Inserted:
         """Everything an insert needs that does not hold the write lock: checks, and the
         facts of the text (an extractor may be slow). A validate_only insert ends here."""
-        body = sources.check_body(cmd.content, cmd.messages)
+        body = sources.check_body(cmd.content, cmd.messages, self._limits)
         kind = _kind(cmd.kind, body)
         validation.identifier("thread_id", cmd.thread_id, required=False)
         validation.identifier("request_id", caller.request_id, required=False)

@@ -209,7 +209,9 @@ def entries(
                 continue
             if messages is None:
                 messages = Body.from_raw(SourceKind(kind), raw or "").messages
-            found.append(Entry(entry_keys.passage(key), passages.render(messages, rng, window)))
+            found.append(
+                Entry(entry_keys.passage(key), passages.indexed_text(messages, rng, window))
+            )
         out[pk] = tuple(found)
     return out
 

@@ -2,4 +2,6 @@
 export type Passage = {
   messageStart: number,
   messageEnd: number,
+  charStart: number,
+  charEnd: number,
 };

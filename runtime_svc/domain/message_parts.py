@@ -1,0 +1,142 @@
+"""The parts of a long message: what a prompt shows of a reply that runs to thousands of
+characters.
+
+A message longer than `PART_CHARS` is cut into parts at paragraph and code-block boundaries
+(a fenced code block is never cut unless it alone is over the limit; then, like a paragraph
+over the limit, it is cut between lines, and a line over it between characters), and
+consecutive blocks are joined while they fit. Each part is named by its character range in
+the message. `best_part` picks the part that shares the most of a query's words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from runtime_svc.domain import text
+
+PART_CHARS = 1_200
+_FENCE = re.compile(r"\s*(```|~~~)")
+
+
+@dataclass(frozen=True)
+class Part:
+    start: int
+    end: int  # exclusive
+
+
+def _lines(content: str) -> Iterable[tuple[int, int]]:
+    start = 0
+    for line in content.splitlines(keepends=True):
+        yield start, start + len(line)
+        start += len(line)
+
+
+def blocks(content: str) -> list[Part]:
+    """Paragraphs (runs of non-blank lines) and fenced code blocks, in order."""
+    out: list[Part] = []
+    start: int | None = None
+    fenced = False
+    for a, b in _lines(content):
+        line = content[a:b]
+        if fenced:
+            if _FENCE.match(line):
+                fenced = False
+                out.append(Part(start if start is not None else a, b))
+                start = None
+            continue
+        if _FENCE.match(line):
+            if start is not None:
+                out.append(Part(start, a))
+            start, fenced = a, True
+        elif not line.strip():
+            if start is not None:
+                out.append(Part(start, a))
+                start = None
+        elif start is None:
+            start = a
+    if start is not None:
+        out.append(Part(start, len(content)))
+    return out
+
+
+def _cut(content: str, p: Part, limit: int) -> list[Part]:
+    """A block over the limit, cut between lines (a line over it between characters)."""
+    out: list[Part] = []
+    start = p.start
+    for a, b in _lines(content[p.start : p.end]):
+        a, b = a + p.start, b + p.start
+        if b - start > limit and a > start:
+            out.append(Part(start, a))
+            start = a
+        while b - start > limit:
+            out.append(Part(start, start + limit))
+            start += limit
+    if start < p.end:
+        out.append(Part(start, p.end))
+    return out
+
+
+def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
+    """The message's parts (one, the whole message, when it fits the limit)."""
+    if len(content) <= limit:
+        return (Part(0, len(content)),)
+    digest = hashlib.sha256(content.encode()).digest()
+    found = _parts.get((digest, limit))
+    if found is None:
+        found = _parts[(digest, limit)] = _cut_parts(content, limit)
+        while len(_parts) > PARTS_CACHED:
+            del _parts[next(iter(_parts))]
+    return found
+
+
+# Long messages' parts, by the message's digest (character ranges only: no text is kept).
+PARTS_CACHED = 4096
+_parts: dict[tuple[bytes, int], tuple[Part, ...]] = {}
+
+
+def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
+    pieces: list[Part] = []
+    for b in blocks(content):
+        pieces += _cut(content, b, limit) if b.end - b.start > limit else [b]
+    out: list[Part] = []
+    for p in pieces:
+        if out and p.end - out[-1].start <= limit:
+            out[-1] = Part(out[-1].start, p.end)
+        else:
+            out.append(p)
+    return tuple(out) or (Part(0, min(len(content), limit)),)
+
+
+def best_part(content: str, stems: Sequence[str], limit: int = PART_CHARS) -> Part | None:
+    """The part of a long message that shares the most of the query's stems (the first of
+    equals); None when the message fits the limit whole."""
+    found = parts(content, limit)
+    if len(found) == 1 and found[0] == Part(0, len(content)):
+        return None
+    return max(found, key=lambda p: shared(content[p.start : p.end], stems))
+
+
+def shared(piece: str, stems: Sequence[str]) -> int:
+    """How many of the query's stems a text holds (a stem is how its words begin, mostly:
+    looking for it in the text is much cheaper than stemming every word of a reply of
+    thousands of characters; a stem under four letters must begin a word)."""
+    if not stems:
+        return 0
+    found = text.normalise(piece)
+    return sum(1 for stem in set(stems) if _holds(found, stem))
+
+
+def _holds(found: str, stem: str) -> bool:
+    """Whether a (normalised) text holds a stem: anywhere when it is four letters or more,
+    else at the start of a word."""
+    at = found.find(stem)
+    if len(stem) >= 4:
+        return at >= 0
+    while at >= 0:
+        if at == 0 or not found[at - 1].isalnum():
+            return True
+        at = found.find(stem, at + 1)
+    return False
