@@ -21,9 +21,8 @@ not start the conversation; a plain-text memory's `[n] <date said> <text>`. Curr
 come first, then plain-text memories a later one superseded (marked so). The n-th source of the
 block is the n-th distinct source of its citations (source ids are not in the text: in BPE
 tokens a random id costs as much as a short message, measured as 3 points of evidence at
-2,000 tokens). Each run of messages is cited by its range. Tokens are
-counted line by line (`count`), so the block's size is the sum of its lines' and `tokens`
-is exactly that sum.
+2,000 tokens). Each run of messages is cited by its range. Tokens are counted line by line
+(`count`), so the block's size is the sum of its lines' and `tokens` is exactly that sum.
 """
 
 from __future__ import annotations

@@ -88,8 +88,7 @@ class Inserts:
         limits: sources.BodyLimits = sources.DEFAULT_LIMITS,
     ) -> None:
         self._uow, self._journal, self._clock, self._changes = uow, journal, clock, changes
-        self._limits = limits
-        self._quotas = quotas
+        self._limits, self._quotas = limits, quotas
         self._policy, self._default_mode = policy, default_mode
         self._extraction = extraction
 
