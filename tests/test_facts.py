@@ -229,7 +229,10 @@ def test_ask_answers_only_what_was_asked(stack):
     assert ask(client, "what is my dog called?").answer == "The user's dog is called Pixel."
     insert(client, "I live in Lisbon and I'm allergic to peanuts")
     a = ask(client, "where do I live, and what about peanuts?")
-    assert a.answer == "The user lives in Lisbon.\nThe user is allergic to peanuts."
+    assert sorted(a.answer.splitlines()) == [
+        "The user is allergic to peanuts.",
+        "The user lives in Lisbon.",
+    ]
     a = ask(client, "zebra stripes?")
     assert (a.answer_basis, a.answer) == ("none", "Nothing stored answers this question.")
     assert list(a.provenance) == [] and list(a.related) == []
