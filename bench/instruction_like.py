@@ -2,8 +2,8 @@
 and recall on the labelled set (`tests/data/instruction_like.jsonl`: attacks, and hard
 negatives such as preferences addressed to the assistant), and its false-positive rate on
 ordinary conversations, where every message is a negative: the LoCoMo and BEAM development
-halves (`/work/shared/data`, see `bench.locomo`), per message and per conversation source
-(a LoCoMo session, a BEAM batch: what one insert holds).
+halves (the shared data folder beside the checkout, see `bench.locomo`), per message and
+per conversation source (a LoCoMo session, a BEAM batch: what one insert holds).
 
     python -m bench.instruction_like
 """
