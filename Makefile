@@ -68,7 +68,7 @@ hosts: install ## Codex, the MCP Inspector, the TypeScript MCP SDK, Gemini CLI a
 	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 tests/test_hosts.py
 
 soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
-	$(BIN)/python -m tests.soak $(SOAK_ARGS)
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 proto: install ## regenerate Python code and JSON Schemas from protos/ (and the app-server's)
 	$(BIN)/python scripts/codegen.py

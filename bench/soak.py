@@ -10,7 +10,7 @@ Checks, printed as a report (exit 1 when one fails):
 - every watcher saw a gapless, duplicate-free run of sequences (resuming when cut off);
 - the tenant's audit chain verifies.
 
-Usage: python -m tests.soak --clients 32 --seconds 60 [--database-url URL]
+Usage: python -m bench.soak --clients 32 --seconds 60 [--database-url URL]
 """
 
 from __future__ import annotations

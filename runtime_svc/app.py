@@ -25,7 +25,7 @@ from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc import startup
 from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.admission import admission
-from runtime_svc.assembly import Assembled, Storage, assemble
+from runtime_svc.composition import Assembled, Storage, assemble
 from runtime_svc.domain.passages import Window
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.soak import CasOp, check_linearizable
+from bench.soak import CasOp, check_linearizable
 
 
 def op(start, end, expected, outcome, revision, key="k"):  # type: ignore[no-untyped-def]

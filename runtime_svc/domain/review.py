@@ -29,7 +29,7 @@ from agentmem.core.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.domain import lifecycle
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.lifecycle import Transition
-from runtime_svc.domain.source_changes import check_revision
+from runtime_svc.domain.source_transitions import check_revision
 from runtime_svc.domain.sources import Review, SaveIntent, Source, Status
 
 MAX_NOTE = 200

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.adapters import assent as assent_verifier
-from runtime_svc.domain import foreign, source_changes
+from runtime_svc.domain import foreign, source_transitions
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import (
@@ -102,7 +102,7 @@ class ForeignSources:
                     Phase.REVOKED,
                     Phase.ERASED,
                 ):
-                    updated = source_changes.invalidate_assent(s, now_us=now)
+                    updated = source_transitions.invalidate_assent(s, now_us=now)
                     event = SourceRevoked(s.source_id, updated.revision, updated.state(now))
                     self._changes.apply(
                         tx,
@@ -196,10 +196,10 @@ class ForeignSources:
                 updated_at_us=now,
                 canonical_owner=cmd.canonical_owner,
             )
-            source = source_changes.with_assent(fresh, granted)
+            source = source_transitions.with_assent(fresh, granted)
             transition = Transition.ADMIT
         else:  # a fresh assent for the same identity
-            source = source_changes.readmit(existing.source, assent=granted, now_us=now)
+            source = source_transitions.readmit(existing.source, assent=granted, now_us=now)
             transition = Transition.READMIT
         change = Change(
             transition,

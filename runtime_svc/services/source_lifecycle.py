@@ -10,7 +10,7 @@ from agentmem.core import scopes, validation
 from agentmem.core.errors import invalid_field
 from agentmem.core.scopes import Scope
 from runtime_svc.adapters import assent as assent_verifier
-from runtime_svc.domain import review, source_changes
+from runtime_svc.domain import review, source_transitions
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.erasure import PhysicalErasure, physical_erasure
@@ -112,7 +112,7 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source
-            updated = source_changes.classify(
+            updated = source_transitions.classify(
                 before,
                 expected_revision=cmd.expected_revision,
                 classification=cmd.classification,
@@ -187,7 +187,7 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(source_id)
             now, before = self._clock(), stored.source
-            updated = source_changes.revoke(before, now_us=now)
+            updated = source_transitions.revoke(before, now_us=now)
             _, receipt = self._changes.apply(
                 tx, caller, stored, _revoked(Transition.REVOKE, updated, Action.SOURCE_REVOKE, now)
             )
@@ -211,7 +211,7 @@ class SourceLifecycle:
                 scopes.require(caller.scopes, Scope.ADMIN)
             now = self._clock()
             if before.assent_id == cmd.assent_id:
-                updated = source_changes.revoke(before, now_us=now, assent=True)
+                updated = source_transitions.revoke(before, now_us=now, assent=True)
                 tx.revoked_assents.add(cmd.assent_id, cmd.source_id, now)
                 _, receipt = self._changes.apply(
                     tx,
@@ -238,7 +238,7 @@ class SourceLifecycle:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source
-            updated = source_changes.erase(
+            updated = source_transitions.erase(
                 before, expected_revision=cmd.expected_revision, now_us=now
             )
             _, receipt = self._changes.apply(
