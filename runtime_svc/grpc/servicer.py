@@ -1,11 +1,12 @@
 """The runtime's gRPC servicer: maps requests to use cases, runs them off the event loop.
 
 Its RPCs are written out by area (`rpc_sources`, `rpc_facts`, `rpc_foreign`,
-`rpc_retrieval`) over one common part (`servicer_base`)."""
+`rpc_retrieval`, `rpc_events`) over one common part (`servicer_base`)."""
 
 from __future__ import annotations
 
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
+from runtime_svc.grpc.rpc_events import EventRpcs
 from runtime_svc.grpc.rpc_facts import FactRpcs
 from runtime_svc.grpc.rpc_foreign import ForeignRpcs
 from runtime_svc.grpc.rpc_retrieval import RetrievalRpcs
@@ -20,6 +21,7 @@ class RuntimeServicer(
     FactRpcs,
     ForeignRpcs,
     RetrievalRpcs,
+    EventRpcs,
     runtime_service_pb2_grpc.RuntimeServiceServicer,
 ):
     """Every RPC of `agentmem.runtime.v1.RuntimeService`."""
