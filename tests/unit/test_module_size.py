@@ -1,5 +1,8 @@
-"""No module of the service over 300 lines: a module that grows past it is split by idea.
-Generated code (`*_pb2*.py`) and database migrations are left out."""
+"""A guard, not the rule: no module of the service over 500 lines. The rule is cohesion (one
+idea per module, docs/development.md): a module is split where it holds two ideas, and two
+modules that are one idea are one module, whatever their length. A module that reaches the
+guard holds more than one idea. Generated code (`*_pb2*.py`) and database migrations are
+left out."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["agentmem", "runtime_svc", "protocol_svc"]
-MAX_LINES = 300
+MAX_LINES = 500
 
 
 def _counted(path: Path) -> bool:
@@ -21,7 +24,7 @@ def test_no_module_is_over_the_limit() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         if _counted(path) and (n := len(path.read_text().splitlines())) > MAX_LINES
     }
-    assert not over, f"modules over {MAX_LINES} lines (split them by idea): {over}"
+    assert not over, f"modules over {MAX_LINES} lines (one idea per module: split them where the ideas part): {over}"
 
 
 def test_the_packages_are_found() -> None:
