@@ -45,6 +45,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
 from bench import hybrid, servers
+from bench.common import echo_floor, timed
 from bench.locomo import ROOT
 
 DATA = next(
@@ -248,7 +249,6 @@ def measure(
 
 def latency(address: str, chat: Chat, token: str, budget: int = 8000) -> dict[str, float]:
     """AssemblePrompt at `budget` over one chat's questions (each asked three times)."""
-    from bench.retrieval import timed
 
     with connect(address, token) as client:
         calls = [
@@ -269,7 +269,6 @@ def run(
     postgres: bool = False,
     limits: tuple[int, int] = (INSERT_MESSAGES, INSERT_CHARS),
 ) -> dict[str, Any]:
-    from bench.retrieval import echo_floor
 
     chats = load(numbers)
     out: dict[str, Any] = {

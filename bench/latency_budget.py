@@ -5,7 +5,7 @@ and hybrid SearchMemories and AssemblePrompt through both services.
 Targets: hybrid Search p50 <= the query's embedding p50 + lexical Search p50 + 3 ms, and
 AssemblePrompt p50 <= 1.5 x Search p50 (each mode against its own Search). The lexical and
 the hybrid stack run side by side on copies of one corpus and are called in turn, question
-by question (`bench.retrieval.retrieval_rpcs_interleaved`), and the model's query embedding
+by question (`bench.common.retrieval_rpcs_interleaved`), and the model's query embedding
 is timed between their calls, so the three figures share the machine's conditions. Also
 hybrid Search with every query asked a second time right after the first (what a cache of
 query embeddings saves: with none, the same).
@@ -24,6 +24,7 @@ from typing import Any
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import corpus, hybrid, servers
+from bench.common import percentiles, retrieval_rpcs_interleaved, sqlite_copy
 
 CORPUS = 100_000
 SLACK_MS = 3.0
@@ -38,7 +39,6 @@ def _embedder() -> Any:
 
 
 def run(tmp: Path, n_questions: int = 200, size: int = CORPUS) -> dict[str, Any]:
-    from bench.retrieval import percentiles, retrieval_rpcs_interleaved, sqlite_copy
 
     print(f"-- latency budget: {size:,} memories, lexical and hybrid side by side", flush=True)
     tenant = "bench-budget"

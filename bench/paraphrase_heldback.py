@@ -17,6 +17,8 @@ pairs and these distractors); only these questions are scored on it.
 
 from __future__ import annotations
 
+from bench import paraphrase
+
 HELD_BACK_V2_PAIRS: list[tuple[str, str]] = [
     ("Our golden retriever Biscuit turned nine in July", "what age has our pup reached"),
     ("Penicillin gives me a bad rash", "which antibiotic should doctors avoid prescribing me"),
@@ -244,8 +246,6 @@ HELD_BACK_V2_DISTRACTORS: list[str] = [
 def heldback_store() -> list[str]:
     """Every memory of both sets, in insertion order: the held-back questions are asked of
     this store."""
-    from bench import paraphrase
-
     return (
         [m for m, _ in paraphrase.PAIRS]
         + paraphrase.distractors()

@@ -24,7 +24,8 @@ from sqlalchemy import create_engine, text
 
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
-from bench import corpus, servers
+from bench import corpus, hybrid, locomo, servers
+from bench.common import echo_floor, echo_here, echo_here_lines, timed
 from runtime_svc.domain import passages
 from runtime_svc.domain.sources import Body, SourceKind
 
@@ -60,7 +61,6 @@ def passage_texts(url: str) -> list[str]:
 def naive_floor(url: str, tmp: Path, questions: list[str]) -> dict[str, float]:
     """The backend's naive full-text query over the passage texts: the question's words
     OR-ed, ranked, LIMIT 10, no filter (as `bench.retrieval.naive_floor` over memories)."""
-    from bench.retrieval import timed
 
     texts = passage_texts(url)
     words = [re.findall(r"\w+", q.lower()) for q in questions]
@@ -114,7 +114,6 @@ def naive_floor(url: str, tmp: Path, questions: list[str]) -> dict[str, float]:
 
 
 def passage_rpcs(address: str, token: str, questions: list[str]) -> dict[str, dict]:
-    from bench.retrieval import timed
 
     out = {}
     with connect(address, token) as client:
@@ -149,7 +148,6 @@ def passage_rpcs(address: str, token: str, questions: list[str]) -> dict[str, di
 
 
 def latency(tmp: Path, n_questions: int, postgres: bool, plans: list[Plan] = PLANS) -> list[dict]:
-    from bench.retrieval import echo_floor
 
     rows = []
     for plan in plans:
@@ -250,8 +248,6 @@ def locomo_recall(postgres: bool, hybrid_on: bool) -> dict[str, dict]:
     hybrid retrieval on (SQLite)."""
     import tempfile
 
-    from bench import hybrid, locomo
-
     convs = locomo.conversations()
     tokens = [f"locomo-passages-{i}" for i in range(len(convs))]
     keys = [servers.key(t, t, servers.ALL_SCOPES) for t in tokens]
@@ -286,7 +282,6 @@ def table_lines(report: dict) -> list[str]:
                 + " | ".join(f"{c['p50_ms']} / {c['p99_ms']}" for c in cells)
                 + " |"
             )
-        from bench.retrieval import echo_here_lines
 
         lines += echo_here_lines(rows)
     w = report.get("conversation_writes")
@@ -309,8 +304,6 @@ def table_lines(report: dict) -> list[str]:
 def targets(report: dict, check, out: list[str]) -> None:  # type: ignore[no-untyped-def]
     """Passage search against the lexical corpora's targets (the same size counted in
     passages), and LoCoMo-dev passage recall."""
-    from bench import hybrid, locomo
-    from bench.retrieval import echo_here
 
     echo = report["echo_floor"]["p50_ms"]
     by = {r["scenario"]: r for r in report.get("passages", [])}
