@@ -292,6 +292,7 @@ class PhysicalErasureRow(Base):
     scrubbed_at_us: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     __table_args__ = (Index("ix_physical_erasures_pending", "scrubbed_at_us"),)
 
+
 # The search index (postings and word counts) and vectors (the outbox of sources waiting to be
 # embedded, and the vectors): derived records, written by `storage.postings` and
 # `storage.vectors`, ranked by `runtime_svc.search`.
