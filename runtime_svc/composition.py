@@ -1,4 +1,5 @@
-"""The runtime's use cases wired to its storage, and the servicer over them."""
+"""The runtime's composition root: its use cases wired to its storage (`use_cases`, which the
+service tests call too), and the servicer over them (`assemble`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.audit import Audit
-from runtime_svc.services.clock import system_clock
+from runtime_svc.services.clock import Clock, system_clock
 from runtime_svc.services.erasure_finisher import ErasureFinisher
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.fact_retraction import FactRetraction
@@ -49,10 +50,92 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class UseCases:
+    """The runtime's use cases, wired to one another and to storage."""
+
+    thread_modes: ThreadModes
+    inserts: Inserts
+    reads: SourceReads
+    lifecycle: SourceLifecycle
+    retrieval: Retrieval
+    facts: Facts
+    retraction: FactRetraction
+    foreign: ForeignSources
+    audit: Audit
+    feed: EventFeed
+    finisher: ErasureFinisher  # its background thread is started by whoever runs it
+
+
+@dataclass(frozen=True)
 class Assembled:
     servicer: RuntimeServicer
     feed: EventFeed
     finisher: ErasureFinisher  # started once the server is up
+
+
+def use_cases(
+    settings: Settings,
+    uow: UnitOfWork,
+    mirrors: Mirrors,
+    *,
+    semantic: Semantic | None,
+    lexical_only_reason: str,
+    counter: tokenizers.Counter,
+    notify: Callable[[str], None],
+    clock: Clock = system_clock,
+) -> UseCases:
+    """The use cases as the runtime runs them (the runtime's servicer, and the service
+    tests, call this). `notify`: told the tenant of each committed event."""
+    journal = Journal(EventRetention(settings.events.max_events_per_tenant), notify)
+    feed = EventFeed(uow, clock, settings.events.retention)
+    default_mode = Mode(settings.memory.default_thread_mode)
+    retrieval = Retrieval(
+        uow,
+        clock,
+        default_mode=default_mode,
+        posting_budget=settings.search.posting_budget,
+        semantic=semantic,
+        lexical_only_reason=lexical_only_reason,
+        mirrors=mirrors,
+        count_tokens=counter.count,
+        tokenizer=counter.name,
+    )
+    extraction = FactExtraction(_extractor(settings))
+    finisher = ErasureFinisher(uow, journal, clock)
+    changes = SourceChanges(uow, journal, extraction, finisher.after_erasure)
+    return UseCases(
+        thread_modes=ThreadModes(uow, journal, clock, default_mode),
+        inserts=Inserts(
+            uow,
+            journal,
+            clock,
+            changes,
+            default_mode=default_mode,
+            policy=InsertPolicy(settings.memory.insert_policy),
+            extraction=extraction,
+            quotas=StoredQuotas(settings.limits),
+            limits=body_limits(settings),
+        ),
+        reads=SourceReads(uow, clock),
+        lifecycle=SourceLifecycle(
+            uow,
+            journal,
+            clock,
+            changes,
+            extraction,
+            review_settings=ReviewSettings(
+                allow_self_approval=settings.memory.allow_self_approval,
+                allow_service_review=settings.memory.allow_service_review,
+            ),
+        ),
+        retrieval=retrieval,
+        facts=Facts(uow, clock, retrieval),
+        retraction=FactRetraction(uow, journal, clock),
+        foreign=ForeignSources(uow, journal, clock, changes),
+        audit=Audit(uow),
+        feed=feed,
+        finisher=finisher,
+    )
 
 
 def assemble(
@@ -65,63 +148,35 @@ def assemble(
     wakeups: TenantWakeups,
     alone: Callable[[], bool],
 ) -> Assembled:
-    """`alone`: whether the call asking is the only one in flight (the servicer's reads)."""
-    uow = storage.uow
-    journal = Journal(EventRetention(settings.events.max_events_per_tenant), wakeups.notify)
-    feed = EventFeed(uow, system_clock, settings.events.retention)
-    default_mode = Mode(settings.memory.default_thread_mode)
-    retrieval = Retrieval(
-        uow,
-        system_clock,
-        default_mode=default_mode,
-        posting_budget=settings.search.posting_budget,
+    """The use cases and the servicer over them. `alone`: whether the call asking is the
+    only one in flight (the servicer's reads)."""
+    cases = use_cases(
+        settings,
+        storage.uow,
+        storage.mirrors,
         semantic=semantic,
         lexical_only_reason=lexical_only_reason,
-        mirrors=storage.mirrors,
-        count_tokens=counter.count,
-        tokenizer=counter.name,
+        counter=counter,
+        notify=wakeups.notify,
     )
-    extraction = FactExtraction(_extractor(settings))
-    finisher = ErasureFinisher(uow, journal, system_clock)
-    changes = SourceChanges(uow, journal, extraction, finisher.after_erasure)
     servicer = RuntimeServicer(
-        thread_modes=ThreadModes(uow, journal, system_clock, default_mode),
-        inserts=Inserts(
-            uow,
-            journal,
-            system_clock,
-            changes,
-            default_mode=default_mode,
-            policy=InsertPolicy(settings.memory.insert_policy),
-            extraction=extraction,
-            quotas=StoredQuotas(settings.limits),
-            limits=body_limits(settings),
-        ),
-        reads=SourceReads(uow, system_clock),
-        lifecycle=SourceLifecycle(
-            uow,
-            journal,
-            system_clock,
-            changes,
-            extraction,
-            review_settings=ReviewSettings(
-                allow_self_approval=settings.memory.allow_self_approval,
-                allow_service_review=settings.memory.allow_service_review,
-            ),
-        ),
-        retrieval=retrieval,
-        facts=Facts(uow, system_clock, retrieval),
-        retraction=FactRetraction(uow, journal, system_clock),
-        foreign=ForeignSources(uow, journal, system_clock, changes),
-        audit=Audit(uow),
-        feed=feed,
+        thread_modes=cases.thread_modes,
+        inserts=cases.inserts,
+        reads=cases.reads,
+        lifecycle=cases.lifecycle,
+        retrieval=cases.retrieval,
+        facts=cases.facts,
+        retraction=cases.retraction,
+        foreign=cases.foreign,
+        audit=cases.audit,
+        feed=cases.feed,
         wakeups=wakeups,
         pool=storage.pool,
         writer=storage.writer,
         poll_interval=settings.events.poll_interval,
         alone=alone,
     )
-    return Assembled(servicer, feed, finisher)
+    return Assembled(servicer, cases.feed, cases.finisher)
 
 
 def body_limits(settings: Settings) -> BodyLimits:
