@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from agentmem.core import config, save_intents
 from agentmem.core.errors import AgentmemError
@@ -55,6 +56,12 @@ class Service:
     uow: UnitOfWork
     cases: UseCases
     _closed: bool = field(default=False)
+
+    def sql(self, statement: str, **params: Any) -> list[tuple[Any, ...]]:
+        """Runs SQL on the database directly (to inspect)."""
+        with self.db.writer.begin() as conn:
+            result = conn.execute(text(statement), params)
+            return [tuple(r) for r in result] if result.returns_rows else []
 
     def close(self) -> None:
         if self._closed:
