@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from runtime_svc.composition import UseCases
 from runtime_svc.domain.answers import Answer
+from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.facts import Fact
 from runtime_svc.domain.sources import SaveIntent
@@ -25,10 +26,10 @@ def day_of(us: int) -> float | None:
     return None if us == 0 else (us / 1_000_000 - T0) / DAY
 
 
-def say(cases: UseCases, text: str, day: float, intent: str = "") -> Inserted:
+def say(cases: UseCases, text: str, day: float, intent: str = "", who: Caller = A) -> Inserted:
     """Inserts `text` as said on `day`."""
     cmd = InsertCommand(content=text, observed_at_us=at_us(day), intent=SaveIntent(intent))
-    return cases.inserts.insert(A, cmd)
+    return cases.inserts.insert(who, cmd)
 
 
 def insert(cases: UseCases, text: str, intent: str = "") -> Inserted:
