@@ -52,6 +52,7 @@ class Service:
     """The use cases on one database."""
 
     settings: config.Settings
+    db_path: Path  # the SQLite file (unused on PostgreSQL)
     db: Database
     uow: UnitOfWork
     cases: UseCases
@@ -100,7 +101,7 @@ def start(tmp: Path, **overrides: Any) -> Service:
         notify=lambda _tenant: None,
     )
     cases.finisher.start()
-    return Service(settings, db, uow, cases)
+    return Service(settings, tmp, db, uow, cases)
 
 
 @pytest.fixture
