@@ -41,8 +41,8 @@ TEST_WORKERS ?= 3
 test: install ## the whole suite, through real servers (TEST_WORKERS=0: one process)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-check: lint ## the fast layer after every change: lint, types, tests/unit and tests/search (no servers)
-	$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search
+check: lint ## the fast layer after every change: lint, types, tests/unit, tests/search, tests/service (no servers)
+	$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search tests/service
 
 FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40

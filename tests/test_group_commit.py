@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from agentmem.core import config
 from agentmem.core.config import Storage
 from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.caller import Caller
@@ -23,7 +24,7 @@ from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import database_url
-from tests.use_cases import permissive_inserts
+from tests.service.wiring import wired
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
@@ -123,7 +124,7 @@ def test_tasks_on_an_event_loop_get_the_outcomes_of_their_batch(parts):
 
 def test_inserts_in_a_batch_see_the_policy_and_the_receipts_written_before(parts):
     uow, _, _ = parts
-    inserts = permissive_inserts(uow)
+    inserts = wired(config.load(None, {}), uow).inserts  # permissive by default
 
     def insert(text: str):  # type: ignore[no-untyped-def]
         cmd = InsertCommand(content=text)

@@ -9,6 +9,7 @@ import threading
 import pytest
 from sqlalchemy import select
 
+from agentmem.core import config
 from agentmem.core.config import Storage
 from runtime_svc.domain.caller import Caller
 from runtime_svc.services.clock import system_clock
@@ -19,7 +20,7 @@ from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.hybrid_support import MODEL_ID, local_model  # noqa: F401  (a fixture)
-from tests.use_cases import permissive_inserts
+from tests.service.wiring import wired
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 
@@ -41,7 +42,7 @@ def parts(tmp_path, local_model):  # noqa: F811
     db = open_database(Storage(url=f"sqlite:///{tmp_path / 'i.db'}"), vectors=True)
     migrate.upgrade(db.writer)
     uow = UnitOfWork(db, vectors_queued=lambda: None)
-    inserts = permissive_inserts(uow)
+    inserts = wired(config.load(None, {}), uow).inserts  # permissive by default
     for text in ("the saxophone case is in the attic", "Priya prefers tea to coffee"):
         cmd = InsertCommand(content=text)
         inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))

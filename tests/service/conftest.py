@@ -10,98 +10,13 @@ the stack tests."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
-from agentmem.core import config, save_intents
-from agentmem.core.errors import AgentmemError
-from runtime_svc.adapters import embedders, tokenizers
-from runtime_svc.composition import UseCases, use_cases
-from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.passages import Window
-from runtime_svc.search.mirrors import Mirrors
-from runtime_svc.storage import migrate
-from runtime_svc.storage.db import Database, open_database
-from runtime_svc.storage.unit_of_work import UnitOfWork
-from tests.harness import ADMIN_A, Key, base_settings, drop_database
-
-
-def caller(key: Key = ADMIN_A, request_id: str = "") -> Caller:
-    """The caller the gateway would send for `key`'s credential."""
-    trusted = key.trusted_save_intents
-    return Caller(
-        tenant_id=key.tenant,
-        principal_id=key.principal,
-        principal_kind=key.kind,
-        scopes=frozenset(key.scopes),
-        request_id=request_id,
-        trusted_save_intents=save_intents.ALL if trusted is None else frozenset(trusted),
-    )
-
-
-def reason(err: AgentmemError) -> str:
-    return err.reason.value
-
-
-@dataclass
-class Service:
-    """The use cases on one database."""
-
-    settings: config.Settings
-    db_path: Path  # the SQLite file (unused on PostgreSQL)
-    db: Database
-    uow: UnitOfWork
-    cases: UseCases
-    _closed: bool = field(default=False)
-
-    def sql(self, statement: str, **params: Any) -> list[tuple[Any, ...]]:
-        """Runs SQL on the database directly (to inspect)."""
-        with self.db.writer.begin() as conn:
-            result = conn.execute(text(statement), params)
-            return [tuple(r) for r in result] if result.returns_rows else []
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self.cases.finisher.stop()
-            self.uow.close()
-            self.db.dispose()
-        finally:
-            drop_database(self.settings.storage.url)
-
-
-def start(tmp: Path, **overrides: Any) -> Service:
-    """The runtime's use cases on a fresh database; keyword overrides are dotted config keys
-    (`memory__insert_policy="review_pending"`)."""
-    flat = {k.replace("__", "."): v for k, v in overrides.items()}
-    settings = config.load(None, base_settings(tmp, **flat))
-    db = open_database(settings.storage)
-    migrate.upgrade(db.writer)
-    mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
-    p = settings.retrieval.passages
-    uow = UnitOfWork(
-        db,
-        window=Window(p.before, p.date, p.reply),
-        words_removed=mirrors.forget_words,
-        busy_timeout_ms=settings.storage.busy_timeout_ms,
-    )
-    cases = use_cases(
-        settings,
-        uow,
-        mirrors,
-        semantic=None,
-        lexical_only_reason=embedders.Reason.DISABLED,
-        counter=tokenizers.counter(settings.retrieval.tokenizer),
-        notify=lambda _tenant: None,
-    )
-    cases.finisher.start()
-    return Service(settings, tmp, db, uow, cases)
+from runtime_svc.composition import UseCases
+from tests.service.wiring import Service, start
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from runtime_svc.domain.sources import SaveIntent
 from runtime_svc.services.facts import FactQuery
 from runtime_svc.services.inserts import InsertCommand, Inserted
 from tests.fact_time_helpers import DAY, T0
-from tests.service.conftest import caller
+from tests.service.wiring import caller
 
 A = caller()
 

@@ -13,7 +13,7 @@ from runtime_svc.services.source_lifecycle import (
     Readback,
     ReviewCommand,
 )
-from tests.service.conftest import caller
+from tests.service.wiring import caller
 
 A = caller()
 ACTIVE, COLD = Classification.ACTIVE, Classification.COLD

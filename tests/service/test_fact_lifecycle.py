@@ -11,7 +11,6 @@ from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.review import Decision
 from runtime_svc.services.fact_retraction import RetractCommand
 from runtime_svc.services.facts import FactQuery
-from tests.service.conftest import caller, reason
 from tests.service.facts_support import A, fact_of, history, say, values
 from tests.service.lifecycle_support import (
     ACTIVE,
@@ -23,6 +22,7 @@ from tests.service.lifecycle_support import (
     revoke,
     supersessions,
 )
+from tests.service.wiring import caller, reason
 from tests.test_review import AGENT
 
 LIVES = ("user", "lives in")

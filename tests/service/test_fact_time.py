@@ -9,7 +9,6 @@ from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.sources import Message
 from runtime_svc.services.inserts import InsertCommand
 from tests.fact_time_helpers import T0
-from tests.service.conftest import reason
 from tests.service.facts_support import (
     A,
     ask,
@@ -22,6 +21,7 @@ from tests.service.facts_support import (
     search,
     values,
 )
+from tests.service.wiring import reason
 
 LIVES = ("user", "lives in")
 

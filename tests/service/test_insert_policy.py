@@ -9,7 +9,7 @@ from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.sources import SaveIntent, Status
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage.source_pages import SourceFilter
-from tests.service.conftest import caller, reason
+from tests.service.wiring import caller, reason
 
 SQUIER = "I have a yellow Squier Tele with a black pickguard and Nocaster pickups"
 PLANTED_KEY = "sk-live-PLANTEDKEY1234567890"

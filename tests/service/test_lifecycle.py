@@ -22,8 +22,8 @@ from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import wait_until
-from tests.service.conftest import caller, reason
 from tests.service.lifecycle_support import COLD, A, classify, erase, readback, review, revoke
+from tests.service.wiring import caller, reason
 from tests.test_review import AGENT, USER
 
 POSTGRES = bool(os.environ.get("AGENTMEM_TEST_DATABASE_URL"))

@@ -11,8 +11,8 @@ from runtime_svc.domain.review import Decision
 from runtime_svc.domain.sources import SaveIntent, Status
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage.source_pages import SourceFilter
-from tests.service.conftest import caller
 from tests.service.lifecycle_support import COLD, A, classify, erase, review, revoke
+from tests.service.wiring import caller
 from tests.test_review import AGENT, USER
 
 MARKED = SaveIntent("explicit_user_request")

@@ -7,7 +7,7 @@ import pytest
 from agentmem.core.errors import AgentmemError
 from runtime_svc.domain.thread_mode import Mode
 from tests.harness import ADMIN_A, ADMIN_B
-from tests.service.conftest import caller, reason
+from tests.service.wiring import caller, reason
 
 ENABLED, DISABLED = Mode.ENABLED, Mode.DISABLED
 A, B = caller(ADMIN_A), caller(ADMIN_B)
