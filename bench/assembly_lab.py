@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, evidence, hybrid, locomo
@@ -271,8 +273,6 @@ VECTORS: dict[str, Any] = {}  # question text, or "dia_id" / "dia_id+photos": un
 
 def embed_all(photos: bool) -> None:
     """Unit vectors of every question and every message (cached in `RESULTS`)."""
-    import numpy as np
-
     suffix = "+photos" if photos else ""
     path = RESULTS / f"assembly-lab-vectors{suffix}.npz"
     convs = locomo.conversations()

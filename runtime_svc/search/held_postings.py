@@ -26,6 +26,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sqlalchemy import Connection, bindparam, literal_column, select
 from sqlalchemy.sql.elements import ColumnClause
 
@@ -34,7 +35,6 @@ from runtime_svc.storage.models import SearchPosting, SearchTerm, TenantState
 from runtime_svc.storage.read_rows import driver_rows
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     Ints = NDArray[np.int64]
@@ -145,8 +145,6 @@ class Held:
         self.after = self.seen
 
     def _load(self, conn: Connection, tenant_id: str) -> None:
-        import numpy as np
-
         rows = driver_rows(conn, _ENTRIES, {"tenant_id": tenant_id})
         keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         eligible = np.fromiter((r[1] for r in rows), np.bool_, len(rows))
@@ -182,8 +180,6 @@ class Held:
     def _load_words(self, conn: Connection, tenant_id: str) -> None:
         """Every word's list at once (a tenant of moderate size): no search then pays for a
         word's first use."""
-        import numpy as np
-
         rows = driver_rows(conn, _ALL_WORDS, {"tenant_id": tenant_id})
         start = 0
         for end in range(1, len(rows) + 1):
@@ -196,8 +192,6 @@ class Held:
             start = end
 
     def _word_of(self, keys: Ints, impacts: Floats) -> Word:
-        import numpy as np
-
         slots = self._slots_of(keys)
         known = slots >= 0  # an entry written since the catch-up comes with the next one
         order = np.argsort(slots[known], kind="stable")
@@ -210,14 +204,10 @@ class Held:
         base = self._base
         if base is None or not len(base):
             return None
-        import numpy as np
-
         i = int(np.searchsorted(base, key))
         return i if i < len(base) and int(base[i]) == key else None
 
     def _new_slot(self, key: int, usable: bool) -> int:
-        import numpy as np
-
         assert self._keys is not None and self._usable is not None
         if self._n == len(self._keys):
             grow = max(1024, self._n)
@@ -232,8 +222,6 @@ class Held:
 
     def _slots_of(self, keys: Ints) -> Ints:
         """The current slot of each key (-1: a key not held, written after the catch-up)."""
-        import numpy as np
-
         slots = np.full(len(keys), -1, np.int64)
         base = self._base
         if base is not None and len(base):
@@ -255,8 +243,6 @@ class Held:
     def _word(self, conn: Connection, tenant_id: str, term: str) -> Word:
         word = self.words.get(term)
         if word is None:
-            import numpy as np
-
             rows = driver_rows(conn, _WORD, {"tenant_id": tenant_id, "term": term})
             keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))

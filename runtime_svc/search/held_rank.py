@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sqlalchemy import Connection
 
 from runtime_svc.domain import entry_keys
@@ -29,7 +30,6 @@ from runtime_svc.search.scores import SLACK, kth_score
 from runtime_svc.search.statistics import QueryStats
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     Ints = NDArray[np.int64]
@@ -118,8 +118,6 @@ def dense(
     `want`-th best among the slots of the shortest word list that has that many usable ones
     (the rarest words' lists are short), so that the best are found by one comparison
     rather than a selection over every slot."""
-    import numpy as np
-
     usable = held.usable
     total = np.zeros(len(usable), np.float64)
     lists = []
@@ -149,8 +147,6 @@ def pruned(
     first, cannot lift an entry holding none of the others to it: only the slots of the
     other words' lists are candidates, and only those whose score from those words plus the
     least weighty ones' bounds reaches it."""
-    import numpy as np
-
     terms = stats.by_bound
     words = {t.stem: held.word(conn, tenant_id, t.stem) for t in terms}
     lists = [words[t.stem].arrays()[0] for t in terms]
@@ -182,8 +178,6 @@ def pruned(
 def exact(words: dict[str, Word], by_stem: Sequence[TermStats], slots: Ints) -> Floats:
     """The exact scores of some slots (sorted): each word's impact times its idf, added in
     the words' stem order (as every path adds them)."""
-    import numpy as np
-
     total = np.zeros(len(slots), np.float64)
     for step, t in enumerate(by_stem):
         part = words[t.stem].impacts_of(slots) * t.idf
@@ -196,8 +190,6 @@ def best_first(pools: Sequence[Pool], want: int) -> Iterator[tuple[Ints, Floats]
     takes every slot of its pool scoring at least its lowest (ties included), so what is
     left scores less than all it took. `pools` are made when reached, each scoring less than
     every earlier one."""
-    import numpy as np
-
     for make in pools:
         slots, values = make()
         while len(slots):
@@ -217,7 +209,6 @@ def best_first(pools: Sequence[Pool], want: int) -> Iterator[tuple[Ints, Floats]
 def every_slot(scores: Floats, floor: float) -> list[Pool]:
     """The pools of `best_first` over a score per slot: those reaching `floor` (found by one
     comparison), then the rest above 0."""
-    import numpy as np
 
     def at(mask: NDArray[np.bool_]) -> tuple[Ints, Floats]:
         slots = np.flatnonzero(mask)

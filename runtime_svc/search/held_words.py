@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     Ints = NDArray[np.int64]
@@ -23,8 +24,6 @@ class Word:
     more: list[tuple[int, float]] = field(default_factory=list)
 
     def arrays(self) -> tuple[Ints, Floats]:
-        import numpy as np
-
         if self.more:
             self.more.sort()
             slots, impacts = zip(*self.more, strict=True)
@@ -35,8 +34,6 @@ class Word:
 
     def impacts_of(self, slots: Ints) -> Floats:
         """The impact of each of some slots (sorted), 0.0 where the word is not held."""
-        import numpy as np
-
         mine, impacts = self.arrays()
         if not len(mine):
             return np.zeros(len(slots), np.float64)

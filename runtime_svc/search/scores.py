@@ -14,10 +14,11 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from runtime_svc.domain import entry_keys
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
 SLACK = 1e-9
@@ -62,8 +63,6 @@ def _best(scores: Sequence[float] | NDArray[np.float64], n: int) -> list[int]:
     """The positions of the `n` best scores, best first (ties in position order)."""
     if isinstance(scores, Sequence):
         return heapq.nlargest(n, range(len(scores)), key=scores.__getitem__)
-    import numpy as np
-
     top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
     best: list[int] = top[np.argsort(-scores[top], kind="stable")].tolist()
     return best

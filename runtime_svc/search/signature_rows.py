@@ -7,6 +7,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -37,8 +39,6 @@ class HeldRows:
     def append(self, seqs: Array, words: Array, vectors: Array | None) -> None:
         """Rows read since, under `lock`. Another tenant's reading may drop this one's
         vectors meanwhile (`drop_vectors`, to make room): they are then not put back."""
-        import numpy as np
-
         self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
         self.words = words if self.words is None else np.concatenate([self.words, words], 1)
         self.after = int(seqs[-1])
@@ -73,8 +73,6 @@ class HeldRows:
 
 
 def packed(signatures: list[bytes]) -> Array:
-    import numpy as np
-
     width = (max(len(s) for s in signatures) + 7) // 8 * 8
     packed = b"".join(s.ljust(width, b"\0") for s in signatures)
     rows = np.frombuffer(packed, np.uint8).view(np.uint64).reshape(len(signatures), width // 8)
@@ -84,8 +82,6 @@ def packed(signatures: list[bytes]) -> Array:
 def as_matrix(embeddings: list[bytes]) -> Array | None:
     """Stored embeddings (float32 bytes) as rows of a matrix; None unless all are of one
     dimension."""
-    import numpy as np
-
     if len({len(e) for e in embeddings}) != 1 or not embeddings[0]:
         return None
     return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)

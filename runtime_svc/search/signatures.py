@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sqlalchemy import Connection, bindparam, func, select
 
 from runtime_svc.search.signature_rows import HeldRows, as_matrix, packed
@@ -82,8 +83,6 @@ class Nearest:
 
 def _distances(words: Array, query: bytes) -> Array:
     """Hamming distance of every held signature to the query's."""
-    import numpy as np
-
     # One pass over every word of every signature (three array operations, not three a word).
     found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
     return found
@@ -93,8 +92,6 @@ def _nearest(distance: Array, n: int) -> Array:
     """The positions of `n` smallest distances (ties at the last place taken in order):
     distances are small integers, so counting them finds the cut-off in one pass, about five
     times faster than a partial sort of 100k."""
-    import numpy as np
-
     cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), n))  # n fall at or below it
     below = np.flatnonzero(distance < cut)
     return np.concatenate([below, np.flatnonzero(distance == cut)[: n - len(below)]])
@@ -170,8 +167,6 @@ class Signatures:
     def _update(
         self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str, last: int
     ) -> None:
-        import numpy as np
-
         params = {"tenant_id": tenant_id, "model_id": model_id}
         with held.lock:
             if last <= held.after:
@@ -202,8 +197,6 @@ class Signatures:
         """The `n` vectors of the tenant and model whose signatures are nearest to `query`'s,
         as of the caller's transaction (`last`: the largest seq `refresh` saw in the same
         transaction; a seq above it is not in the caller's snapshot)."""
-        import numpy as np
-
         held = self._entry(tenant_id, model_id)
         if last is None:
             params = {"tenant_id": tenant_id, "model_id": model_id}
@@ -254,8 +247,6 @@ class Signatures:
             held = self._held.get((tenant_id, model_id))
         if held is None or not seqs:
             return
-        import numpy as np
-
         with held.lock:
             if held.seqs is None:
                 return

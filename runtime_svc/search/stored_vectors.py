@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Connection, Select, and_, bindparam, func, select, tuple_
 
 from runtime_svc.domain.embeddings import Vector
@@ -30,8 +31,6 @@ class Stored:
     ) -> dict[EntryRef, float]:
         """Cosine similarity to `query` of the given entries (default: all) that have a
         vector, in float32 as the database computes it."""
-        import numpy as np
-
         keys = [k for k in (self._by_entry if entries is None else entries) if k in self._by_entry]
         if not keys:
             return {}

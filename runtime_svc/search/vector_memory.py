@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sqlalchemy import Connection, bindparam, select
 
 from runtime_svc.domain.embeddings import Vector
@@ -18,7 +19,6 @@ from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.read_rows import driver_rows
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
 v = MemoryVectorRow.__table__
@@ -37,8 +37,6 @@ def cosine(matrix: NDArray[np.float32], query: Vector) -> NDArray[np.float32]:
     sums a row in an order that depends on how many rows the matrix has, so one vector's
     similarity would move in its last bits with the others held beside it (a cold one
     among them)."""
-    import numpy as np
-
     q = np.asarray(query, np.float32)
     norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(q))
     dots = np.einsum("ij,j->i", matrix, q)
@@ -52,8 +50,6 @@ def tenant_vectors(
     """Every vector of the tenant and model as candidates (None when they are not all of one
     dimension: then they are ranked in SQL); and the same vectors as stored, by entry
     (source pk, passage)."""
-    import numpy as np
-
     rows = driver_rows(conn, _TENANT_VECTORS, {"tenant_id": tenant_id, "model_id": model_id})
     stored = {(r[2], r[3]): r[1] for r in rows}
     if not rows:
@@ -76,8 +72,6 @@ class NearestRanker:
         min_similarity: float,
         forget: Callable[[Sequence[int]], None],
     ) -> None:
-        import numpy as np
-
         assert near.vectors is not None
         self._seqs = near.seqs
         self._distance = np.float32(1) - cosine(near.vectors, query)
