@@ -51,8 +51,8 @@ class LocalEmbedder:
 @contextlib.contextmanager
 def _one_thread(single: bool) -> Iterator[None]:
     """One short text (a query) is embedded on one thread: splitting so little work between
-    threads costs more than it saves (16 ms instead of 20 on 2 busy cores), and leaves the
-    other core to the database. Batches keep torch's threads. Callers hold the model's
+    threads costs more than it saves (docs/benchmarks.md, design measurements), and leaves
+    the other core to the database. Batches keep torch's threads. Callers hold the model's
     lock, so no other forward pass runs meanwhile."""
     if not single:
         yield
@@ -82,8 +82,9 @@ def _default_threads() -> int:
 @functools.cache
 def _load(model: str) -> tuple[Any, QueryEncoder | None]:
     # OpenMP threads that spin while waiting for work take the CPU from the database
-    # threads beside them (and from other processes): on 2 cores a query's embedding went
-    # from 10 ms to 600 ms. Passive waiting must be chosen before torch loads OpenMP.
+    # threads beside them (and from other processes), many times over on 2 cores
+    # (docs/benchmarks.md, design measurements). Passive waiting must be chosen before
+    # torch loads OpenMP.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _quiet_loading()
     from sentence_transformers import SentenceTransformer  # the `embeddings` extra

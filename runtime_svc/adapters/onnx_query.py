@@ -1,8 +1,8 @@
 """One query's embedding through ONNX Runtime, for the local model (`adapters.local_embeddings`).
 
 sentence-transformers on torch spends most of a short query's time in per-call and per-op
-overhead (about 13 ms for 18 tokens on one thread, against 5.6 ms here); a hybrid search
-waits for that embedding. The transformer of the loaded model is exported once with
+overhead (more than twice the time taken here: docs/benchmarks.md, design measurements); a
+hybrid search waits for that embedding. The transformer of the loaded model is exported once with
 torch's ONNX exporter (cached on disk by a hash of its weights and the library versions),
 run on one thread, mean-pooled and normalized as the model's own pipeline does. Before it
 is used, it must give the same vectors as the model itself on probe texts (cosine above

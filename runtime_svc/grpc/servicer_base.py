@@ -67,9 +67,9 @@ class ServicerBase:
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         """A short read: on the event loop's own thread when no other call is in flight,
-        where the hand-off to the pool and back costs much of what the read does (Search
-        p50 3.8 ms against 4.4 through the pool, 20k passages, 2-core VM; a call arriving
-        meanwhile starts when it ends); beside other calls, on the pool."""
+        where the hand-off to the pool and back costs much of what the read does
+        (docs/benchmarks.md, design measurements; a call arriving meanwhile starts when it
+        ends); beside other calls, on the pool."""
         if self._alone():
             return fn(*args)
         return await self._run(fn, *args)

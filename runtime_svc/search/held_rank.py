@@ -69,8 +69,7 @@ def search(
     best entries), best first; and the ranker that gave them."""
     # Slots offered in the first round: a few more than `limit`, for sources refused and
     # passages of one source (a round short of `limit` leads to one four times larger).
-    # Each source checked costs: 20k everyday passages, caches cold as between calls,
-    # Search in process 1.64 ms offering 20 (18 sources checked), 1.51 offering 14 (13).
+    # Each source checked costs (docs/benchmarks.md, design measurements).
     want = limit + max(4, limit // 4)
     if chosen is plan.Lexical.HELD_PRUNED:
         found = pruned(held, conn, tenant_id, stats, limit)

@@ -22,10 +22,9 @@ from enum import StrEnum
 SAMPLE_MAX = 50_000  # the longest shortest word list worth pruning with
 # Up to this many slots and query-word postings together, scoring every slot (one array of
 # the tenant's slots, each word's list added in once) costs less than pruning, whose exact
-# scores look each candidate up in every list: at 20k passages (about 35k of both) Search
-# took 0.70 ms in process instead of 0.89 (p99 0.89 against 1.97), at 100k passages
-# (about 136k) 0.95 against 1.01 (p99 1.37 against 4.05). At 1M memories of everyday
-# words (millions of postings a query) pruning is what keeps search within its targets.
+# scores look each candidate up in every list (docs/benchmarks.md, design measurements).
+# At 1M memories of everyday words (millions of postings a query) pruning is what keeps
+# search within its targets.
 DENSE_MAX = 1 << 18
 # SQLite: a small tenant's vectors are read and ranked in memory for one search while they
 # hold at most this many floats (8 MB: 5,000 vectors at 384 dimensions, 680 at 3,072);

@@ -92,8 +92,8 @@ WRITER_CACHE_KIB = 64 * 1024
 # The page cache of the reader connection the event loop's thread keeps between reads
 # (`UnitOfWork.keep_reader`): the sources a search checks lie on pages spread over the whole
 # table (a conversation's row fills most of a page), and the default 2 MiB held few of
-# them. One connection, so one such cache; pages are allocated as they are used. Search in
-# process, caches cold as between calls, 20k everyday passages: 2.6% lower.
+# them. One connection, so one such cache; pages are allocated as they are used (its gain:
+# docs/benchmarks.md, design measurements).
 KEPT_READER_CACHE_KIB = 64 * 1024
 
 
@@ -131,9 +131,8 @@ def _sqlite_engine(
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        # On the driver's connection unless tracing listens (a span per BEGIN): an empty
-        # read's transaction took 41 us with BEGIN through SQLAlchemy's execution context,
-        # 31 us so (in process, 2-core VM).
+        # On the driver's connection unless tracing listens (a span per BEGIN): cheaper than
+        # through SQLAlchemy's execution context (docs/benchmarks.md, design measurements).
         if read_rows.on_driver(conn):
             read_rows.driver_execute(conn, begin)
         else:

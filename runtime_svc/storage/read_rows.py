@@ -4,8 +4,8 @@ index's hot reads: thousands of postings cost a fraction of result rows).
 On SQLite, when nothing listens to the engine's cursor events (tracing is off), they run on
 the driver's connection itself, inside the transaction SQLAlchemy began: a search reads
 three or more of them, and SQLAlchemy's execution context costs more than most of them
-(the term statistics of a query: about 0.16 ms through it, 0.04 to 0.08 ms on the driver,
-2-core VM). Driver errors are raised as SQLAlchemy's, as through the connection."""
+(docs/benchmarks.md, design measurements). Driver errors are raised as SQLAlchemy's, as
+through the connection."""
 
 from __future__ import annotations
 
@@ -83,9 +83,9 @@ def driver_rows(conn: Connection, make: Statement, params: dict[str, Any]) -> Dr
 
 # A list of at most this many values is looked up as one statement per value joined by
 # UNION ALL, not as an `IN (?, ?, …)` list, for which SQLite builds an ephemeral index
-# first: the term statistics of a query (5 words), caches cold as between calls, 93 µs
-# against 174 (hot 11 against 19). Larger lists stay `IN` lists (SQLite allows 500 terms
-# in a compound SELECT; the per-value statement cost would grow with the list).
+# first, which costs more for a short list (docs/benchmarks.md, design measurements).
+# Larger lists stay `IN` lists (SQLite allows 500 terms in a compound SELECT; the
+# per-value statement cost would grow with the list).
 UNION_MAX = 32
 
 

@@ -210,9 +210,8 @@ class UnitOfWork:
         taking one from the pool and giving it back each time; each read is still its own
         transaction. SQLite only: the database is a file of this process, so there is no
         server to lose the connection to (on PostgreSQL the pool checks a connection before
-        handing it out). Through both services, Search p50 4% lower (20k passages,
-        interleaved A/B). The kept connection has a larger page cache
-        (`db.KEPT_READER_CACHE_KIB`)."""
+        handing it out). Its gain: docs/benchmarks.md, design measurements. The kept
+        connection has a larger page cache (`db.KEPT_READER_CACHE_KIB`)."""
         if self._db.dialect == "sqlite":
             self._kept_on = threading.get_ident()
 
