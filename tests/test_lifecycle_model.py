@@ -1,4 +1,6 @@
-"""Model-based test of the source lifecycle through real servers.
+"""Model-based test of the source lifecycle through real servers, with retrieval by meaning
+on (by words alone, the same machine runs on the use cases: tests/service/
+test_lifecycle_model.py, which imports the model from here).
 
 Random sequences of inserts (every policy and save intent; the agent's key is trusted for
 client_auto_save only, so its other claims are held for review), classification, review (by a
@@ -50,7 +52,6 @@ from agentmem.v1 import (
     sources_pb2,
     thread_mode_pb2,
 )
-from runtime_svc.search import plan
 from tests.harness import Key, reason, words_held_in_memory
 from tests.hybrid_support import hybrid_settings
 from tests.test_foreign import OWNER, Owner
@@ -601,37 +602,25 @@ class LifecycleMachine(RuleBasedStateMachine):
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize(
-    "search",
-    ["index tables", "postings held in memory", "hybrid"],
-    ids=["tables", "held", "hybrid"],
-)
-def test_no_sequence_of_operations_brings_an_ended_source_back(
-    make_stack, search, request, monkeypatch
+def test_no_sequence_of_operations_brings_an_ended_source_back_with_hybrid_retrieval(
+    make_stack, local_model, vector_backend
 ):
+    """Through the servers, with retrieval by meaning on: words and meaning, the vector side
+    by its coarse pass (vectors held in memory), whether or not the indexer has embedded a
+    source yet. By words alone (the index tables, postings held in memory) the machine runs
+    on the use cases (tests/service/test_lifecycle_model.py)."""
     all_keys = [k for i in range(TENANTS) for k in keys(i).values()]
-    more: dict[str, object] = {}
-    if search == "postings held in memory":
-        more = {"search__held_min_entries": 0}
-        # Pruned by MaxScore (as tenants with millions of postings are), which scores every
-        # slot whenever pruning cannot tell: both ways of ranking held postings are run.
-        monkeypatch.setattr(plan, "DENSE_MAX", 0)
-    elif search == "hybrid":
-        # Words and meaning, the vector side by its coarse pass (vectors held in memory),
-        # whether or not the indexer has embedded a source yet.
-        request.getfixturevalue("local_model")
-        request.getfixturevalue("vector_backend")
-        more = hybrid_settings(retrieval__exact_search_max=0)
+    more = hybrid_settings(retrieval__exact_search_max=0)
     stack = make_stack(auth__api_keys=[k.config() for k in all_keys], **more)
     LifecycleMachine.stack = stack
     LifecycleMachine.mirrors = [stack.runtime.mirrors]
-    LifecycleMachine.hybrid = search == "hybrid"
+    LifecycleMachine.hybrid = True
     LifecycleMachine.tenants = itertools.count()
     run_state_machine_as_test(
         LifecycleMachine,
         settings=settings(
-            # Hybrid: each step embeds the query with the real model; half the examples.
-            max_examples=EXAMPLES // 2 if search == "hybrid" else EXAMPLES,
+            # Each step embeds the query with the real model: half the examples.
+            max_examples=EXAMPLES // 2,
             stateful_step_count=STEPS,
             deadline=None,
             derandomize=True,

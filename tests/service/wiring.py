@@ -49,6 +49,7 @@ class Service:
     db_path: Path  # the SQLite file (unused on PostgreSQL)
     db: Database
     uow: UnitOfWork
+    mirrors: Mirrors  # the postings held in memory
     cases: UseCases
     _closed: bool = field(default=False)
 
@@ -106,4 +107,4 @@ def start(tmp: Path, **overrides: Any) -> Service:
     )
     cases = wired(settings, uow, mirrors)
     cases.finisher.start()
-    return Service(settings, tmp, db, uow, cases)
+    return Service(settings, tmp, db, uow, mirrors, cases)
