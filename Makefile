@@ -48,7 +48,8 @@ FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40
 fuzz: install ## the model-based tests (source lifecycle, facts over time), many more sequences than make test
 	AGENTMEM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) AGENTMEM_FUZZ_STEPS=$(FUZZ_STEPS) \
-		$(BIN)/pytest -q -p no:timeout tests/test_lifecycle_model.py tests/test_fact_time_model.py
+		$(BIN)/pytest -q -p no:timeout tests/service/test_lifecycle_model.py \
+		tests/test_lifecycle_model.py tests/service/test_fact_time_model.py
 
 wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
 	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py

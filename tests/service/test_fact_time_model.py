@@ -1,4 +1,4 @@
-"""Model-based test of facts over time through real servers.
+"""Model-based test of facts over time on the use cases.
 
 Random statements about a few attributes (where the user and their sister live, where the
 user works: one value at a time; what the user likes: many), said at random times and
@@ -6,13 +6,14 @@ inserted in random order, some of them ends of a value ("I no longer live in Lis
 with erasures, cold/active flips and retractions in between. After every step, for every
 attribute of every subject:
 
-- the current value (SearchFacts, default) is the latest eligible, non-retracted statement's;
-- the history (include_superseded) is exactly the model's intervals: contiguous where one
+- the current value (a fact search, by default) is the latest eligible, non-retracted
+  statement's;
+- the history (with superseded facts) is exactly the model's intervals: contiguous where one
   value replaced another, never overlapping, restatements opening none;
 - what was current at past times (as_of) is the model's;
 - so no statement changed any other attribute or subject.
 
-`make test` runs a few examples; `make fuzz` runs many more (AGENTMEM_FUZZ_EXAMPLES,
+`make check` and `make test` run a few examples; `make fuzz` runs many more (AGENTMEM_FUZZ_EXAMPLES,
 AGENTMEM_FUZZ_STEPS), on SQLite or, with AGENTMEM_TEST_DATABASE_URL, PostgreSQL.
 """
 
@@ -34,13 +35,17 @@ from hypothesis.stateful import (
 )
 
 from agentmem.core import config
-from agentmem.v1 import facts_pb2, foreign_pb2, sources_pb2
-from tests.fact_time_helpers import at, day_of, say
-from tests.harness import Key
+from runtime_svc.domain.caller import Caller
+from runtime_svc.domain.fact_chains import Period
+from runtime_svc.domain.sources import Classification
+from runtime_svc.services.fact_retraction import RetractCommand
+from runtime_svc.services.facts import FactQuery
+from runtime_svc.services.source_lifecycle import ClassifyCommand, EraseCommand
+from tests.service.facts_support import at_us, day_of, say
+from tests.service.wiring import Service
 
 EXAMPLES = max(int(os.environ.get("AGENTMEM_FUZZ_EXAMPLES", "20")) // 2, 1)
 STEPS = int(os.environ.get("AGENTMEM_FUZZ_STEPS", "24"))
-TENANTS = max(4 * EXAMPLES, 100)
 DAYS = range(0, 40, 5)
 
 # attribute → (how it is said, how its end is said, its values, holds one value at a time)
@@ -57,8 +62,8 @@ ATTRIBUTES = {
 }
 
 
-def key(i: int) -> Key:
-    return Key(f"tok-facts-{i}", "owner", f"facts-{i}", config.SCOPES)
+def caller(i: int) -> Caller:
+    return Caller(f"facts-{i}", "owner", "user", frozenset(config.SCOPES))
 
 
 @dataclass
@@ -109,17 +114,18 @@ def _when(interval: tuple) -> tuple:  # type: ignore[type-arg]
 
 
 def in_order(facts: list) -> list[tuple[str, float, float | None]]:  # type: ignore[type-arg]
-    found = [(f.object, day_of(f.valid_from), day_of(f.valid_to)) for f in facts]
+    found = [(f.triple.object, day_of(f.valid_from_us), day_of(f.valid_to_us)) for f in facts]
     return sorted(found, key=_when)
 
 
 class FactTimeMachine(RuleBasedStateMachine):
-    stack = None  # set by the test
+    service: Service  # set by the test
     tenants = None
 
     def __init__(self) -> None:
         super().__init__()
-        self.c = self.stack.client(key(next(self.tenants)))
+        self.c = caller(next(self.tenants))
+        self.cases = self.service.cases
         self.said: list[Said] = []
         self.seq = itertools.count()
 
@@ -136,8 +142,8 @@ class FactTimeMachine(RuleBasedStateMachine):
     def say(self, attribute, pick, day, ends) -> None:  # type: ignore[no-untyped-def]
         affirm, end, choices, _ = ATTRIBUTES[attribute]
         value = choices.split()[pick % len(choices.split())]
-        r = say(self.c, (end if ends else affirm).format(value), day)
-        (fact_id,) = self.stack.sql(
+        r = say(self.cases, (end if ends else affirm).format(value), day, who=self.c)
+        (fact_id,) = self.service.sql(
             "SELECT fact_id FROM facts WHERE source_id = :s", s=r.source_id
         )[0]
         self.said.append(Said(r.source_id, fact_id, attribute, value, day, next(self.seq), ends))
@@ -146,49 +152,40 @@ class FactTimeMachine(RuleBasedStateMachine):
     def erase(self, data) -> None:  # type: ignore[no-untyped-def]
         s = self._pick(data, lambda s: not s.erased)
         if s is not None:
-            self.c.EraseSource(
-                foreign_pb2.EraseSourceRequest(source_id=s.source_id, expected_revision=s.revision)
-            )
+            self.cases.lifecycle.erase(self.c, EraseCommand(s.source_id, s.revision))
             s.erased, s.revision = True, s.revision + 1
 
     @rule(data=st.data())
     def flip(self, data) -> None:  # type: ignore[no-untyped-def]
         s = self._pick(data, lambda s: not s.erased)
         if s is not None:
-            target = (
-                sources_pb2.CLASSIFICATION_ACTIVE if s.cold else sources_pb2.CLASSIFICATION_COLD
-            )
-            self.c.SetSourceClassification(
-                sources_pb2.SetSourceClassificationRequest(
-                    source_id=s.source_id, expected_revision=s.revision, classification=target
-                )
-            )
+            target = Classification.ACTIVE if s.cold else Classification.COLD
+            self.cases.lifecycle.classify(self.c, ClassifyCommand(s.source_id, s.revision, target))
             s.cold, s.revision = not s.cold, s.revision + 1
 
     @rule(data=st.data())
     def retract(self, data) -> None:  # type: ignore[no-untyped-def]
         s = self._pick(data, lambda s: not s.erased and not s.retracted)
         if s is not None:
-            self.c.RetractFact(facts_pb2.RetractFactRequest(fact_id=s.fact_id))
+            self.cases.retraction.retract(self.c, RetractCommand(s.fact_id))
             s.retracted = True
 
     def _pick(self, data, pred) -> Said | None:  # type: ignore[no-untyped-def]
         found = [s for s in self.said if pred(s)]
         return data.draw(st.sampled_from(found)) if found else None
 
-    # what the servers say
+    # what the use cases say
 
     def _facts(self, *, history: bool = False, as_of: int | None = None) -> list:
-        request = facts_pb2.SearchFactsRequest(limit=100, include_superseded=history)
-        if as_of is not None:
-            request.as_of.CopyFrom(at(as_of))
-        return list(self.c.SearchFacts(request).facts)
+        period = Period(0 if as_of is None else at_us(as_of), history)
+        return self.cases.facts.search(self.c, FactQuery(limit=100, period=period))
 
     def _history(self) -> dict[tuple[str, str, str], list[tuple[str, float, float | None]]]:
         by_chain: dict[tuple[str, str, str], list] = {}
         for f in self._facts(history=True):
-            single = ATTRIBUTES[(f.subject, f.predicate)][3]
-            chain = (f.subject, f.predicate, "" if single else f.object)
+            t = f.triple
+            single = ATTRIBUTES[(t.subject, t.predicate)][3]
+            chain = (t.subject, t.predicate, "" if single else t.object)
             by_chain.setdefault(chain, []).append(f)
         return {chain: in_order(found) for chain, found in by_chain.items()}
 
@@ -216,7 +213,7 @@ class FactTimeMachine(RuleBasedStateMachine):
             for chain, found in self._model().items()
             if found[-1][2] is None
         )
-        got = sorted((f.subject, f.predicate, f.object) for f in self._facts())
+        got = sorted((f.triple.subject, f.triple.predicate, f.triple.object) for f in self._facts())
         assert got == expected
         singles = [(s, p) for s, p, _ in got if ATTRIBUTES[(s, p)][3]]
         assert len(singles) == len(set(singles))  # one value at a time
@@ -231,14 +228,16 @@ class FactTimeMachine(RuleBasedStateMachine):
                 for value, start, end in found
                 if start <= day and (end is None or end > day)
             )
-            got = sorted((f.subject, f.predicate, f.object) for f in self._facts(as_of=day))
+            got = sorted(
+                (f.triple.subject, f.triple.predicate, f.triple.object)
+                for f in self._facts(as_of=day)
+            )
             assert got == expected, day
 
 
 @pytest.mark.timeout(900)
-def test_the_current_value_is_always_the_latest_eligible_statement(make_stack):
-    stack = make_stack(auth__api_keys=[key(i).config() for i in range(TENANTS)])
-    FactTimeMachine.stack = stack
+def test_the_current_value_is_always_the_latest_eligible_statement(make_service):
+    FactTimeMachine.service = make_service()
     FactTimeMachine.tenants = itertools.count()
     run_state_machine_as_test(
         FactTimeMachine,
