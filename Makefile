@@ -41,8 +41,11 @@ TEST_WORKERS ?= 3
 test: install ## the whole suite, through real servers (TEST_WORKERS=0: one process)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
+# The model-based tests run a few sequences here (CHECK_EXAMPLES), 20 in make test, more in make fuzz.
+CHECK_EXAMPLES ?= 4
 check: lint ## the fast layer after every change: lint, types, tests/unit, tests/search, tests/service (no servers)
-	$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search tests/service
+	AGENTMEM_FUZZ_EXAMPLES=$(CHECK_EXAMPLES) \
+		$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search tests/service
 
 FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40
