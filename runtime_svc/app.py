@@ -25,8 +25,7 @@ from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc import startup
 from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.admission import admission
-from runtime_svc.composition import Assembled, Storage, assemble
-from runtime_svc.domain.passages import Window
+from runtime_svc.composition import Assembled, Storage, assemble, unit_of_work
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.search.mirrors import Mirrors
@@ -149,14 +148,7 @@ def _open_database(settings: Settings) -> Database:
 def _unit_of_work(
     settings: Settings, db: Database, mirrors: Mirrors, vectors_queued: Callable[[], None] | None
 ) -> UnitOfWork:
-    passages = settings.retrieval.passages
-    uow = UnitOfWork(
-        db,
-        vectors_queued=vectors_queued,
-        window=Window(passages.before, passages.date, passages.reply),
-        words_removed=mirrors.forget_words,
-        busy_timeout_ms=settings.storage.busy_timeout_ms,
-    )
+    uow = unit_of_work(settings, db, mirrors, vectors_queued)
     uow.keep_reader()  # on the event loop's thread
     return uow
 

@@ -13,6 +13,7 @@ from runtime_svc.adapters import tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor
 from runtime_svc.domain.insert_policy import InsertPolicy
+from runtime_svc.domain.passages import Window
 from runtime_svc.domain.review import Settings as ReviewSettings
 from runtime_svc.domain.sources import BodyLimits
 from runtime_svc.domain.thread_mode import Mode
@@ -35,6 +36,7 @@ from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads
 from runtime_svc.services.thread_modes import ThreadModes
+from runtime_svc.storage.db import Database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
@@ -71,6 +73,24 @@ class Assembled:
     servicer: RuntimeServicer
     feed: EventFeed
     finisher: ErasureFinisher  # started once the server is up
+
+
+def unit_of_work(
+    settings: Settings,
+    db: Database,
+    mirrors: Mirrors,
+    vectors_queued: Callable[[], None] | None = None,
+) -> UnitOfWork:
+    """The unit of work over the database as the runtime configures it (passages' window,
+    held postings told of removed words)."""
+    passages = settings.retrieval.passages
+    return UnitOfWork(
+        db,
+        vectors_queued=vectors_queued,
+        window=Window(passages.before, passages.date, passages.reply),
+        words_removed=mirrors.forget_words,
+        busy_timeout_ms=settings.storage.busy_timeout_ms,
+    )
 
 
 def use_cases(

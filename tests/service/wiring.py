@@ -14,9 +14,8 @@ from sqlalchemy import text
 from agentmem.core import config, save_intents
 from agentmem.core.errors import AgentmemError
 from runtime_svc.adapters import embedders, tokenizers
-from runtime_svc.composition import UseCases, use_cases
+from runtime_svc.composition import UseCases, unit_of_work, use_cases
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.passages import Window
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
@@ -78,7 +77,11 @@ def wired(
     notify: Callable[[str], None] = lambda _tenant: None,
 ) -> UseCases:
     """The use cases on `uow`, by words only (no model), as the runtime wires them."""
-    held = mirrors or Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
+    held = (
+        mirrors
+        if mirrors is not None
+        else Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
+    )
     return use_cases(
         settings,
         uow,
@@ -98,13 +101,7 @@ def start(tmp: Path, **overrides: Any) -> Service:
     db = open_database(settings.storage)
     migrate.upgrade(db.writer)
     mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
-    p = settings.retrieval.passages
-    uow = UnitOfWork(
-        db,
-        window=Window(p.before, p.date, p.reply),
-        words_removed=mirrors.forget_words,
-        busy_timeout_ms=settings.storage.busy_timeout_ms,
-    )
+    uow = unit_of_work(settings, db, mirrors)
     cases = wired(settings, uow, mirrors)
     cases.finisher.start()
     return Service(settings, tmp, db, uow, mirrors, cases)
