@@ -9,21 +9,16 @@ import re
 import pytest
 from sqlalchemy import event
 
+from agentmem.core import config
 from agentmem.core.config import Storage
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.extraction import RuleExtractor
-from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Classification
-from runtime_svc.domain.thread_mode import Mode
-from runtime_svc.services.clock import system_clock
-from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.inserts import InsertCommand, Inserts
-from runtime_svc.services.journal import EventRetention, Journal
-from runtime_svc.services.source_changes import SourceChanges
-from runtime_svc.services.source_lifecycle import ClassifyCommand, EraseCommand, SourceLifecycle
+from runtime_svc.services.source_lifecycle import ClassifyCommand, EraseCommand
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
+from tests.service.wiring import wired
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
 # A tenant-wide read of a table that grows with the tenant's memories: postings by tenant
@@ -40,20 +35,8 @@ TENANT_WIDE = re.compile(
 def parts(tmp_path):
     db = open_database(Storage(url=f"sqlite:///{tmp_path / 's.db'}"))
     migrate.upgrade(db.writer)
-    uow = UnitOfWork(db)
-    journal = Journal(EventRetention(1000), lambda _tenant: None)
-    extraction = FactExtraction(RuleExtractor())
-    changes = SourceChanges(uow, journal, extraction)
-    inserts = Inserts(
-        uow,
-        journal,
-        system_clock,
-        changes,
-        policy=InsertPolicy.PERMISSIVE,
-        default_mode=Mode.ENABLED,
-        extraction=extraction,
-    )
-    lifecycle = SourceLifecycle(uow, journal, system_clock, changes, extraction)
+    cases = wired(config.load(None, {}), UnitOfWork(db))  # as the runtime wires them
+    inserts, lifecycle = cases.inserts, cases.lifecycle
     yield db, inserts, lifecycle
     db.dispose()
 
