@@ -31,12 +31,11 @@ from sqlalchemy import text
 
 from agentmem.core import config
 from agentmem.core.config import Storage
+from runtime_svc.adapters import embedders, tokenizers
+from runtime_svc.composition import unit_of_work, use_cases
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.ids import new_id
-from runtime_svc.domain.insert_policy import InsertPolicy
-from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import (
     Body,
     Classification,
@@ -47,13 +46,8 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.domain.thread_mode import Mode
-from runtime_svc.services.clock import system_clock
-from runtime_svc.services.facts import FactExtraction
-from runtime_svc.services.inserts import InsertCommand, Inserts
-from runtime_svc.services.journal import EventRetention, Journal
-from runtime_svc.services.quotas import StoredQuotas
-from runtime_svc.services.source_changes import SourceChanges
+from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.postings import Indexable
@@ -352,28 +346,24 @@ def load_conversations(
     per_conversation: int = MESSAGES_PER_CONVERSATION,
 ) -> int:
     """Creates the schema and inserts conversations holding `passages_per_tenant` passages
-    into each tenant through the runtime's own insert use case (`Inserts`, configured as the
-    benchmark's runtime is: default settings), so the database holds exactly what
+    into each tenant through the runtime's own insert use case (wired by its composition root,
+    with the benchmark runtime's default settings), so the database holds exactly what
     `InsertMemory` writes: the source, its passages in the index, its facts, its event and
     receipt, the counters. Only the gRPC hops and group commit are skipped. Returns how many
     conversations were inserted."""
     settings = config.load(None, {"storage.url": url})
     db = open_database(settings.storage)
     migrate.upgrade(db.writer)
-    window = settings.retrieval.passages
-    uow = UnitOfWork(db, window=Window(window.before, window.date))
-    journal = Journal(EventRetention(settings.events.max_events_per_tenant), lambda _: None)
-    extraction = FactExtraction(RuleExtractor())
-    inserts = Inserts(
-        uow,
-        journal,
-        system_clock,
-        SourceChanges(uow, journal, extraction),
-        policy=InsertPolicy(settings.memory.insert_policy),
-        default_mode=Mode(settings.memory.default_thread_mode),
-        extraction=extraction,
-        quotas=StoredQuotas(settings.limits),
-    )
+    mirrors = Mirrors(settings.search.held_min_entries, settings.search.held_max_postings)
+    inserts = use_cases(
+        settings,
+        unit_of_work(settings, db, mirrors),
+        mirrors,
+        semantic=None,
+        lexical_only_reason=embedders.Reason.DISABLED,
+        counter=tokenizers.counter(tokenizers.WORDS),  # inserts count no tokens
+        notify=lambda _tenant: None,
+    ).inserts
     lang = Language(seed, everyday=everyday)
     count = 0
     for tenant in tenants:
