@@ -18,6 +18,7 @@ from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.services.appends import Appends
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.erasure_finisher import ErasureFinisher
@@ -120,6 +121,16 @@ def assemble(
         writer=storage.writer,
         poll_interval=settings.events.poll_interval,
         alone=alone,
+        appends=Appends(
+            uow,
+            system_clock,
+            changes,
+            extraction,
+            policy=InsertPolicy(settings.memory.insert_policy),
+            default_mode=default_mode,
+            quotas=StoredQuotas(settings.limits),
+            limits=body_limits(settings),
+        ),
     )
     return Assembled(servicer, feed, finisher)
 
