@@ -89,7 +89,7 @@ class Appends:
                 now_us=self._clock(),
             )
             decision = self._decide(tx, caller, cmd.intent, steers, before.thread_id, added)
-            if decision.status is Status.PENDING_REVIEW and grown.status is Status.ACTIVE:
+            if decision.status is Status.PENDING_REVIEW:  # a pending one stays pending
                 grown = replace(
                     grown,
                     status=Status.PENDING_REVIEW,
