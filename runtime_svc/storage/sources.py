@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from sqlalchemy import (
@@ -103,9 +104,10 @@ class SourceRepository(SourcePages):
             hold_reason=s.hold_reason,
         )
         if body:
+            raw = s.body.raw()
             values |= {
-                "raw": s.body.raw(),
-                "content_sha256": s.body.sha256(),
+                "raw": raw,
+                "content_sha256": hashlib.sha256(raw.encode()).hexdigest(),
                 "generated_form": s.body.generated_form(),
                 "generated_revision": s.revision,
             }
