@@ -3,12 +3,7 @@ were (never embedded again), with the real local model."""
 
 from __future__ import annotations
 
-from tests.hybrid_support import (  # noqa: F401 (fixtures)
-    hybrid_settings,
-    local_model,
-    vector_backend,
-    wait_embedded,
-)
+from tests.hybrid_support import hybrid_settings, wait_embedded
 from tests.test_appends import append, start, turns
 
 
@@ -31,7 +26,7 @@ def _entries(stack, source_id):
 
 
 def test_appended_turns_get_vectors_and_the_others_keep_theirs(
-    make_stack, local_model, vector_backend  # noqa: F811
+    make_stack, local_model, vector_backend
 ):
     stack = make_stack(**hybrid_settings())
     client = stack.client()
