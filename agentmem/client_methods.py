@@ -9,6 +9,7 @@ from agentmem.client_governance import GovernanceMethods
 from agentmem.client_memory import MemoryMethods
 from agentmem.client_retrieval import RetrievalMethods
 from agentmem.client_review import ReviewMethods
+from agentmem.client_sessions import SessionMethods
 from agentmem.client_values import IDEMPOTENT, enum_name, enum_value, event_kinds, target_of
 
 __all__ = ["IDEMPOTENT", "Methods", "enum_name", "enum_value", "event_kinds", "target_of"]
@@ -18,8 +19,9 @@ SOURCES = (
     "agentmem/client_retrieval.py",
     "agentmem/client_review.py",
     "agentmem/client_governance.py",
+    "agentmem/client_sessions.py",
 )
 
 
-class Methods(MemoryMethods, RetrievalMethods, ReviewMethods, GovernanceMethods):
+class Methods(MemoryMethods, RetrievalMethods, ReviewMethods, GovernanceMethods, SessionMethods):
     """Typed keyword-argument methods for every unary RPC of agentmem.v1.MemoryService."""

@@ -23,7 +23,7 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 import agentmem
-from agentmem import mcp_confirm, mcp_http, mcp_tools
+from agentmem import mcp_confirm, mcp_http, mcp_session_tools, mcp_tools
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
 from agentmem.core import listen as listening
@@ -86,7 +86,9 @@ def build(
         auth=http_auth,
         token_verifier=GatewayTokenVerifier(client) if http_auth else None,
     )
-    mcp_tools.register(Toolbox(server, client, http_auth is not None, confirm_timeout))
+    toolbox = Toolbox(server, client, http_auth is not None, confirm_timeout)
+    mcp_tools.register(toolbox)
+    mcp_session_tools.register(toolbox)
     return server
 
 

@@ -17,7 +17,8 @@ run over the same messages, with tokens counted as characters / 4:
   by score into the budget (one that does not fit is skipped);
 - evidence alone (the ceiling): the source messages themselves fit the budget.
 
-Also AssemblePrompt's latency at 8,000 tokens on one chat next to the two-hop echo floor.
+Also AssemblePrompt's latency at 8,000 tokens on one chat next to the two-hop echo floor, and
+an append of one turn to that chat's last conversation (`bench.append_latency`).
 
     python -m bench.beam                      # all ten chats, lexical and hybrid
     python -m bench.beam --fast               # chats 1-2, lexical, 2,000 tokens
@@ -44,7 +45,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
-from bench import hybrid, servers
+from bench import append_latency, hybrid, servers
 from bench.common import echo_floor, timed
 from bench.locomo import ROOT
 
@@ -300,6 +301,10 @@ def run(
                 out[f"{label}_load_s"] = round(time.perf_counter() - started, 1)
                 out[label] = measure(address, loaded, budgets)
                 out[label]["latency_8000"] = latency(address, chats[0], tokens[0])
+                # Last: the appends grow the chat's last conversation.
+                out[label]["append"] = append_latency.on_chat(
+                    address, tokens[0], loaded[0][2], chats[0]
+                )
             print("   " + "; ".join(_cells(out, label, budgets)), flush=True)
     return out
 
@@ -346,6 +351,9 @@ def table_lines(report: dict[str, Any]) -> list[str]:
                 f"AssemblePrompt at 8,000 tokens, {m}, chat {beam['chats'][0]}: "
                 f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms (two-hop echo p50 {echo} ms)"
             )
+            if "append" in beam[m]:
+                held = beam[m]["append"]["session_messages"]
+                lines.append(append_latency.line(beam[m]["append"], echo, m, held))
     return lines
 
 
@@ -373,6 +381,9 @@ def targets(report: dict[str, Any], out: list[str]) -> None:
             )
     p50 = best["latency_8000"]["p50_ms"]
     check("AssemblePrompt p50 at 8,000 tokens", p50 <= TARGET_P50_MS, f"{p50} ms")
+    if "append" in best:
+        ok, figure = append_latency.check(best["append"], beam["echo_floor"]["p50_ms"])
+        check(f"AppendMessages of one turn p50 <= 3x echo ({mode})", ok, figure)
 
 
 def main() -> None:

@@ -85,6 +85,13 @@ class Forwarding:
             "SetSourceClassification", request, context, sources_pb2.SetSourceClassificationResponse
         )
 
+    async def AppendMessages(
+        self, request: sources_pb2.AppendMessagesRequest, context: Context
+    ) -> sources_pb2.AppendMessagesResponse:
+        return await self._forward(
+            "AppendMessages", request, context, sources_pb2.AppendMessagesResponse
+        )
+
     async def SearchMemories(
         self, request: retrieval_pb2.SearchMemoriesRequest, context: Context
     ) -> retrieval_pb2.SearchMemoriesResponse:

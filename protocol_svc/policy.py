@@ -34,6 +34,8 @@ POLICY: dict[str, Rule] = {
     _m("ListSources"): Rule("memory.read", "source_policy", idempotent=True),
     _m("GetSource"): Rule("memory.read", "source_policy", idempotent=True),
     _m("SetSourceClassification"): Rule("memory.policy", "source_policy", idempotent=False),
+    # A retry after a commit would meet the new revision (REVISION_MISMATCH): not retried.
+    _m("AppendMessages"): Rule("memory.write", None, idempotent=False),
     _m("SearchMemories"): Rule("memory.read", None, idempotent=True),
     # Stores a prompt record, but a retry only stores another record: safe to repeat.
     _m("AssemblePrompt"): Rule("memory.read", None, idempotent=True),

@@ -152,6 +152,14 @@ def _source(r: Any) -> None:
     v.identifier("source_id", r.source_id)
 
 
+def _append(r: Any) -> None:
+    v.identifier("source_id", r.source_id)
+    v.non_negative("expected_revision", r.expected_revision)
+    v.identifier("request_id", r.request_id, required=False)
+    if not r.messages:
+        raise invalid_field("messages", "give at least one message")
+
+
 def _erase(r: Any) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
@@ -180,6 +188,7 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "ListSources": _list_sources,
     "GetSource": _get_source,
     "SetSourceClassification": _classify,
+    "AppendMessages": _append,
     "SearchMemories": _search,
     "AssemblePrompt": _assemble,
     "ExplainRetrieval": _explain,

@@ -20,6 +20,7 @@ from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.services.appends import Appends
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import Clock, system_clock
 from runtime_svc.services.erasure_finisher import ErasureFinisher
@@ -65,6 +66,7 @@ class UseCases:
     foreign: ForeignSources
     audit: Audit
     feed: EventFeed
+    appends: Appends
     finisher: ErasureFinisher  # its background thread is started by whoever runs it
 
 
@@ -154,6 +156,16 @@ def use_cases(
         foreign=ForeignSources(uow, journal, clock, changes),
         audit=Audit(uow),
         feed=feed,
+        appends=Appends(
+            uow,
+            clock,
+            changes,
+            extraction,
+            policy=InsertPolicy(settings.memory.insert_policy),
+            default_mode=default_mode,
+            quotas=StoredQuotas(settings.limits),
+            limits=body_limits(settings),
+        ),
         finisher=finisher,
     )
 
@@ -195,6 +207,7 @@ def assemble(
         writer=storage.writer,
         poll_interval=settings.events.poll_interval,
         alone=alone,
+        appends=cases.appends,
     )
     return Assembled(servicer, cases.feed, cases.finisher)
 

@@ -282,6 +282,30 @@ def test_sources_classification_and_explanation(host):
     assert "sx-narwhal one" in prompt["context"] and "two" not in prompt["context"]
 
 
+def test_a_session_grows_by_appends_with_its_notification(host):
+    turns = [{"role": "user", "content": "sa-ocelot build setup"}]
+    stored = host.result("memory/insert", {"messages": turns})
+    params = {
+        "sourceId": stored["sourceId"],
+        "expectedRevision": 1,
+        "messages": [{"role": "assistant", "content": "sa-ocelot wired into ci"}],
+    }
+    appended = host.result("memory/sources/append", params)
+    conforms(appended, "MemorySourcesAppendResponse")
+    assert (appended["revision"], appended["messageCount"], appended["status"]) == (
+        2,
+        2,
+        "active",
+    )
+    stale = host.error("memory/sources/append", params)
+    assert stale["data"]["reason"] == "REVISION_MISMATCH" and stale["data"]["currentRevision"] == 2
+    event = host.notification(
+        "memory/sources/appended", lambda p: p["sourceId"] == stored["sourceId"]
+    )
+    conforms(event, "MemorySourcesAppendedNotification")
+    assert (event["revision"], event["appended"], event["messageCount"]) == (2, 1, 2)
+
+
 def _owner_key() -> tuple[Ed25519PrivateKey, str]:
     key = Ed25519PrivateKey.generate()
     pem = key.public_key().public_bytes(
@@ -399,6 +423,7 @@ def test_every_method_answers_with_its_schema(bridge):
         "memory/retrieval/explain",
         "memory/sources/list",
         "memory/sources/classification/set",
+        "memory/sources/append",
     } >= set(METHODS)
 
 

@@ -222,3 +222,20 @@ def test_hash_token_prints_what_the_config_wants(cli):
     import hashlib
 
     assert cli("hash-token", "s3cret").strip() == hashlib.sha256(b"s3cret").hexdigest()
+
+
+def test_append_command(cli, stack):
+    from tests.test_appends import start
+
+    sid = start(stack.client()).source_id
+    done = cli.json("sources", "append", sid, "the zqcli turn", "--expected-revision", "1")
+    assert (done["revision"], done["message_count"]) == ("2", "3")
+    out = cli.json(
+        "sources", "append", sid, "zqreply", "--role", "assistant", "--expected-revision", "2"
+    )
+    assert out["status"] == "STATUS_ACTIVE"
+    assert cli.json("search", "zqcli")["hits"][0]["source_id"] == sid
+    cli("sources", "append", sid, "late", "--expected-revision", "1", expect=1)  # CAS
+    assert "(rev 4, status active, message count 5)" in cli(
+        "sources", "append", sid, "again", "--expected-revision", "3"
+    )

@@ -29,6 +29,13 @@ ID = "t\u200b1"  # a zero-width space: refused in every id
 
 # (RPC, request, the field its violation must name)
 CASES = [
+    (
+        "AppendMessages",
+        sources_pb2.AppendMessagesRequest(
+            source_id=ID, messages=[sources_pb2.Message(role="user", content="x")]
+        ),
+        "source_id",
+    ),
     ("ReadThreadMemoryMode", thread_mode_pb2.ReadThreadMemoryModeRequest(), "thread_id"),
     (
         "SetThreadMemoryMode",

@@ -3,7 +3,8 @@ on (by words alone, the same machine runs on the use cases: tests/service/
 test_lifecycle_model.py, which imports the model from here).
 
 Random sequences of inserts (every policy and save intent; the agent's key is trusted for
-client_auto_save only, so its other claims are held for review), classification, review (by a
+client_auto_save only, so its other claims are held for review), appends to conversations
+(the same policies and claims), classification, review (by a
 user and by the inserting agent), revocation, assent revocation, erasure, foreign admission
 (valid and invalid assent) and thread-mode changes run against a small model of what must
 hold; after every step every retrieval surface is checked against the model:
@@ -120,6 +121,8 @@ class Model:
     assent_id: str = ""
     conversation: bool = False  # inserted as messages (indexed as passages)
     held: bool = False  # a claim its credential was not trusted for: a person decides it
+    threaded: bool = False  # inserted from thread t1
+    turns: int = 3  # a conversation's messages
 
     @property
     def state(self) -> str:
@@ -263,8 +266,57 @@ class LifecycleMachine(RuleBasedStateMachine):
                 "pending_review" if pending else "active",
                 conversation=conversation,
                 held=held,
+                threaded=threaded,
             )
         )
+        self.mutations += 1
+
+    def append(self, data) -> None:  # type: ignore[no-untyped-def]
+        """A session's next turn (no lantern in it: the retrieval checks stay as they are);
+        what would hold an insert holds the conversation."""
+        by = data.draw(st.sampled_from(["agent", "user", "admin"]))
+        intent = data.draw(st.sampled_from(INTENTS))
+        stale = data.draw(st.integers(0, 3)) == 0
+        m = self._pick(data, prefer=lambda m: m.conversation)
+        if m is None:
+            return
+        request = sources_pb2.AppendMessagesRequest(
+            source_id=m.source_id,
+            expected_revision=m.revision + (4 if stale else 0),
+            messages=[sources_pb2.Message(role="user", content="Thanks, sleep well.")],
+            metadata=sources_pb2.InsertMetadata(save_intent=intent),
+        )
+        call = lambda: self.c[by].AppendMessages(request)  # noqa: E731
+        if intent == "bogus":
+            return self._refused(call, "SAVE_INTENT_INVALID")
+        if m.erased:
+            return self._refused(call, "SOURCE_ERASED")
+        if m.revoked:
+            return self._refused(call, "SOURCE_REVOKED")
+        if stale:
+            return self._refused(call, "REVISION_MISMATCH")
+        if m.status == "rejected" or not m.conversation:
+            return self._refused(call, "INVALID_FIELD")
+        if not intent and self.policy[0] == "require_save_intent":
+            return self._refused(call, "SAVE_INTENT_REQUIRED")
+        if m.threaded and self.thread_disabled[0]:
+            return self._refused(call, "THREAD_MEMORY_DISABLED")
+        r = call()
+        held = by == "agent" and intent not in ("", "client_auto_save")
+        pending = held or (not intent and self.policy[0] == "review_pending")
+        if pending:
+            m.status, m.held = "pending_review", m.held or held
+        assert r.status == (
+            sources_pb2.STATUS_PENDING_REVIEW
+            if m.status == "pending_review"
+            else sources_pb2.STATUS_ACTIVE
+        )
+        assert (r.revision, r.message_count, r.save_intent_held) == (
+            m.revision + 1,
+            m.turns + 1,
+            held,
+        )
+        m.revision, m.turns = m.revision + 1, m.turns + 1
         self.mutations += 1
 
     def set_policy(self, data) -> None:  # type: ignore[no-untyped-def]
@@ -449,6 +501,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         "set_policy",
         "insert",
         "set_thread_mode",
+        "append",
+        "append",
     )
 
     @rule(data=st.data(), op=st.sampled_from(OPS))

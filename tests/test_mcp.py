@@ -42,6 +42,7 @@ WRITES = {
     "memory_thread_mode_set",
     "memory_source_classify",
     "memory_fact_retract",
+    "memory_append",
 }
 TOOLS = READ_ONLY | WRITES
 MARKERS = ("explicit_user_request", "user_confirmed", "client_auto_save")
@@ -519,3 +520,30 @@ def test_with_an_oidc_issuer_a_401_names_the_protected_resource_metadata(stack):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_memory_append_adds_a_sessions_turns(stack):
+    from tests.test_appends import start
+
+    sid = start(stack.client()).source_id
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentmem.cli.main", "mcp"],
+        cwd=str(ROOT),
+        env={**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token},
+    )
+    turn = {"role": "user", "content": "the zqmcp turn"}
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            args = {"source_id": sid, "expected_revision": 1, "messages": [turn]}
+            done = payload(await session.call_tool("memory_append", args))
+            assert (done["revision"], done["message_count"], done["status"]) == (2, 3, "active")
+            stale = await refused(session, "memory_append", args, "REVISION_MISMATCH")
+            assert "current revision is 2" in stale
+            empty = {"source_id": sid, "expected_revision": 2, "messages": []}
+            await refused(session, "memory_append", empty, "INVALID_FIELD")
+
+    asyncio.run(asyncio.wait_for(main(), 120))
+    assert stack.client().search_memories(query="zqmcp").hits[0].source_id == sid

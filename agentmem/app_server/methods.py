@@ -97,6 +97,12 @@ SPECS = (
         "Mark a source active or cold (compare-and-swap).",
         (*CAS, "classification"),
     ),
+    Spec(
+        "memory/sources/append",
+        "AppendMessages",
+        "Append a session's next messages to its stored conversation (compare-and-swap).",
+        (*CAS, "messages"),
+    ),
     Spec("memory/sources/revoke", "RevokeSource", "Revoke a source for good.", SOURCE),
     Spec(
         "memory/sources/assent/revoke",
@@ -194,6 +200,7 @@ EVENT_NOTIFICATIONS = (
         "SetSourceClassification",
     ),
     ("memory/inserted", "memory_inserted", "InsertMemory"),
+    ("memory/sources/appended", "messages_appended", "AppendMessages"),
     ("memory/reviewed", "memory_reviewed", "ReviewMemory"),
     ("memory/insertPolicy/updated", "insert_policy_updated", "SetInsertPolicy"),
     ("memory/foreign/admitted", "foreign_source_admitted", "AdmitForeignSource"),

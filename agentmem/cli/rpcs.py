@@ -1,6 +1,6 @@
 """Client subcommands for the public RPCs not covered by `client.py` (their specs are in
-`specs_memory` and `specs_knowledge`), plus import, export and doctor. Human output by
-default, `--json` for scripts."""
+`specs_memory`, `specs_sessions` and `specs_knowledge`), plus import, export and doctor.
+Human output by default, `--json` for scripts."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from agentmem.cli.doctor import doctor
 from agentmem.cli.spec_args import POINTER_ARGS, Call, Spec
 from agentmem.cli.specs_knowledge import KNOWLEDGE_SPECS
 from agentmem.cli.specs_memory import MEMORY_SPECS
+from agentmem.cli.specs_sessions import SESSION_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
 from agentmem.core.invisible import shown
 
-SPECS: list[Spec] = [*MEMORY_SPECS, *KNOWLEDGE_SPECS]
+SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 
 
 def _show(message: Message, args: argparse.Namespace) -> None:

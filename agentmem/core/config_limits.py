@@ -40,11 +40,12 @@ class Limits(LimitValues):
     # over it gets RATE_LIMITED without its credential being verified (API keys still work).
     failed_auth_per_second_per_peer: float = Field(default=10.0, ge=0)
     failed_auth_burst_per_peer: int = Field(default=100, ge=1)
-    # What one insert may hold (the runtime checks them; a request is also bounded by
-    # `transport.max_message_bytes`): a conversation's messages (at most 254: a passage's
-    # message range is part of its index key), the characters of one text or message, and
-    # of all a conversation's messages together.
-    max_messages_per_insert: int = Field(default=254, ge=1, le=254)
+    # What one insert may hold, and what a conversation grown by appends may hold in all
+    # (the runtime checks them; a request is also bounded by `transport.max_message_bytes`):
+    # a conversation's messages (at most 262,143: a passage's first message is part of its
+    # index key), the characters of one text or message, and of all a conversation's
+    # messages together.
+    max_messages_per_insert: int = Field(default=10_000, ge=1, le=262_143)
     max_message_chars: int = Field(default=1_000_000, ge=1_000)
     max_conversation_chars: int = Field(default=1_000_000, ge=1_000)
 

@@ -79,6 +79,11 @@ class MemoryServiceStub:
                 request_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
                 _registered_method=True)
+        self.AppendMessages = channel.unary_unary(
+                '/agentmem.v1.MemoryService/AppendMessages',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.FromString,
+                _registered_method=True)
         self.SearchMemories = channel.unary_unary(
                 '/agentmem.v1.MemoryService/SearchMemories',
                 request_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
@@ -240,6 +245,14 @@ class MemoryServiceServicer:
 
     def SetSourceClassification(self, request, context):
         """Host method memory/sources/classification/set. Scope: memory.policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendMessages(self, request, context):
+        """Host method memory/sources/append: the next messages of a stored conversation (a
+        session), compare-and-swap on its revision. Scope: memory.write.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -438,6 +451,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.SetSourceClassification,
                     request_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.SerializeToString,
+            ),
+            'AppendMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.AppendMessages,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.SerializeToString,
             ),
             'SearchMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchMemories,
@@ -741,6 +759,33 @@ class MemoryService:
             '/agentmem.v1.MemoryService/SetSourceClassification',
             agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
             agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.v1.MemoryService/AppendMessages',
+            agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

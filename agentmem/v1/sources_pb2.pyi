@@ -285,6 +285,54 @@ class SetSourceClassificationResponse(_message.Message):
     receipt: _common_pb2.AuditReceipt
     def __init__(self, source_id: _Optional[str] = ..., previous_classification: _Optional[_Union[Classification, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., revision: _Optional[int] = ..., effective_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ...) -> None: ...
 
+class AppendMessagesRequest(_message.Message):
+    __slots__ = ("source_id", "expected_revision", "messages", "metadata", "request_id")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    expected_revision: int
+    messages: _containers.RepeatedCompositeFieldContainer[Message]
+    metadata: InsertMetadata
+    request_id: str
+    def __init__(self, source_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., metadata: _Optional[_Union[InsertMetadata, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class AppendMessagesResponse(_message.Message):
+    __slots__ = ("source_id", "revision", "status", "receipt", "message_count", "save_intent_held", "save_intent_held_reason", "hold_reason")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RECEIPT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_REASON_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    revision: int
+    status: Status
+    receipt: _common_pb2.AuditReceipt
+    message_count: int
+    save_intent_held: bool
+    save_intent_held_reason: str
+    hold_reason: str
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ..., message_count: _Optional[int] = ..., save_intent_held: _Optional[bool] = ..., save_intent_held_reason: _Optional[str] = ..., hold_reason: _Optional[str] = ...) -> None: ...
+
+class MessagesAppended(_message.Message):
+    __slots__ = ("source_id", "revision", "appended", "message_count", "status")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    revision: int
+    appended: int
+    message_count: int
+    status: Status
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., appended: _Optional[int] = ..., message_count: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ...) -> None: ...
+
 class SourceClassificationUpdated(_message.Message):
     __slots__ = ("source_id", "previous_classification", "classification", "revision", "effective_at")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]

@@ -18,6 +18,7 @@ class Action(StrEnum):
 
     THREAD_MEMORY_MODE_SET = "thread_memory_mode.set"
     MEMORY_INSERT = "memory.insert"
+    MESSAGES_APPEND = "memory.messages.append"
     INSERT_POLICY_SET = "insert_policy.set"
     CLASSIFICATION_SET = "source.classification.set"
     REVIEW_APPROVE = "memory.review.approve"

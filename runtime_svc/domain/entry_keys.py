@@ -1,10 +1,13 @@
 """An index entry's key: which source it belongs to and which of its passages it is, packed
 in one integer (the only module that knows how).
 
-The source's pk takes the high bits and the passage's message range the low 16 bits (0 for
-a whole-text entry), so an entry belongs to exactly one source, a source's entries are one
-contiguous key range (`KeyRange`), and a passage's range is read back from the key itself.
-A vector stores the low bits as its `passage`; `with_passage` makes the key again.
+The source's pk takes the high bits and the passage's message range the low 24 bits (0 for
+a whole-text entry): the range's first message in 18 bits and its length in 6, so a
+conversation may hold up to `MAX_MESSAGES` messages (a session that grows by appends) and a
+passage up to `MAX_SPAN` of them. An entry belongs to exactly one source, a source's
+entries are one contiguous key range (`KeyRange`), and a passage's range is read back from
+the key itself. A vector stores the low bits as its `passage`; `with_passage` makes the key
+again. Keys stay below 2**63 for source pks below 2**39.
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ if TYPE_CHECKING:
 
 EntryKey = NewType("EntryKey", int)
 
-_SHIFT = 16
+_SHIFT = 24
 _LOW = (1 << _SHIFT) - 1
+_SPAN_BITS = 6
+_SPAN = (1 << _SPAN_BITS) - 1
+MAX_SPAN: Final = _SPAN  # messages in one passage
 # The SQL rendering of `source_pk` (`runtime_svc.search.sql.source_of`) shifts by this.
 SOURCE_SHIFT: Final = _SHIFT
-assert MAX_MESSAGES < 255  # a range's two ends fit in the low 16 bits
+assert MAX_MESSAGES < 1 << (_SHIFT - _SPAN_BITS)  # a range's first message fits its bits
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,10 @@ class KeyRange:
 def entry_key(source_pk: int, rng: Range | None = None) -> EntryKey:
     if rng is None:
         return EntryKey(source_pk << _SHIFT)
-    return EntryKey((source_pk << _SHIFT) | (rng.start << 8) | (rng.end + 1))
+    span = rng.end - rng.start + 1
+    if not 0 <= rng.start <= MAX_MESSAGES or not 1 <= span <= _SPAN:
+        raise ValueError("a passage's range does not fit an entry key")
+    return EntryKey((source_pk << _SHIFT) | (rng.start << _SPAN_BITS) | span)
 
 
 def with_passage(source_pk: int, passage: int) -> EntryKey:
@@ -65,7 +74,8 @@ def range_of(key: int) -> Range | None:
     low = key & _LOW
     if not low:
         return None
-    return Range(low >> 8, (low & 0xFF) - 1)
+    start = low >> _SPAN_BITS
+    return Range(start, start + (low & _SPAN) - 1)
 
 
 def key_range(source_pk: int) -> KeyRange:

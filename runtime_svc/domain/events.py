@@ -37,6 +37,16 @@ class MemoryInserted:
 
 
 @dataclass(frozen=True)
+class MessagesAppended:
+    kind: ClassVar[str] = "messages_appended"
+    source_id: str
+    revision: int
+    appended: int
+    message_count: int
+    status: str
+
+
+@dataclass(frozen=True)
 class MemoryReviewed:
     kind: ClassVar[str] = "memory_reviewed"
     source_id: str
@@ -127,6 +137,7 @@ DomainEvent = (
     ThreadMemoryModeUpdated
     | SourceClassificationUpdated
     | MemoryInserted
+    | MessagesAppended
     | MemoryReviewed
     | InsertPolicyUpdated
     | ForeignSourceAdmitted
@@ -145,6 +156,7 @@ KINDS: dict[str, type[DomainEvent]] = {
         ThreadMemoryModeUpdated,
         SourceClassificationUpdated,
         MemoryInserted,
+        MessagesAppended,
         MemoryReviewed,
         InsertPolicyUpdated,
         ForeignSourceAdmitted,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.core.errors import AgentmemError, FieldViolation, Reason
 
 
 class Phase(StrEnum):
@@ -39,6 +39,7 @@ class Transition(StrEnum):
     REVOKE = "revoke"
     REVOKE_ASSENT = "revoke_assent"
     ERASE = "erase"
+    APPEND = "append"  # a conversation's next messages (a session that grows)
 
 
 class Derived(StrEnum):
@@ -48,6 +49,10 @@ class Derived(StrEnum):
     KEEP = "keep"  # keep them; their scope follows the new eligibility
     PURGE = "purge"  # delete every one of them (the registry lists them all)
     ERASE = "erase"  # purge, and destroy the stored bytes too
+    # Derive the new part only: the appended messages' passages, vectors and facts are
+    # added, the others kept (a passage whose range the new messages change is replaced).
+    # A source without derived records (pending review) gets none: approval builds them.
+    EXTEND = "extend"
 
 
 class Eligibility(StrEnum):
@@ -63,6 +68,7 @@ class Rule:
     allowed_from: frozenset[Phase]
     refused_with: Reason  # from a non-terminal phase outside allowed_from
     derived: Derived
+    why: str = ""  # the refusal's words for `source_id`, when the reason needs them
 
     @property
     def eligibility(self) -> Eligibility:
@@ -106,6 +112,15 @@ RULES: dict[Transition, Rule] = {
             Derived.PURGE,
         ),
         Rule(Transition.ERASE, _LIVE | {Phase.REVOKED}, Reason.INVALID_FIELD, Derived.ERASE),
+        # Cold stays cold (its new records are as ineligible as its old); a pending source
+        # stays pending. A rejected memory takes nothing more.
+        Rule(
+            Transition.APPEND,
+            frozenset({Phase.ACTIVE, Phase.PENDING_REVIEW}),
+            Reason.INVALID_FIELD,
+            Derived.EXTEND,
+            why="a rejected memory takes no appended messages",
+        ),
     )
 }
 
@@ -122,6 +137,8 @@ def check(transition: Transition, phase: Phase) -> Rule:
         return rule
     if phase in TERMINAL:
         raise AgentmemError(TERMINAL[phase])
+    if rule.why:
+        raise AgentmemError(rule.refused_with, violations=(FieldViolation("source_id", rule.why),))
     raise AgentmemError(rule.refused_with)
 
 

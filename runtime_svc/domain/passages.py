@@ -117,11 +117,12 @@ def own_message(rng: Range, contents: Sequence[str], window: Window) -> int:
 CONTEXT_CHARS = 600
 
 
-def derive(messages: Sequence[Message], window: Window) -> list[Passage]:
+def derive(messages: Sequence[Message], window: Window, first: int = 0) -> list[Passage]:
     """One passage per message (`range_for`); a range two messages share (at the start of
-    the conversation) is one passage, the first message's."""
+    the conversation) is one passage, the first message's. `first`: the passages of the
+    messages from there on only (those an append added; the others' stay as they are)."""
     out, seen = [], set()
-    for i in range(len(messages)):
+    for i in range(first, len(messages)):
         rng = range_for(i, window, messages)
         if rng not in seen:
             seen.add(rng)

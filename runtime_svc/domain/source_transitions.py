@@ -1,16 +1,27 @@
 """A source's changes of state: each one checked against the lifecycle, each one the source's
-next revision (classify, revoke, erase, assent invalidated or granted again)."""
+next revision (classify, revoke, erase, assent invalidated or granted again, messages
+appended)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from agentmem.core import validation
-from agentmem.core.errors import revision_mismatch
+from agentmem.core.errors import invalid_field, revision_mismatch
 from runtime_svc.domain import lifecycle
 from runtime_svc.domain.foreign import Assent
 from runtime_svc.domain.lifecycle import Phase, Transition
-from runtime_svc.domain.sources import AssentState, Body, Classification, SaveIntent, Source, Status
+from runtime_svc.domain.sources import (
+    AssentState,
+    Body,
+    BodyLimits,
+    Classification,
+    Message,
+    SaveIntent,
+    Source,
+    SourceKind,
+    Status,
+)
 
 
 def _next(source: Source, now_us: int) -> Source:
@@ -79,3 +90,28 @@ def with_assent(source: Source, assent: Assent) -> Source:
 def readmit(source: Source, *, assent: Assent, now_us: int) -> Source:
     lifecycle.check(Transition.READMIT, source.phase)
     return _next(with_assent(source, assent), now_us)
+
+
+def append(
+    source: Source,
+    *,
+    expected_revision: int,
+    messages: tuple[Message, ...],
+    limits: BodyLimits,
+    now_us: int,
+) -> Source:
+    """A conversation with `messages` (checked already) appended, as its next revision:
+    its classification, labels and save intent stay; the limits apply to what it becomes."""
+    lifecycle.refuse_terminal(source.phase)
+    check_revision(source, expected_revision)
+    lifecycle.check(Transition.APPEND, source.phase)
+    if source.kind is not SourceKind.CONVERSATION:
+        raise invalid_field("source_id", "only a conversation takes appended messages")
+    grown = source.body.messages + messages
+    if len(grown) > limits.messages:
+        raise invalid_field("messages", f"the conversation would hold over {limits.messages}")
+    if sum(len(m.content) for m in grown) > limits.conversation_chars:
+        raise invalid_field(
+            "messages", f"the conversation would hold over {limits.conversation_chars} characters"
+        )
+    return _next(replace(source, body=Body(messages=grown)), now_us)

@@ -13,7 +13,7 @@ from agentmem.core.errors import invalid_field
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.lifecycle import Phase
 
-MAX_MESSAGES = 254  # a passage's message range fits in its index key (`entry_keys`)
+MAX_MESSAGES = 262_143  # a passage's first message fits in its index key (`entry_keys`)
 MAX_NAME_CHARS = 128
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 MAX_LABELS = 32
@@ -122,8 +122,9 @@ class Body:
 
 @dataclass(frozen=True)
 class BodyLimits:
-    """What one insert may hold (`limits.max_*` in the configuration): a conversation's
-    messages, the characters of one text or message, and of a conversation in all."""
+    """What one insert may hold, and a conversation that appends made longer
+    (`limits.max_*` in the configuration): a conversation's messages, the characters of
+    one text or message, and of a conversation in all."""
 
     messages: int = MAX_MESSAGES
     message_chars: int = 1_000_000

@@ -23,6 +23,7 @@ from runtime_svc.domain.facts import Fact
 from runtime_svc.domain.message_parts import Part
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Message, Source
+from runtime_svc.grpc.appended_events import messages_appended
 from runtime_svc.grpc.enums import (
     CLASSIFICATIONS,
     DECISIONS,
@@ -227,6 +228,8 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         out.fact_retracted.CopyFrom(
             facts_pb2.FactRetracted(fact_id=e.fact_id, source_id=e.source_id)
         )
+    elif isinstance(e, domain_events.MessagesAppended):
+        out.messages_appended.CopyFrom(messages_appended(e))
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(

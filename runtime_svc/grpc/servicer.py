@@ -1,11 +1,12 @@
 """The runtime's gRPC servicer: maps requests to use cases, runs them off the event loop.
 
-Its RPCs are written out by area (`rpc_sources`, `rpc_facts`, `rpc_foreign`,
+Its RPCs are written out by area (`rpc_sources`, `rpc_appends`, `rpc_facts`, `rpc_foreign`,
 `rpc_retrieval`, `rpc_events`) over one common part (`servicer_base`)."""
 
 from __future__ import annotations
 
 from agentmem.runtime.v1 import runtime_service_pb2_grpc
+from runtime_svc.grpc.rpc_appends import AppendRpcs
 from runtime_svc.grpc.rpc_events import EventRpcs
 from runtime_svc.grpc.rpc_facts import FactRpcs
 from runtime_svc.grpc.rpc_foreign import ForeignRpcs
@@ -18,6 +19,7 @@ __all__ = ["CALLER", "RuntimeServicer", "caller_from"]
 
 class RuntimeServicer(
     SourceRpcs,
+    AppendRpcs,
     FactRpcs,
     ForeignRpcs,
     RetrievalRpcs,

@@ -15,6 +15,7 @@ from agentmem.core import internal_call, save_intents
 from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from runtime_svc.domain.caller import Caller
 from runtime_svc.grpc.wakeups import TenantWakeups
+from runtime_svc.services.appends import Appends
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.fact_retraction import FactRetraction
@@ -52,6 +53,7 @@ class ServicerBase:
         writer: GroupCommitter,
         poll_interval: float,
         alone: Callable[[], bool],
+        appends: Appends,
     ) -> None:
         """`alone`: whether the call asking is the only one in flight (see `_read`)."""
         self._thread_modes, self._retrieval = thread_modes, retrieval
@@ -61,6 +63,7 @@ class ServicerBase:
         self._wakeups, self._pool, self._poll = wakeups, pool, poll_interval
         self._writer = writer
         self._alone = alone
+        self._appends = appends
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)

@@ -125,6 +125,17 @@ def purge(tx: Transaction, stored: Stored) -> None:
         kind.purge(tx, stored)
 
 
+def purge_facts(tx: Transaction, stored: Stored) -> None:
+    """Deletes the source's facts and what is made of them (an append held it for review:
+    approval extracts them again)."""
+    for kind in KINDS:
+        if kind.name in _FACT_KINDS:
+            kind.purge(tx, stored)
+
+
+_FACT_KINDS = frozenset({"supersession", "fact", "fact_index_row"})
+
+
 def readback(tx: Transaction, stored: Stored, now_us: int) -> list[Derivative]:
     """Every registered kind: each stored record with whether retrieval would return it now,
     or one `purged` line when none remains."""

@@ -99,7 +99,7 @@ class EmbeddingIndexer:
         each chunk once the write path lets it; returns how many sources it took off the
         queue."""
         with self._db.reader.connect() as conn:
-            items = vectors.take(conn, self._batch, self._uow.window)
+            items = vectors.take(conn, self._batch, self._uow.window, self._embedder.model_id)
             conn.rollback()
         if not items:
             self._held_since = None

@@ -19,14 +19,21 @@ class StoredQuotas:
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
 
-    def check_insert(self, tx: Transaction, caller: Caller, adding_bytes: int) -> None:
+    def check_insert(
+        self, tx: Transaction, caller: Caller, adding_bytes: int, new_memory: bool = True
+    ) -> None:
         """In the insert's own write transaction, after its retry check: a retry of a stored
-        insert never reaches here, and the tenant's row lock is already held."""
+        insert never reaches here, and the tenant's row lock is already held. An append
+        (`new_memory` false) adds bytes to a memory already counted."""
         limit = self._limits.for_tenant(caller.tenant_id)
         if not (limit.memories_per_tenant or limit.bytes_per_tenant):
             return
         used = usage.stored(tx.conn, caller.tenant_id)
-        if limit.memories_per_tenant and used.memories + 1 > limit.memories_per_tenant:
+        if (
+            new_memory
+            and limit.memories_per_tenant
+            and used.memories + 1 > limit.memories_per_tenant
+        ):
             raise _exceeded("memories_per_tenant", limit.memories_per_tenant)
         if limit.bytes_per_tenant and used.bytes + adding_bytes > limit.bytes_per_tenant:
             raise _exceeded("bytes_per_tenant", limit.bytes_per_tenant)

@@ -66,7 +66,9 @@ class SourceChanges:
         if effect in (Derived.PURGE, Derived.ERASE):
             derived.purge(tx, stored)
         updated = tx.writer.save(stored, change.source)
-        if effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:
+        if effect is Derived.EXTEND:
+            updated = self._extend(tx, stored, updated, change)
+        elif effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:
             updated = self._derive(tx, updated, change)
         elif effect is Derived.KEEP:  # its statements' eligibility may have changed
             fact_chains.relink_source(tx, change.source.source_id)
@@ -79,6 +81,23 @@ class SourceChanges:
         stored = tx.writer.index(stored)
         self._derive_beside_index(tx, stored, change)
         return stored
+
+    def _extend(self, tx: Transaction, before: Stored, updated: Stored, change: Change) -> Stored:
+        """An append: the new messages' passages, vectors and facts (`change.triples`) beside
+        the source's others. A source with no derived records yet (pending review) gets
+        none: its approval derives them all. An append that held an active source for review
+        suspends what it has (its eligibility does) and drops its facts, which approval
+        extracts again from the whole conversation."""
+        if not tx.index.has(before.pk):
+            return updated
+        updated = tx.writer.extend(updated, len(before.source.body.messages))
+        held = before.source.phase is Phase.ACTIVE and change.source.phase is not Phase.ACTIVE
+        if held:
+            derived.purge_facts(tx, updated)
+            tx.embedding_queue.enqueue(updated.pk, updated.source.source_id)
+            return updated
+        self._derive_beside_index(tx, updated, change)
+        return updated
 
     def _derive_beside_index(self, tx: Transaction, stored: Stored, change: Change) -> None:
         # Its vector is made off the write path, in commit order (hybrid retrieval on).

@@ -35,9 +35,12 @@ class SourceWriter:
     def save(self, stored: Stored, updated: Source) -> Stored:
         """A new revision's state; an existing index entry follows the new eligibility."""
         tx = self._tx
-        tx.sources.save_state(stored.pk, updated)
+        grown = updated.body is not stored.source.body  # messages appended
+        tx.sources.save_state(stored.pk, updated, body=grown)
         indexed = tx.index.has(stored.pk)
-        if indexed:
+        # An append that leaves eligibility as it was leaves the entries it had untouched
+        # (`extend` adds the new ones and records the revision).
+        if indexed and not (grown and updated.indexable() == stored.source.indexable()):
             tx.index.set_eligible(stored.pk, updated.indexable(), updated.revision)
         return Stored(stored.pk, updated, updated.revision if indexed else 0)
 
@@ -49,6 +52,18 @@ class SourceWriter:
             tx.index.set_eligible(stored.pk, source.indexable(), source.revision)
         else:
             self._put(stored)
+        return Stored(stored.pk, source, source.revision)
+
+    def extend(self, stored: Stored, first: int) -> Stored:
+        """Adds the passages of a conversation's messages from `first` on (an append) to its
+        index entry; the passages it had stay as they are."""
+        tx, source = self._tx, stored.source
+        tx.index.put_passages(
+            stored.pk,
+            passages.derive(source.body.messages, tx.window, first),
+            eligible=source.indexable(),
+            revision=source.revision,
+        )
         return Stored(stored.pk, source, source.revision)
 
     def _put(self, stored: Stored, revision_recorded: bool = False) -> None:

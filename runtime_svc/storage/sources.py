@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from sqlalchemy import (
@@ -76,10 +77,11 @@ class SourceRepository(SourcePages):
         row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
         return stored_from(row) if row else None
 
-    def save_state(self, pk: int, s: Source) -> None:
-        """Writes a new revision's state (classification, status, review, save intent,
-        revocation, assent; an erased source's emptied bytes). Called by the source writer
-        only (`runtime_svc.storage.source_writer`)."""
+    def save_state(self, pk: int, s: Source, body: bool = False) -> None:
+        """Writes a new revision's state (classification, status, review, save intent and
+        holds, revocation, assent; an erased source's emptied bytes; with `body`, its bytes
+        and generated form: messages appended). Called by the source writer only
+        (`runtime_svc.storage.source_writer`)."""
         review = s.review
         values: dict[str, object] = dict(
             revision=s.revision,
@@ -98,7 +100,17 @@ class SourceRepository(SourcePages):
             revoked_at_us=s.revoked_at_us,
             assent_state=s.assent_state,
             assent_expires_at_us=s.assent_expires_at_us,
+            save_intent_held=s.save_intent_held,
+            hold_reason=s.hold_reason,
         )
+        if body:
+            raw = s.body.raw()
+            values |= {
+                "raw": raw,
+                "content_sha256": hashlib.sha256(raw.encode()).hexdigest(),
+                "generated_form": s.body.generated_form(),
+                "generated_revision": s.revision,
+            }
         if s.erased_at_us:  # no byte of the content and no hash of it is kept
             values |= {"raw": "", "content_sha256": "", "labels": "{}", "generated_form": ""}
         self.conn.execute(

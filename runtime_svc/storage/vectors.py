@@ -6,9 +6,8 @@ conversation one per passage (the passage's text as the lexical side indexes it,
 
 A derived record kind answers three questions by source: which records exist
 (`find_by_source`), remove them (`purge`, in the caller's transaction) and report them
-(`readback`). A vector's id is `<source_id>#vector:<model_id>`, and for a passage
-`<source_id>#vector:<model_id>:<first>-<last message>`. Purging a source also drops its
-place in the outbox, so a revoked or erased source is never embedded afterwards.
+(`readback`). A vector's id is `<source_id>#vector:<model_id>[:<first>-<last message>]`.
+Purging a source also drops its place in the outbox (a revoked source is never embedded).
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
-from runtime_svc.storage import compiled
+from runtime_svc.storage import compiled, vector_growth
 from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
 from runtime_svc.storage.source_rows import sources
 
@@ -49,8 +48,7 @@ KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
 
 def vector_id(source_id: str, model_id: str, passage: int = 0) -> str:
     rng = entry_keys.range_of(passage)
-    where = f":{rng.start}-{rng.end}" if rng is not None else ""
-    return f"{source_id}#{KIND}:{model_id}{where}"
+    return f"{source_id}#{KIND}:{model_id}{f':{rng.start}-{rng.end}' if rng else ''}"
 
 
 def find_by_source(conn: Connection, tenant_id: str, source_id: str) -> list[str]:
@@ -162,8 +160,9 @@ class Queued:
         return [e.text for e in self.entries]
 
 
-def take(conn: Connection, limit: int, window: Window) -> list[Queued]:
-    """The oldest queued sources with the texts of their index entries, in commit order."""
+def take(conn: Connection, limit: int, window: Window, model_id: str = "") -> list[Queued]:
+    """The oldest queued sources, in commit order, with the texts of their entries that have
+    no vector of `model_id` yet (`vector_growth.missing`)."""
     stmt = (
         select(
             vector_outbox.c.seq,
@@ -180,6 +179,7 @@ def take(conn: Connection, limit: int, window: Window) -> list[Queued]:
     )
     rows = conn.execute(stmt).all()
     texts = entries(conn, [(r[2], r[4], r[5], r[6]) for r in rows], window)
+    texts = vector_growth.missing(conn, texts, model_id)
     return [
         Queued(seq, tenant_id, pk, source_id, texts.get(pk, ()))
         for seq, tenant_id, pk, source_id, *_ in rows
@@ -253,9 +253,9 @@ def store(
     conn: Connection, item: Queued, model_id: str, embedded: Sequence[Vector], now_us: int
 ) -> bool:
     """Stores the vectors of the source's entries (`embedded`: one per `item.entries`) if the
-    source is still queued and still has its text (a purge in between wins), replacing the
-    source's vectors of other models; dequeues it either way. Returns whether vectors were
-    stored."""
+    source is still queued and still has its text (a purge in between wins), beside its
+    vectors of this model (`vector_growth`); dequeues it either way. Returns whether
+    vectors were stored."""
     still_queued = conn.execute(
         delete(vector_outbox).where(vector_outbox.c.seq == item.seq)
     ).rowcount
@@ -266,7 +266,7 @@ def store(
     ).one_or_none()
     if not still_queued or row is None or not row.generated_form or not row.indexed_revision:
         return False
-    conn.execute(delete(memory_vectors).where(memory_vectors.c.source_pk == item.source_pk))
+    vector_growth.clear_for(conn, item.source_pk, model_id, [e.passage for e in item.entries])
     conn.execute(
         insert(memory_vectors),
         [

@@ -75,6 +75,11 @@ class RuntimeServiceStub:
                 request_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
                 response_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
                 _registered_method=True)
+        self.AppendMessages = channel.unary_unary(
+                '/agentmem.runtime.v1.RuntimeService/AppendMessages',
+                request_serializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.SerializeToString,
+                response_deserializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.FromString,
+                _registered_method=True)
         self.SearchMemories = channel.unary_unary(
                 '/agentmem.runtime.v1.RuntimeService/SearchMemories',
                 request_serializer=agentmem_dot_v1_dot_retrieval__pb2.SearchMemoriesRequest.SerializeToString,
@@ -229,6 +234,12 @@ class RuntimeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetSourceClassification(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendMessages(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -405,6 +416,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.SetSourceClassification,
                     request_deserializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.FromString,
                     response_serializer=agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.SerializeToString,
+            ),
+            'AppendMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.AppendMessages,
+                    request_deserializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.FromString,
+                    response_serializer=agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.SerializeToString,
             ),
             'SearchMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchMemories,
@@ -687,6 +703,33 @@ class RuntimeService:
             '/agentmem.runtime.v1.RuntimeService/SetSourceClassification',
             agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationRequest.SerializeToString,
             agentmem_dot_v1_dot_sources__pb2.SetSourceClassificationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmem.runtime.v1.RuntimeService/AppendMessages',
+            agentmem_dot_v1_dot_sources__pb2.AppendMessagesRequest.SerializeToString,
+            agentmem_dot_v1_dot_sources__pb2.AppendMessagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

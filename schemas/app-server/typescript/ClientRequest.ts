@@ -21,6 +21,7 @@ import type { MemoryReviewApproveParams } from "./MemoryReviewApproveParams";
 import type { MemoryReviewListParams } from "./MemoryReviewListParams";
 import type { MemoryReviewRejectParams } from "./MemoryReviewRejectParams";
 import type { MemorySearchParams } from "./MemorySearchParams";
+import type { MemorySourcesAppendParams } from "./MemorySourcesAppendParams";
 import type { MemorySourcesAssentRevokeParams } from "./MemorySourcesAssentRevokeParams";
 import type { MemorySourcesClassificationSetParams } from "./MemorySourcesClassificationSetParams";
 import type { MemorySourcesEraseParams } from "./MemorySourcesEraseParams";
@@ -43,6 +44,7 @@ export type ClientRequest =
   | { id: RequestId, method: "memory/sources/list", params?: MemorySourcesListParams }
   | { id: RequestId, method: "memory/sources/read", params: MemorySourcesReadParams }
   | { id: RequestId, method: "memory/sources/classification/set", params: MemorySourcesClassificationSetParams }
+  | { id: RequestId, method: "memory/sources/append", params: MemorySourcesAppendParams }
   | { id: RequestId, method: "memory/sources/revoke", params: MemorySourcesRevokeParams }
   | { id: RequestId, method: "memory/sources/assent/revoke", params: MemorySourcesAssentRevokeParams }
   | { id: RequestId, method: "memory/sources/readback", params: MemorySourcesReadbackParams }

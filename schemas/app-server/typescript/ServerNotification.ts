@@ -8,6 +8,7 @@ import type { MemoryInsertedNotification } from "./MemoryInsertedNotification";
 import type { MemoryOwnerKeysRegisteredNotification } from "./MemoryOwnerKeysRegisteredNotification";
 import type { MemoryOwnerKeysRevokedNotification } from "./MemoryOwnerKeysRevokedNotification";
 import type { MemoryReviewedNotification } from "./MemoryReviewedNotification";
+import type { MemorySourcesAppendedNotification } from "./MemorySourcesAppendedNotification";
 import type { MemorySourcesAssentRevokedNotification } from "./MemorySourcesAssentRevokedNotification";
 import type { MemorySourcesClassificationUpdatedNotification } from "./MemorySourcesClassificationUpdatedNotification";
 import type { MemorySourcesErasedNotification } from "./MemorySourcesErasedNotification";
@@ -19,6 +20,7 @@ export type ServerNotification =
   | { method: "thread/memoryMode/updated", params: ThreadMemoryModeUpdatedNotification }
   | { method: "memory/sources/classification/updated", params: MemorySourcesClassificationUpdatedNotification }
   | { method: "memory/inserted", params: MemoryInsertedNotification }
+  | { method: "memory/sources/appended", params: MemorySourcesAppendedNotification }
   | { method: "memory/reviewed", params: MemoryReviewedNotification }
   | { method: "memory/insertPolicy/updated", params: MemoryInsertPolicyUpdatedNotification }
   | { method: "memory/foreign/admitted", params: MemoryForeignAdmittedNotification }

@@ -1,0 +1,50 @@
+"""The MCP tool for sessions: `memory_append` adds a session's next turns to its stored
+conversation (registered beside `agentmem.mcp_tools`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from agentmem.mcp_arguments import Revision, SaveIntent, SourceId, write
+from agentmem.mcp_toolbox import Toolbox
+from agentmem.v1 import sources_pb2
+
+
+class Turn(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    name: str = ""
+
+
+Turns = Annotated[list[Turn], Field(min_length=1, description="the turns to append, oldest first")]
+
+
+def register(t: Toolbox) -> None:
+    @t.tool(
+        "Append the next turns of a session to its stored conversation (one that "
+        "memory_insert's host stored with messages), as its next revision: pass the revision "
+        "the last call returned. The conversation keeps its classification; what would hold "
+        "an insert for review holds it.",
+        write("Append to a session"),
+        sources_pb2.AppendMessagesResponse,
+    )
+    async def memory_append(
+        ctx: Context,
+        source_id: SourceId,
+        expected_revision: Revision,
+        messages: Turns,
+        save_intent: SaveIntent | None = None,
+        save_intent_source: str = "",
+    ) -> dict[str, Any]:
+        return await t.call(
+            t.caller(ctx).append_messages(
+                source_id=source_id,
+                expected_revision=expected_revision,
+                messages=[m.model_dump() for m in messages],
+                save_intent=save_intent or "",
+                save_intent_source=save_intent_source,
+            )
+        )
