@@ -6,19 +6,16 @@ floor (target: p50 at most 3x the echo's).
 Part of `make bench BENCH_ARGS="--only beam"` (`bench.beam` calls `append_latency` after its
 chats are stored); alone, on one chat, lexical:
 
-    python -m bench.append_latency --chat 1 --appends 200
+    python -m bench.append_run --chat 1 --appends 200
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from agentmem.client import connect
 from agentmem.v1 import sources_pb2
+from bench.common import timed
 
 TARGET_ECHO_RATIO = 3.0
 APPENDS = 200  # of the chat's own turns: the session stays under 1,000,000 characters
@@ -29,8 +26,6 @@ def append_latency(
 ) -> dict[str, float]:
     """`n` appends of one turn each to `source_id` (at revision 1), back to back (ten more
     first, untimed)."""
-    from bench.retrieval import timed
-
     revision = [1]
     with connect(address, token) as client:
 
@@ -75,38 +70,3 @@ def line(lat: dict[str, Any], echo_p50: float, label: str, held: int) -> str:
         f"p50 {lat['p50_ms']} ms, p99 {lat['p99_ms']} ms ({ratio:.2f}x the two-hop echo "
         f"p50 {echo_p50} ms; target {TARGET_ECHO_RATIO:g}x)"
     )
-
-
-def main() -> None:
-    from bench import beam, servers
-    from bench.retrieval import echo_floor
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chat", type=int, default=1)
-    parser.add_argument("--appends", type=int, default=APPENDS)
-    parser.add_argument("--postgres", action="store_true")
-    args = parser.parse_args()
-    chat = beam.load([args.chat])[0]
-    with tempfile.TemporaryDirectory(prefix="agentmem-append-") as tmp_name:
-        tmp = Path(tmp_name)
-        echo = echo_floor(tmp, n=500)
-        token = f"append-{args.chat}"
-        keys = [servers.key(token, token, servers.ALL_SCOPES)]
-        with (
-            servers.database(tmp, "append", args.postgres) as url,
-            servers.agentmem(tmp, keys, extra_env=beam.LEXICAL_ENV, storage_url=url) as address,
-        ):
-            with connect(address, token) as client:
-                id_of = beam.insert(client, chat, beam.INSERT_MESSAGES, beam.INSERT_CHARS)
-            source_id, held = last_source(id_of)
-            turns = [m for _, batch in chat.batches for m in batch]
-            lat = append_latency(address, token, source_id, turns, args.appends)
-    print(json.dumps({"echo_floor": echo, "append": lat}))
-    print(line(lat, echo["p50_ms"], "lexical", held))
-    print(
-        ("ok  " if check(lat, echo["p50_ms"])[0] else "MISS") + " " + check(lat, echo["p50_ms"])[1]
-    )
-
-
-if __name__ == "__main__":
-    main()

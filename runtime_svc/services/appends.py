@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from agentmem.core import validation
 from agentmem.core.errors import AgentmemError, Reason, invalid_field
-from runtime_svc.domain import insert_policy, source_changes, sources, thread_mode
+from runtime_svc.domain import insert_policy, source_transitions, sources, thread_mode
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import MessagesAppended
@@ -81,7 +81,7 @@ class Appends:
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             before = stored.source
-            grown = source_changes.append(
+            grown = source_transitions.append(
                 before,
                 expected_revision=cmd.expected_revision,
                 messages=cmd.messages,
