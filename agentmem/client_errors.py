@@ -52,7 +52,7 @@ from agentmem.client_error_kinds import (
     Unavailable,
     Unimplemented,
 )
-from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.contract.grpc_errors import error_info, status_of_call
 
 __all__ = [
     "BY_CODE",
@@ -177,7 +177,7 @@ def from_grpc_error(err: grpc.RpcError, target: str = "") -> ApiError:
     )
 
 
-# gRPC's own refusals past the transport ceiling (`agentmem.core.transport`), on either side:
+# gRPC's own refusals past the transport ceiling (`agentmem_kernel.transport`), on either side:
 # no server can answer them from the catalogue (it would have to read the message whole).
 _MESSAGE_OVER = re.compile(r"(Received|Sent) message larger than max \((\d+) vs\. (\d+)\)")
 _METADATA_OVER = re.compile(

@@ -10,8 +10,8 @@ from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, FieldViolation, Reason
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, FieldViolation, Reason
 
 SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
 Mode = Literal["enabled", "disabled"]
@@ -29,7 +29,7 @@ StateName = Literal[
 
 
 def _identifier(required: bool) -> AfterValidator:
-    """The gateway's own id rule (`agentmem.core.validation.identifier`), checked here too
+    """The gateway's own id rule (`agentmem.contract.validation.identifier`), checked here too
     so an MCP client learns which argument is wrong in the same words."""
 
     def check(value: str) -> str:

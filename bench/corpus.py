@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 from sqlalchemy import text
 
-from agentmem.core import config
-from agentmem.core.config import Storage
+from agentmem_kernel import config
+from agentmem_kernel.config import Storage
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.extraction import RuleExtractor

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentmem.core import paging
-from agentmem.core import validation as v
-from agentmem.core.errors import invalid_field
+from agentmem.contract import validation as v
+from agentmem.contract.errors import invalid_field
 from agentmem.v1 import common_pb2, events_pb2, facts_pb2, review_pb2, sources_pb2
+from agentmem_kernel import paging
 
 MAX_PAGE_TOKEN = 512
 

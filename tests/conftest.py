@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import LoopThread, Stack, base_settings
 from tests.hybrid_support import (  # noqa: F401 (fixtures)
     local_model,

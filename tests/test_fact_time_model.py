@@ -33,8 +33,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agentmem.core import config
 from agentmem.v1 import facts_pb2, foreign_pb2, sources_pb2
+from agentmem_kernel import config
 from tests.fact_time_helpers import at, day_of, say
 from tests.harness import Key
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from sqlalchemy import event
 
-from agentmem.core.config import Storage
+from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.insert_policy import InsertPolicy

@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from agentmem.client import NO_RETRY, Client
-from agentmem.core.listen import EXIT_ADDRESS_IN_USE
+from agentmem.contract.listen import EXIT_ADDRESS_IN_USE
 from tests.harness import ROOT, wait_until
 
 AGENTMEM = str(Path(sys.executable).with_name("agentmem"))  # the command, as a user runs it

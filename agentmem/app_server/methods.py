@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field, StrictInt
 
 from agentmem.app_server import protojson, upstream
 from agentmem.app_server.models import Registry, type_name
+from agentmem.contract import rpcs
 from agentmem.v1 import events_pb2, memory_service_pb2
-from protocol_svc.policy import POLICY
 
 SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
 EVENTS_CAPABILITY = "events"
@@ -211,7 +211,7 @@ EVENT_SEQUENCE = (StrictInt, Field(alias="eventSequence", description="Resume af
 
 
 def capability_of(rpc: str) -> str | None:
-    return POLICY[f"/{SERVICE.full_name}/{rpc}"].capability
+    return rpcs.BY_NAME[rpc].capability
 
 
 def _build() -> tuple[dict[str, Method], dict[str, Notification]]:

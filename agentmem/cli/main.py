@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.metadata import entry_points
 
 import agentmem
 from agentmem.app_server import cli as app_server
-from agentmem.cli import client, rpcs, servers
+from agentmem.cli import client, rpcs
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
-from agentmem.core import config
+from agentmem.console import missing as console_missing
+from agentmem.contract.scopes import token_sha256
 
+# Where an installed distribution adds commands (the service: `up`, `gateway`, `runtime`):
+# each entry point is a function given the subparsers.
+COMMANDS = "agentmem.commands"
 MCP_EXTRA_MISSING = (
     "agentmem mcp needs the `mcp` extra: pipx install 'agentmem-service[mcp]' "
     "(or uv tool install 'agentmem-service[mcp]', or pip install 'agentmem-service[mcp]')"
@@ -20,7 +25,7 @@ MCP_EXTRA_MISSING = (
 
 def _hash_token(args: argparse.Namespace) -> int:
     token = sys.stdin.readline().strip() if args.token == "-" else args.token
-    print(config.token_sha256(token))
+    print(token_sha256(token))
     return 0
 
 
@@ -76,7 +81,7 @@ def _token_accepted(address: str, token: str, experimental: list[str] | None) ->
 
 
 def _console(args: argparse.Namespace) -> int:
-    missing = servers.console_missing()
+    missing = console_missing()
     if missing:
         print(f"agentmem: the console cannot start: {missing}", file=sys.stderr)
         return 2
@@ -114,7 +119,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__, epilog=ENV_HELP)
     p.add_argument("--version", action="version", version=f"agentmem {agentmem.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    servers.add_parsers(sub)
+    for command in entry_points(group=COMMANDS):  # the service's `up`, `gateway`, `runtime`
+        command.load()(sub)
     common = client.add_parsers(sub)
     rpcs.add_parsers(sub, common)
     mcp = sub.add_parser("mcp", help="serve memory tools to MCP clients (stdio or HTTP)")

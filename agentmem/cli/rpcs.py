@@ -19,7 +19,7 @@ from agentmem.cli.specs_knowledge import KNOWLEDGE_SPECS
 from agentmem.cli.specs_memory import MEMORY_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *KNOWLEDGE_SPECS]
 

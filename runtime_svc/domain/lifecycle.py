@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 
 
 class Phase(StrEnum):

@@ -7,13 +7,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from agentmem.core import metrics
 from agentmem.v1 import (
     audit_pb2,
     capabilities_pb2,
     events_pb2,
     retrieval_pb2,
 )
+from agentmem_kernel import metrics
 from runtime_svc.grpc import enums, mapping
 from runtime_svc.grpc.enums import (
     CLASSIFICATIONS,

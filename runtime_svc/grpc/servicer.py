@@ -5,7 +5,7 @@ Its RPCs are written out by area (`rpc_sources`, `rpc_facts`, `rpc_foreign`,
 
 from __future__ import annotations
 
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 from runtime_svc.grpc.rpc_facts import FactRpcs
 from runtime_svc.grpc.rpc_foreign import ForeignRpcs
 from runtime_svc.grpc.rpc_retrieval import RetrievalRpcs
