@@ -25,9 +25,9 @@ export type ServerNotification =
   | { method: "memory/foreign/denied", params: MemoryForeignDeniedNotification }
   | { method: "memory/sources/revoked", params: MemorySourcesRevokedNotification }
   | { method: "memory/sources/erased", params: MemorySourcesErasedNotification }
-  | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
   | { method: "memory/ownerKeys/registered", params: MemoryOwnerKeysRegisteredNotification }
   | { method: "memory/ownerKeys/revoked", params: MemoryOwnerKeysRevokedNotification }
   | { method: "memory/sources/assent/revoked", params: MemorySourcesAssentRevokedNotification }
   | { method: "memory/facts/retracted", params: MemoryFactsRetractedNotification }
+  | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
   | { method: "memory/events/stopped", params: EventsStoppedNotification };
