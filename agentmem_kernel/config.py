@@ -3,7 +3,7 @@
 Environment variables override the file: `AGENTMEM_<SECTION>__<KEY>`, e.g.
 `AGENTMEM_MEMORY__INSERT_POLICY=review_pending`. An unknown key or a bad value stops
 start-up with a message naming it (`ConfigError`). The sections are defined by subject in
-`config_auth`, `config_memory`, `config_retrieval`, `config_serving` and `config_limits`.
+`agentmem_kernel.config_sections`.
 """
 
 from __future__ import annotations
@@ -17,30 +17,37 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from agentmem.contract.save_intents import SaveIntentName
 from agentmem.contract.scopes import token_sha256
-from agentmem_kernel.config_auth import SCOPES, ApiKey, Auth, Oidc, PrincipalKindName
-from agentmem_kernel.config_limits import Limits, LimitValues, TenantLimits
-from agentmem_kernel.config_memory import (
+from agentmem_kernel.config_sections import (
     CAPABILITIES,
+    SCOPES,
+    ApiKey,
+    Auth,
     Capabilities,
     CapabilityState,
+    EmbeddingsName,
     Events,
     Facts,
-    InsertPolicyName,
-    Memory,
-    ThreadModeName,
-)
-from agentmem_kernel.config_retrieval import EmbeddingsName, Passages, Retrieval, Search
-from agentmem_kernel.config_serving import (
     Gateway,
+    InsertPolicyName,
     Internal,
+    Limits,
+    LimitValues,
     Logging,
+    Memory,
+    Oidc,
+    Passages,
+    PrincipalKindName,
+    Retrieval,
     Runtime,
+    Search,
     Storage,
+    TenantLimits,
+    ThreadModeName,
     Tracing,
     Transport,
 )
 
-# The sections are defined by subject in the config_* modules; they are used from here.
+# The sections are defined by subject in config_sections; they are used from here.
 __all__ = [
     "CAPABILITIES",
     "SCOPES",

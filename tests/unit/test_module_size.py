@@ -1,5 +1,6 @@
-"""No module of the service over 300 lines: a module that grows past it is split by idea.
-Generated code (`*_pb2*.py`) and database migrations are left out."""
+"""One idea per module, and a guard at 500 lines: a module that grows past it holds more than
+one idea and is split by idea (not cut in two parts of one). Generated code (`*_pb2*.py`)
+and database migrations are left out."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["agentmem", "agentmem_kernel", "agentmem_launcher", "runtime_svc", "protocol_svc"]
-MAX_LINES = 300
+MAX_LINES = 500
 
 
 def _counted(path: Path) -> bool:
