@@ -33,7 +33,7 @@ def test_the_gateway_policy_and_the_clients_retries_are_the_table() -> None:
     assert {m: (r.scope, r.capability, r.idempotent) for m, r in POLICY.items()} == {
         row.method: (row.scope.value, row.capability, row.idempotent) for row in rpcs.TABLE
     }
-    assert client_values.IDEMPOTENT == {row.name for row in rpcs.TABLE if row.idempotent}
+    assert {row.name for row in rpcs.TABLE if row.idempotent} == client_values.IDEMPOTENT
     assert set(validation.VALIDATORS) == set(rpcs.BY_NAME)
 
 
