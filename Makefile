@@ -15,7 +15,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU build of torch first, so the embeddings extra never pulls a multi-GB CUDA build:
@@ -26,7 +26,11 @@ else
 	$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" 2>/dev/null || \
 		$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" --extra-index-url $(TORCH_INDEX)
 endif
-	$(BIN)/pip install --quiet -e ".[dev]"
+	# Both distributions, editable: the client (client/) and the service that depends on it.
+	$(BIN)/pip install --quiet -e ./client -e ".[dev]"
+	# The client once more: where the service owned the `agentmem` script (before the client
+	# distribution existed), replacing it removed the script the client had just written.
+	$(BIN)/pip install --quiet --no-deps --force-reinstall -e ./client
 	# The checkout on sys.path too, so a script in the folder that holds the clone imports the
 	# package, not the clone's folder (also named agentmem) as an empty namespace package.
 	$(BIN)/python -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
@@ -54,7 +58,7 @@ fuzz: install ## the model-based tests (source lifecycle, facts over time), many
 		$(BIN)/pytest -q -p no:timeout tests/service/test_lifecycle_model.py \
 		tests/test_lifecycle_model.py tests/service/test_fact_time_model.py
 
-wheel-test: install ## build the wheel, install it in a fresh venv, run agentmem up + doctor (slow)
+wheel-test: install ## build both wheels, install them in fresh venvs: up + doctor, the client alone (slow)
 	AGENTMEM_WHEEL_TEST=1 $(BIN)/pytest -q tests/test_wheel.py
 
 # The real hosts, pinned (docs/development.md says how to move a pin), from the npm registry.

@@ -9,8 +9,8 @@
 
 `Client` (blocking) and `AsyncClient` (asyncio) are the typed clients of the public API;
 every failure raises an `ApiError` subclass (`NotFound`, `InvalidArgument`,
-`RevisionMismatch`, …). The names below are imported on first use, so `import agentmem`
-stays cheap for the servers.
+`RevisionMismatch`, …). The names below are imported on first use, so importing the contract
+(`agentmem.contract`, `agentmem.v1`), as the servers do, does not import the client.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-DISTRIBUTION = "agentmem-service"
+# The client distribution (client/pyproject.toml); the service depends on it.
+DISTRIBUTION = "agentmem-client"
 try:
     __version__ = _metadata.version(DISTRIBUTION)
 except _metadata.PackageNotFoundError:  # running from a checkout that was never installed

@@ -23,7 +23,7 @@ sequence it saw across disconnects.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -32,7 +32,7 @@ from tenacity import Retrying
 
 from agentmem.client_aio import AsyncClient
 from agentmem.client_base import ClientBase, checked, make_stub
-from agentmem.client_errors import ApiError, TokenExpired, Unavailable, from_grpc_error
+from agentmem.client_errors import ApiError, Unavailable, from_grpc_error
 from agentmem.client_methods import Methods
 from agentmem.client_raw import RawStub
 from agentmem.client_settings import (
@@ -48,6 +48,7 @@ from agentmem.client_settings import (
     channel_target,
 )
 from agentmem.client_values import Reply, event_kinds, target_of
+from agentmem.client_watch import OnResume, Resume
 from agentmem.v1 import events_pb2
 
 __all__ = [
@@ -117,17 +118,18 @@ class Client(ClientBase, Methods):
         after_sequence: int = 0,
         kinds: Iterable[str | int] = (),
         give_up_after: float | None = None,
-        on_resume: Callable[[int, ApiError], None] | None = None,
+        on_resume: OnResume | None = None,
+        retry: RetryPolicy | None = None,
     ) -> Iterator[events_pb2.Event]:
         """Events after `after_sequence`, forever. On a disconnect (UNAVAILABLE, a slow
         subscriber cut off, the stream ending, its credential expiring while a
         `token_provider` can give a fresh one) it reconnects from the last sequence it
         yielded, so nothing is missed or repeated (`on_resume(last, error)` is told first);
         it gives up after `give_up_after` seconds (default: the retry policy's deadline)
-        without progress and raises the last error."""
+        without progress and raises the last error; `retry`: the backoff between reconnects
+        (default: this client's retry policy). `agentmem.client_watch` holds the policy."""
         last, wanted = after_sequence, event_kinds(kinds)
-        policy, failures, failing_since = self.settings.retry, 0, 0.0
-        deadline = policy.deadline if give_up_after is None else give_up_after
+        resume = Resume.of(retry or self.settings.retry, give_up_after, on_resume)
         while True:
             call = self._stub.WatchEvents(
                 events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
@@ -135,7 +137,7 @@ class Client(ClientBase, Methods):
             )
             try:
                 for item in call:
-                    failures = 0
+                    resume.progressed()
                     last = item.event.sequence
                     yield item.event
                 err: ApiError = Unavailable("the event stream ended")
@@ -143,18 +145,15 @@ class Client(ClientBase, Methods):
                 err = self._resumable(e)
             finally:
                 call.cancel()
-            if isinstance(err, TokenExpired):  # at once, with the provider's fresh token
-                if on_resume is not None:
-                    on_resume(last, err)
-                continue
-            failures += 1
-            now = time.monotonic()
-            failing_since = now if failures == 1 else failing_since
-            if now - failing_since > deadline:
-                raise err
-            if on_resume is not None:
-                on_resume(last, err)
-            time.sleep(policy.backoff(failures))
+            delay = resume.wait_before_resuming(last, err)
+            if delay:
+                time.sleep(delay)
+
+    def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Message:
+        """One public RPC by name with its request message (`call("GetSource",
+        sources_pb2.GetSourceRequest(...))`): this client's credential, retries and typed
+        errors, for code that names RPCs at run time."""
+        return self._call(rpc, request, Message, timeout)
 
     @property
     def stub(self) -> RawStub:

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any
 
 import grpc
@@ -14,8 +13,10 @@ from tenacity import AsyncRetrying
 
 from agentmem.client_async import AsyncMethods
 from agentmem.client_base import ClientBase, checked, make_stub
-from agentmem.client_errors import ApiError, TokenExpired, Unavailable, from_grpc_error
+from agentmem.client_errors import ApiError, Unavailable, from_grpc_error
+from agentmem.client_settings import RetryPolicy
 from agentmem.client_values import Reply, event_kinds, target_of
+from agentmem.client_watch import OnResume, Resume
 from agentmem.v1 import events_pb2
 
 
@@ -71,11 +72,17 @@ class AsyncClient(ClientBase, AsyncMethods):
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def watch(
-        self, *, after_sequence: int = 0, kinds: Iterable[str | int] = ()
-    ) -> AsyncIterator[events_pb2.Event]:
+        self,
+        *,
+        after_sequence: int = 0,
+        kinds: Iterable[str | int] = (),
+        give_up_after: float | None = None,
+        on_resume: OnResume | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> AsyncGenerator[events_pb2.Event, None]:
         """As `Client.watch`, as an async iterator."""
         last, wanted = after_sequence, event_kinds(kinds)
-        policy, failures, failing_since = self.settings.retry, 0, 0.0
+        resume = Resume.of(retry or self.settings.retry, give_up_after, on_resume)
         while True:
             call = self._stub.WatchEvents(
                 events_pb2.WatchEventsRequest(after_sequence=last, kinds=wanted),
@@ -83,7 +90,7 @@ class AsyncClient(ClientBase, AsyncMethods):
             )
             try:
                 async for item in call:
-                    failures = 0
+                    resume.progressed()
                     last = item.event.sequence
                     yield item.event
                 err: ApiError = Unavailable("the event stream ended")
@@ -91,14 +98,13 @@ class AsyncClient(ClientBase, AsyncMethods):
                 err = self._resumable(e)
             finally:
                 call.cancel()
-            if isinstance(err, TokenExpired):  # at once, with the provider's fresh token
-                continue
-            failures += 1
-            now = time.monotonic()
-            failing_since = now if failures == 1 else failing_since
-            if now - failing_since > policy.deadline:
-                raise err
-            await asyncio.sleep(policy.backoff(failures))
+            delay = resume.wait_before_resuming(last, err)
+            if delay:
+                await asyncio.sleep(delay)
+
+    async def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Message:
+        """As `Client.call`: one public RPC by name with its request message."""
+        return await self._call(rpc, request, Message, timeout)
 
     async def close(self) -> None:
         if self._channel is not None and self._owns_channel:

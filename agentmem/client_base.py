@@ -21,7 +21,7 @@ from agentmem.client_errors import (
 )
 from agentmem.client_settings import RetryPolicy, settings
 from agentmem.client_values import IDEMPOTENT, Reply
-from agentmem.core import experimental as experimental_optin
+from agentmem.contract import experimental as experimental_optin
 from agentmem.v1 import memory_service_pb2_grpc
 
 # The generated stub's constructor (generated code carries no annotations): its methods are

@@ -14,45 +14,248 @@ against the bare stub keeps working.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import grpc
 
-from agentmem.client_api_error import ApiError
-from agentmem.client_error_kinds import (
-    Aborted,
-    ApprovalRequiresPerson,
-    AssentDenied,
-    Cancelled,
-    CapabilityDisabled,
-    DeadlineExceeded,
-    EventsCompacted,
-    ExperimentalNotEnabled,
-    FailedPrecondition,
-    IdentityProviderUnavailable,
-    Internal,
-    InvalidArgument,
-    InvalidPageToken,
-    MissingScope,
-    NotFound,
-    NotPendingReview,
-    OutOfRange,
-    PermissionDenied,
-    ReplayedSourceNotActive,
-    ResourceExhausted,
-    ResumePointAhead,
-    RevisionMismatch,
-    SaveIntentInvalid,
-    SaveIntentRequired,
-    SelfApprovalDenied,
-    StorageFull,
-    SubscriberTooSlow,
-    ThreadMemoryDisabled,
-    TokenExpired,
-    Unauthenticated,
-    Unavailable,
-    Unimplemented,
-)
-from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.contract.grpc_errors import error_info, status_of_call
+
+
+class ApiError(grpc.RpcError):
+    """A call failed. `reason` is the stable ErrorInfo reason (None for a transport failure
+    that carries none), `metadata` its key/value details (never memory text or tokens)."""
+
+    status_code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: grpc.StatusCode | None = None,
+        reason: str | None = None,
+        metadata: dict[str, str] | None = None,
+        violations: tuple[tuple[str, str], ...] = (),
+        target: str = "",
+        cause: grpc.RpcError | None = None,
+    ) -> None:
+        super().__init__(message)
+        if status_code is not None:
+            self.status_code = status_code
+        self.message = message
+        self.reason = reason
+        self.metadata = dict(metadata or {})
+        self.violations = violations
+        self.target = target  # what the call was about, e.g. "source src_1" (ids only)
+        self._cause = cause
+
+    # grpc.RpcError / grpc.Call compatibility
+    def code(self) -> grpc.StatusCode:
+        return self.status_code
+
+    def details(self) -> str:
+        return self.message
+
+    def trailing_metadata(self) -> tuple[Any, ...]:  # grpc's (key, value) metadata items
+        return self._cause.trailing_metadata() if self._cause is not None else ()
+
+    def __str__(self) -> str:
+        return self.explain()
+
+    def explain(self) -> str:
+        """One line for a person: the reason, what it was about, the fields at fault, and
+        what to do next (also what `str()` gives)."""
+        head = self.reason or self.status_code.name
+        text = f"{head}: {self.message}" if self.message else head
+        fields = "; ".join(f"{f}: {d}" for f, d in self.violations if f not in text)
+        about = f" ({self.target})" if self.target and self.target not in text else ""
+        return text + (f" [{fields}]" if fields else "") + about
+
+
+# One subclass per status code and per ErrorInfo reason a caller may want to catch on its own.
+
+
+class InvalidArgument(ApiError):
+    status_code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class SaveIntentRequired(InvalidArgument):
+    pass
+
+
+class SaveIntentInvalid(InvalidArgument):
+    pass
+
+
+class InvalidPageToken(InvalidArgument):
+    pass
+
+
+class FailedPrecondition(ApiError):
+    status_code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class RevisionMismatch(FailedPrecondition):
+    """The `expected_revision` was stale: nothing changed. Read again and decide."""
+
+    @property
+    def current_revision(self) -> int | None:
+        value = self.metadata.get("current_revision", "")
+        return int(value) if value.lstrip("-").isdigit() else None
+
+    def explain(self) -> str:
+        about = f" of {self.target}" if self.target else ""
+        return (
+            f"{self.reason}: the expected revision{about} is stale; "
+            f"the current revision is {self.current_revision}"
+        )
+
+
+class ThreadMemoryDisabled(FailedPrecondition):
+    pass
+
+
+class NotPendingReview(FailedPrecondition):
+    pass
+
+
+class ExperimentalNotEnabled(FailedPrecondition):
+    """The capability is experimental on this server and the client did not opt in."""
+
+    @property
+    def capability(self) -> str:
+        return self.metadata.get("capability", "")
+
+    def explain(self) -> str:
+        return (
+            f"{self.reason}: {self.capability} is experimental on this server; "
+            f"opt in with experimental=['{self.capability}'] "
+            f"(CLI: --experimental {self.capability})"
+        )
+
+
+class NotFound(ApiError):
+    status_code = grpc.StatusCode.NOT_FOUND
+
+    def explain(self) -> str:
+        return f"{self.reason or 'NOT_FOUND'}: {self.target or 'the resource'} was not found"
+
+
+class PermissionDenied(ApiError):
+    status_code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class MissingScope(PermissionDenied):
+    @property
+    def scope(self) -> str:
+        return self.metadata.get("scope", "")
+
+    def explain(self) -> str:
+        return f"{self.reason}: the credential lacks the scope {self.scope}"
+
+
+class AssentDenied(PermissionDenied):
+    """ASSENT_MISSING / INVALID / EXPIRED / REVOKED / STALE."""
+
+
+class SelfApprovalDenied(PermissionDenied):
+    pass
+
+
+class ApprovalRequiresPerson(PermissionDenied):
+    """Only a person (a user principal) may approve or reject this memory."""
+
+    @property
+    def hold(self) -> str:
+        """Why the memory waits: `save_intent` (a held claim), `policy`, ..."""
+        return self.metadata.get("hold", "")
+
+
+class ReplayedSourceNotActive(FailedPrecondition):
+    """A retried insert (same request_id) whose source is no longer active: nothing was
+    inserted; `state` says what became of it (revoked, erased, rejected, cold, ...)."""
+
+    @property
+    def state(self) -> str:
+        return self.metadata.get("state", "")
+
+    @property
+    def source_id(self) -> str:
+        return self.metadata.get("source_id", "")
+
+
+class Unauthenticated(ApiError):
+    status_code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class Unimplemented(ApiError):
+    status_code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class CapabilityDisabled(Unimplemented):
+    @property
+    def capability(self) -> str:
+        return self.metadata.get("capability", "")
+
+    def explain(self) -> str:
+        return f"{self.reason}: the capability {self.capability} is disabled on this server"
+
+
+class Aborted(ApiError):
+    status_code = grpc.StatusCode.ABORTED
+
+
+class OutOfRange(ApiError):
+    status_code = grpc.StatusCode.OUT_OF_RANGE
+
+
+class EventsCompacted(OutOfRange):
+    pass
+
+
+class ResumePointAhead(OutOfRange):
+    """`after_sequence` is past the event log's head (its database was restored)."""
+
+    @property
+    def head_sequence(self) -> int | None:
+        value = self.metadata.get("head_sequence", "")
+        return int(value) if value.isdigit() else None
+
+
+class ResourceExhausted(ApiError):
+    status_code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class SubscriberTooSlow(ResourceExhausted):
+    pass
+
+
+class Unavailable(ApiError):
+    status_code = grpc.StatusCode.UNAVAILABLE
+
+
+class TokenExpired(Unauthenticated):
+    """An open stream's credential expired: reconnect with a fresh one."""
+
+
+class StorageFull(ResourceExhausted):
+    """The database has no room left; nothing was changed."""
+
+
+class IdentityProviderUnavailable(Unavailable):
+    """The identity provider's signing keys could not be fetched; retry later."""
+
+
+class DeadlineExceeded(ApiError):
+    status_code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Cancelled(ApiError):
+    status_code = grpc.StatusCode.CANCELLED
+
+
+class Internal(ApiError):
+    status_code = grpc.StatusCode.INTERNAL
+
 
 __all__ = [
     "BY_CODE",
@@ -177,7 +380,7 @@ def from_grpc_error(err: grpc.RpcError, target: str = "") -> ApiError:
     )
 
 
-# gRPC's own refusals past the transport ceiling (`agentmem.core.transport`), on either side:
+# gRPC's own refusals past the transport ceiling (`agentmem_kernel.transport`), on either side:
 # no server can answer them from the catalogue (it would have to read the message whole).
 _MESSAGE_OVER = re.compile(r"(Received|Sent) message larger than max \((\d+) vs\. (\d+)\)")
 _METADATA_OVER = re.compile(

@@ -22,7 +22,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from agentmem.client_errors import Unavailable
-from agentmem.core import experimental as experimental_optin
+from agentmem.contract import experimental as experimental_optin
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 ENV_ADDRESS = "AGENTMEM_ADDR"

@@ -12,30 +12,12 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client_errors import InvalidArgument
+from agentmem.contract import rpcs
 from agentmem.v1 import events_pb2, foreign_pb2, sources_pb2
 
-# The calls that are safe to repeat; InsertMemory joins them when it carries a request_id.
-IDEMPOTENT = frozenset(
-    {
-        "GetCapabilities",
-        "ReadThreadMemoryMode",
-        "ListSources",
-        "GetSource",
-        "SearchMemories",
-        "AssemblePrompt",
-        "ExplainRetrieval",
-        "ListMemories",
-        "GetInsertPolicy",
-        "SearchFacts",
-        "GetProfile",
-        "Ask",
-        "PrepareForeignSource",
-        "ReadbackSource",
-        "ListAuditReceipts",
-        "VerifyAuditChain",
-        "WatchEvents",
-    }
-)
+# The calls that are safe to repeat (the RPC table's); InsertMemory joins them when it
+# carries a request_id.
+IDEMPOTENT = rpcs.IDEMPOTENT
 
 
 class ProtoEnum(Protocol):

@@ -10,8 +10,8 @@ from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, FieldViolation, Reason
+from agentmem.contract import rpcs, validation
+from agentmem.contract.errors import AgentmemError, FieldViolation, Reason
 
 SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
 Mode = Literal["enabled", "disabled"]
@@ -29,7 +29,7 @@ StateName = Literal[
 
 
 def _identifier(required: bool) -> AfterValidator:
-    """The gateway's own id rule (`agentmem.core.validation.identifier`), checked here too
+    """The gateway's own id rule (`agentmem.contract.validation.identifier`), checked here too
     so an MCP client learns which argument is wrong in the same words."""
 
     def check(value: str) -> str:
@@ -59,18 +59,20 @@ FIELD_REASONS = {"save_intent": Reason.SAVE_INTENT_INVALID}
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
-def write(title: str, destructive: bool = False) -> ToolAnnotations:
+def tool_annotations(rpc: str, title: str, destructive: bool = False) -> ToolAnnotations:
+    """A tool's hints, from the RPC table's row of the RPC it calls (read-only and
+    idempotent); whether a writing tool destroys something is the tool's own (approving and
+    rejecting call the same RPC)."""
+    row = rpcs.BY_NAME[rpc]
+    if row.read_only:
+        return READ.model_copy(update={"title": title, "idempotent_hint": row.idempotent})
     return ToolAnnotations(
         title=title,
         read_only_hint=False,
         destructive_hint=destructive,
-        idempotent_hint=False,
+        idempotent_hint=row.idempotent,
         open_world_hint=False,
     )
-
-
-def read(title: str) -> ToolAnnotations:
-    return READ.model_copy(update={"title": title, "idempotent_hint": True})
 
 
 def _violation(error: ErrorDetails) -> FieldViolation:

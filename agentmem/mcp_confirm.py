@@ -25,9 +25,9 @@ from mcp.shared.exceptions import MCPError
 
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
-from agentmem.core import save_intents
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.save_intents import SaveIntentName
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem.contract.save_intents import SaveIntentName
 from agentmem.v1 import common_pb2
 
 DEFAULT_TIMEOUT = 120.0  # seconds the user has to answer

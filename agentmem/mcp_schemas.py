@@ -1,7 +1,7 @@
 """Output schemas of the MCP tools: the JSON Schema of each tool's response message.
 
 Generated from the protobuf descriptors with the same generator as
-`schemas/agentmem.v1.schema.json` (protocol_svc.schema), with proto field names, then
+`schemas/agentmem.v1.schema.json` (agentmem.contract.schema), with proto field names, then
 made to say what the tools return (`agentmem.mcp_values`): integers for int64, enums by
 their short names. Only the definitions a response reaches are kept.
 """
@@ -15,8 +15,8 @@ from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 
 from agentmem import mcp_values
+from agentmem.contract import schema
 from agentmem.v1 import memory_service_pb2
-from protocol_svc import schema
 
 
 @functools.cache

@@ -26,7 +26,7 @@ import agentmem
 from agentmem import mcp_confirm, mcp_http, mcp_session_tools, mcp_tools
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
-from agentmem.core import listen as listening
+from agentmem.contract import listen as listening
 from agentmem.mcp_arguments import catalog_error
 from agentmem.mcp_toolbox import Toolbox
 

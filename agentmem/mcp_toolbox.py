@@ -15,8 +15,8 @@ from mcp_types import ToolAnnotations
 
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.invisible import shown
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem.contract.invisible import shown
 from agentmem.mcp_schemas import output_schema
 from agentmem.mcp_values import to_output
 

@@ -20,8 +20,7 @@ from agentmem.mcp_arguments import (
     SourceId,
     StateName,
     ThreadId,
-    read,
-    write,
+    tool_annotations,
 )
 from agentmem.mcp_toolbox import Toolbox
 from agentmem.v1 import (
@@ -44,7 +43,7 @@ def register(t: Toolbox) -> None:
         "save_intent_evidence is a short non-sensitive note, never prompt history. "
         "Where your host can ask the user, the user is asked to confirm before anything is "
         "stored.",
-        write("Save a memory"),
+        tool_annotations("InsertMemory", "Save a memory"),
         sources_pb2.InsertMemoryResponse,
     )
     async def memory_insert(
@@ -72,7 +71,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Search the user's memories (only those allowed for retrieval).",
-        read("Search memories"),
+        tool_annotations("SearchMemories", "Search memories"),
         retrieval_pb2.SearchMemoriesResponse,
     )
     async def memory_search(
@@ -84,7 +83,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Answer a question about the user from remembered facts and memories, with provenance.",
-        read("Ask memory"),
+        tool_annotations("Ask", "Ask memory"),
         facts_pb2.AskResponse,
     )
     async def memory_ask(
@@ -97,7 +96,7 @@ def register(t: Toolbox) -> None:
     @t.tool(
         "Explain which memories a query selects and why others are filtered "
         "(ids and reasons only, no text).",
-        read("Explain retrieval"),
+        tool_annotations("ExplainRetrieval", "Explain retrieval"),
         retrieval_pb2.ExplainRetrievalResponse,
     )
     async def memory_explain(
@@ -109,7 +108,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "List memory sources (metadata only).",
-        read("List sources"),
+        tool_annotations("ListSources", "List sources"),
         sources_pb2.ListSourcesResponse,
     )
     async def memory_sources_list(
@@ -130,7 +129,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "List memories waiting for review.",
-        read("List pending memories"),
+        tool_annotations("ListMemories", "List pending memories"),
         review_pb2.ListMemoriesResponse,
     )
     async def memory_pending_list(
@@ -144,7 +143,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Approve a pending memory. Only on the user's own decision.",
-        write("Approve a pending memory"),
+        tool_annotations("ReviewMemory", "Approve a pending memory"),
         review_pb2.ReviewMemoryResponse,
     )
     async def memory_pending_approve(
@@ -158,7 +157,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Reject a pending memory: it is never retrieved.",
-        write("Reject a pending memory", destructive=True),
+        tool_annotations("ReviewMemory", "Reject a pending memory", destructive=True),
         review_pb2.ReviewMemoryResponse,
     )
     async def memory_pending_reject(
@@ -173,7 +172,7 @@ def register(t: Toolbox) -> None:
     @t.tool(
         "Search facts extracted from the user's memories: the current ones; as_of gives those "
         "current at that time, include_superseded every value with its dates.",
-        read("Search facts"),
+        tool_annotations("SearchFacts", "Search facts"),
         facts_pb2.SearchFactsResponse,
     )
     async def memory_fact_search(
@@ -196,7 +195,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "The user's profile, consolidated from remembered facts (as it is now, or as_of).",
-        read("Profile"),
+        tool_annotations("GetProfile", "Profile"),
         facts_pb2.GetProfileResponse,
     )
     async def memory_profile_get(
@@ -209,7 +208,7 @@ def register(t: Toolbox) -> None:
     @t.tool(
         "Retract a remembered fact the user says is wrong: the value before it becomes "
         "current again; the memory stays. Only on the user's own word.",
-        write("Retract a fact", destructive=True),
+        tool_annotations("RetractFact", "Retract a fact", destructive=True),
         facts_pb2.RetractFactResponse,
     )
     async def memory_fact_retract(
@@ -221,7 +220,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Read a thread's memory mode (enabled or disabled).",
-        read("Thread memory mode"),
+        tool_annotations("ReadThreadMemoryMode", "Thread memory mode"),
         thread_mode_pb2.ReadThreadMemoryModeResponse,
     )
     async def memory_thread_mode_get(ctx: Context, thread_id: RequiredThreadId) -> dict[str, Any]:
@@ -230,7 +229,7 @@ def register(t: Toolbox) -> None:
     @t.tool(
         "Enable or disable memory for a thread (compare-and-swap on expected_revision; "
         "0 for a thread never set).",
-        write("Set thread memory mode"),
+        tool_annotations("SetThreadMemoryMode", "Set thread memory mode"),
         thread_mode_pb2.SetThreadMemoryModeResponse,
     )
     async def memory_thread_mode_set(
@@ -244,7 +243,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Mark a source active or cold (cold: kept but never retrieved).",
-        write("Classify a source"),
+        tool_annotations("SetSourceClassification", "Classify a source"),
         sources_pb2.SetSourceClassificationResponse,
     )
     async def memory_source_classify(

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 from sqlalchemy import text
 
-from agentmem.core import config
-from agentmem.core.config import Storage
+from agentmem_kernel import config
+from agentmem_kernel.config import Storage
 from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.composition import unit_of_work, use_cases
 from runtime_svc.domain import eligibility

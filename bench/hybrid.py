@@ -21,8 +21,8 @@ import numpy as np
 from sqlalchemy import text
 
 from agentmem.client import connect
-from agentmem.core.config import Storage
 from agentmem.v1 import capabilities_pb2, retrieval_pb2, sources_pb2
+from agentmem_kernel.config import Storage
 from bench import corpus, locomo, paraphrase, paraphrase_heldback, servers
 from runtime_svc.domain.embeddings import signature
 from runtime_svc.domain.passages import Window

@@ -32,8 +32,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agentmem.client import connect
-from agentmem.core.config import Retrieval
 from agentmem.v1 import retrieval_pb2, sources_pb2
+from agentmem_kernel.config import Retrieval
 from bench import locomo, paraphrase, paraphrase_heldback, servers
 from runtime_svc.domain import fusion, lexical, text
 from runtime_svc.domain.passages import Window

@@ -8,12 +8,13 @@ from typing import Any
 import grpc
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import internal_call, metrics, serving, tls, tracing, transport, validation
-from agentmem.core.config import Settings
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.guard import Admit, CallGuard
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.v1 import memory_service_pb2_grpc
+from agentmem_kernel import internal_call, metrics, serving, tls, tracing, transport
+from agentmem_kernel.config import Settings
+from agentmem_kernel.guard import Admit, CallGuard
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
 from protocol_svc import public_tls
 from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in

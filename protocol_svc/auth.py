@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentmem.core import save_intents
-from agentmem.core.config import ApiKey
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel.config import ApiKey
 from protocol_svc.peer_limits import FailedAuthLimiter
 
 

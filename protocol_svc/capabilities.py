@@ -8,10 +8,10 @@ from typing import Any
 
 import grpc
 
-from agentmem.core import experimental
-from agentmem.core.config import CAPABILITIES, CapabilityState, Settings
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract import experimental
+from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.v1 import capabilities_pb2
+from agentmem_kernel.config import CAPABILITIES, CapabilityState, Settings
 
 
 def opted_in(context: grpc.aio.ServicerContext[Any, Any]) -> frozenset[str]:

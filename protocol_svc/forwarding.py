@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import (
     audit_pb2,
     facts_pb2,
@@ -20,6 +19,7 @@ from agentmem.v1 import (
     sources_pb2,
     thread_mode_pb2,
 )
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
 from protocol_svc import validation
 from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient

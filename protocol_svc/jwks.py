@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentmem.core import metrics
-from agentmem.core.config import Oidc
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import metrics
+from agentmem_kernel.config import Oidc
 
 log = logging.getLogger("agentmem.gateway.jwks")
 MAX_BACKOFF_S = 30.0

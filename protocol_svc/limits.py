@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agentmem.core import metrics
-from agentmem.core.config import Limits, LimitValues
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import metrics
+from agentmem_kernel.config import Limits, LimitValues
 
 # Buckets of idle callers are dropped past this many (a full bucket is the same as none).
 MAX_BUCKETS = 100_000

@@ -18,9 +18,9 @@ from typing import Any, TypeGuard
 
 import jwt
 
-from agentmem.core import save_intents
-from agentmem.core.config import SCOPES, Oidc, PrincipalKindName
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel.config import SCOPES, Oidc, PrincipalKindName
 from protocol_svc.auth import Principal
 from protocol_svc.jwks import Jwk, RemoteKeys, StaticKeys
 

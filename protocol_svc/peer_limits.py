@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentmem.core import metrics
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import metrics
 from protocol_svc.limits import MAX_BUCKETS, Bucket, forget_full, number
 
 LIMIT = "failed_auth_per_second_per_peer"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 
-from agentmem.core.config import Gateway
+from agentmem_kernel.config import Gateway
 
 
 def is_loopback(listen: str) -> bool:

@@ -21,12 +21,12 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from agentmem.core import internal_call, metrics
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.grpc_errors import error_info, status_of_call
-from agentmem.core.guard import UpstreamStatus
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem.contract.grpc_errors import error_info, status_of_call
+from agentmem_kernel import internal_call, metrics
+from agentmem_kernel.guard import UpstreamStatus
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 
 log = logging.getLogger("agentmem.gateway.runtime")
 
@@ -61,7 +61,7 @@ class RuntimeClient:
         interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
         options: Sequence[tuple[str, object]] = (),
     ) -> None:
-        """`options`: keepalive and message-size options (`agentmem.core.transport`)."""
+        """`options`: keepalive and message-size options (`agentmem_kernel.transport`)."""
         opts = [*CHANNEL_OPTIONS, *options]
         if channel_credentials is None:
             self._channel = grpc.aio.insecure_channel(

@@ -6,10 +6,8 @@ from __future__ import annotations
 import contextvars
 from collections.abc import AsyncIterator
 
-from agentmem.core import experimental, internal_call
-from agentmem.core.config import CapabilityState, Settings
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.contract import experimental
+from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.v1 import (
     capabilities_pb2,
     common_pb2,
@@ -18,6 +16,9 @@ from agentmem.v1 import (
     review_pb2,
     sources_pb2,
 )
+from agentmem_kernel import internal_call
+from agentmem_kernel.config import CapabilityState, Settings
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
 from protocol_svc import validation
 from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.forwarding import CALL, Context, Forwarding

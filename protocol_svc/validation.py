@@ -9,10 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentmem.core import paging
-from agentmem.core import validation as v
-from agentmem.core.errors import invalid_field
-from agentmem.v1 import common_pb2, events_pb2, facts_pb2, review_pb2, sources_pb2
+from google.protobuf.message import Message
+
+from agentmem.contract import validation as v
+from agentmem.contract.errors import invalid_field
+from agentmem.v1 import (
+    audit_pb2,
+    common_pb2,
+    events_pb2,
+    facts_pb2,
+    foreign_pb2,
+    retrieval_pb2,
+    review_pb2,
+    sources_pb2,
+    thread_mode_pb2,
+)
+from agentmem_kernel import paging
 
 MAX_PAGE_TOKEN = 512
 
@@ -38,24 +50,30 @@ def _optional_enum(name: str, value: int, allowed: tuple[int, ...]) -> None:
         v.enum_value(name, value, allowed)
 
 
-def _page(r: Any) -> None:
+def _page(
+    r: (
+        sources_pb2.ListSourcesRequest
+        | review_pb2.ListMemoriesRequest
+        | audit_pb2.ListAuditReceiptsRequest
+    ),
+) -> None:
     v.page_size(r.page_size)
     if len(r.page_token) > MAX_PAGE_TOKEN:
         raise paging.invalid_page_token()
 
 
-def _thread_mode_read(r: Any) -> None:
+def _thread_mode_read(r: thread_mode_pb2.ReadThreadMemoryModeRequest) -> None:
     v.identifier("thread_id", r.thread_id)
 
 
-def _thread_mode_set(r: Any) -> None:
+def _thread_mode_set(r: thread_mode_pb2.SetThreadMemoryModeRequest) -> None:
     v.identifier("thread_id", r.thread_id)
     v.non_negative("expected_revision", r.expected_revision)
     v.enum_value("mode", r.mode, MODES)
     v.identifier("request_id", r.request_id, required=False)
 
 
-def _insert(r: Any) -> None:
+def _insert(r: sources_pb2.InsertMemoryRequest) -> None:
     v.identifier("thread_id", r.thread_id, required=False)
     v.identifier("request_id", r.request_id, required=False)
     if bool(r.content) == bool(r.messages):
@@ -63,7 +81,7 @@ def _insert(r: Any) -> None:
     _optional_enum("source_kind", r.source_kind, KINDS)
 
 
-def _list_sources(r: Any) -> None:
+def _list_sources(r: sources_pb2.ListSourcesRequest) -> None:
     _page(r)
     f = r.filter
     _optional_enum("filter.classification", f.classification, CLASSIFICATIONS)
@@ -73,40 +91,40 @@ def _list_sources(r: Any) -> None:
     v.identifier("filter.thread_id", f.thread_id, required=False)
 
 
-def _get_source(r: Any) -> None:
+def _get_source(r: sources_pb2.GetSourceRequest) -> None:
     v.identifier("source_id", r.source_id)
 
 
-def _classify(r: Any) -> None:
+def _classify(r: sources_pb2.SetSourceClassificationRequest) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
     v.enum_value("classification", r.classification, CLASSIFICATIONS)
     v.identifier("request_id", r.request_id, required=False)
 
 
-def _search(r: Any) -> None:
+def _search(r: retrieval_pb2.SearchMemoriesRequest | retrieval_pb2.ExplainRetrievalRequest) -> None:
     v.query(r.query)
     v.identifier("thread_id", r.thread_id, required=False)
     v.in_range("limit", r.limit, 1, v.MAX_LIMIT)
 
 
-def _explain(r: Any) -> None:
+def _explain(r: retrieval_pb2.ExplainRetrievalRequest) -> None:
     _search(r)
     v.in_range("token_budget", r.token_budget, 0, v.MAX_TOKEN_BUDGET)
 
 
-def _assemble(r: Any) -> None:
+def _assemble(r: retrieval_pb2.AssemblePromptRequest) -> None:
     v.query(r.query)
     v.identifier("thread_id", r.thread_id, required=False)
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 
-def _list_memories(r: Any) -> None:
+def _list_memories(r: review_pb2.ListMemoriesRequest) -> None:
     _optional_enum("status_filter", r.status_filter, MEMORY_FILTERS)
     _page(r)
 
 
-def _review(r: Any) -> None:
+def _review(r: review_pb2.ReviewMemoryRequest) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
     v.enum_value("decision", r.decision, DECISIONS)
@@ -115,44 +133,52 @@ def _review(r: Any) -> None:
         raise invalid_field("note", "must be at most 200 characters")
 
 
-def _set_policy(r: Any) -> None:
+def _set_policy(r: review_pb2.SetInsertPolicyRequest) -> None:
     v.non_negative("expected_revision", r.expected_revision)
     v.enum_value("insert_policy", r.insert_policy, POLICIES)
     v.identifier("request_id", r.request_id, required=False)
 
 
-def _search_facts(r: Any) -> None:
+def _search_facts(r: facts_pb2.SearchFactsRequest) -> None:
     if r.query:
         v.query(r.query)
     _optional_enum("status", r.status, FACT_STATES)
     v.in_range("limit", r.limit, 0, v.MAX_LIMIT)
 
 
-def _ask(r: Any) -> None:
+def _ask(r: facts_pb2.AskRequest) -> None:
     v.query(r.question, "question")
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
 
 
-def _retract_fact(r: Any) -> None:
+def _retract_fact(r: facts_pb2.RetractFactRequest) -> None:
     v.identifier("fact_id", r.fact_id)
     if len(r.reason) > 200:
         raise invalid_field("reason", "must be at most 200 characters")
 
 
-def _owner_key(r: Any) -> None:
+def _owner_key(r: foreign_pb2.RegisterOwnerKeyRequest | foreign_pb2.RevokeOwnerKeyRequest) -> None:
     v.identifier("owner_id", r.owner_id)
     v.identifier("key_id", r.key_id)
 
 
-def _foreign(r: Any) -> None:
+def _foreign(
+    r: foreign_pb2.PrepareForeignSourceRequest | foreign_pb2.AdmitForeignSourceRequest,
+) -> None:
     v.identifier("canonical_owner", r.canonical_owner)
 
 
-def _source(r: Any) -> None:
+def _source(
+    r: (
+        foreign_pb2.RevokeSourceRequest
+        | foreign_pb2.RevokeAssentRequest
+        | foreign_pb2.ReadbackSourceRequest
+    ),
+) -> None:
     v.identifier("source_id", r.source_id)
 
 
-def _append(r: Any) -> None:
+def _append(r: sources_pb2.AppendMessagesRequest) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
     v.identifier("request_id", r.request_id, required=False)
@@ -160,26 +186,28 @@ def _append(r: Any) -> None:
         raise invalid_field("messages", "give at least one message")
 
 
-def _erase(r: Any) -> None:
+def _erase(r: foreign_pb2.EraseSourceRequest) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
 
 
-def _audit_list(r: Any) -> None:
+def _audit_list(r: audit_pb2.ListAuditReceiptsRequest) -> None:
     v.identifier("target_id", r.target_id, required=False)
     _page(r)
 
 
-def _watch(r: Any) -> None:
+def _watch(r: events_pb2.WatchEventsRequest) -> None:
     v.non_negative("after_sequence", r.after_sequence)
     for kind in r.kinds:
         v.enum_value("kinds", kind, EVENT_KINDS)
 
 
-def _nothing(r: Any) -> None:
+def _nothing(r: Message) -> None:
     return None
 
 
+# Each validator takes its RPC's own request message; the servicer hands in the message the
+# method received, so the table's values are called with what their keys name.
 VALIDATORS: dict[str, Callable[[Any], None]] = {
     "GetCapabilities": _nothing,
     "ReadThreadMemoryMode": _thread_mode_read,

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.v1 import events_pb2
 from protocol_svc.runtime_client import RuntimeUnavailable
 

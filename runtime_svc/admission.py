@@ -7,10 +7,10 @@ from typing import Any
 
 import grpc
 
-from agentmem.core import internal_call, tls
-from agentmem.core.config import Settings
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.guard import Admit
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import internal_call, tls
+from agentmem_kernel.config import Settings
+from agentmem_kernel.guard import Admit
 from runtime_svc.grpc.servicer import CALLER, caller_from
 
 

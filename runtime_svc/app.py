@@ -18,10 +18,10 @@ import grpc
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.core import metrics, paging, serving, tls, tracing, transport
-from agentmem.core.config import Settings
-from agentmem.core.guard import CallGuard
-from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
+from agentmem_kernel import metrics, paging, serving, tls, tracing, transport
+from agentmem_kernel.config import Settings
+from agentmem_kernel.guard import CallGuard
+from agentmem_kernel.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc import startup
 from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.admission import admission

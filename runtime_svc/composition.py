@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from agentmem.core.config import Settings
+from agentmem_kernel.config import Settings
 from runtime_svc.adapters import tokenizers
 from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.facts import Extractor

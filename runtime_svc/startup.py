@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy.pool import QueuePool
 
-from agentmem.core import metrics
-from agentmem.core.config import Settings
+from agentmem_kernel import metrics
+from agentmem_kernel.config import Settings
 from runtime_svc.adapters import embedders
 from runtime_svc.domain.fusion import Weights
 from runtime_svc.search import vector_sql

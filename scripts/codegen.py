@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
-GENERATED_PACKAGES = ["agentmem/v1", "agentmem/runtime/v1"]
+GENERATED_PACKAGES = ["agentmem/v1", "agentmem_kernel/runtime/v1"]
 SCHEMA_DIR = "schemas"
 
 
@@ -42,7 +42,7 @@ def generate(out: Path) -> None:
     for package in GENERATED_PACKAGES:
         (out / package / "__init__.py").write_text("")
     sys.path.insert(0, str(ROOT))
-    from protocol_svc import schema
+    from agentmem.contract import schema
 
     schema.write_from_descriptor_set((out / "descriptors.binpb").read_bytes(), out / SCHEMA_DIR)
 

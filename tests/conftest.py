@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import LoopThread, Stack, base_settings
 from tests.hybrid_support import (  # noqa: F401 (fixtures)
     local_model,
@@ -15,6 +16,11 @@ from tests.hybrid_support import (  # noqa: F401 (fixtures)
     vector_backend,
 )
 from tests.pg_leftovers import drop_leftovers
+
+# Property tests assert what holds, never how long an example took: a loaded machine (CI, two
+# cores) must not fail one on Hypothesis's per-example deadline.
+hypothesis_settings.register_profile("agentmem", deadline=None)
+hypothesis_settings.load_profile("agentmem")
 
 
 @pytest.fixture(scope="session")

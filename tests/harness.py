@@ -28,7 +28,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agentmem.client import NO_RETRY, Client
 from agentmem.client_errors import from_grpc_error
-from agentmem.core import config
+from agentmem_kernel import config
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_TOKEN = "test-internal-credential"

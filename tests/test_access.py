@@ -7,10 +7,10 @@ import pytest
 from grpc_status import rpc_status
 
 from agentmem.client import connect
-from agentmem.core import internal_call
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import audit_pb2, capabilities_pb2, common_pb2, events_pb2, thread_mode_pb2
+from agentmem_kernel import internal_call
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 from tests.harness import ADMIN_A, INTERNAL_TOKEN, READER_A, reason
 from tests.test_thread_mode import DISABLED, read, receipts, set_mode
 

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from agentmem.app_server.methods import METHODS
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.app_server_support import CLIENT_INFO, StdioHost, conforms
 from tests.harness import ADMIN_A, ADMIN_B, READER_A, Stack, base_settings
 from tests.test_facts import SQUIER

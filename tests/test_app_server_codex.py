@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.app_server_support import CLIENT_INFO, StdioHost, conforms
 from tests.harness import ADMIN_A, READER_A, ROOT, Stack, base_settings
 from tests.test_facts import SQUIER

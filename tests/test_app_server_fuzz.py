@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agentmem.app_server.methods import METHODS
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.app_server_support import StdioHost
 from tests.harness import ADMIN_A, Stack, base_settings
 

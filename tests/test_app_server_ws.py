@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.app_server_support import WebSocketHost, conforms
 from tests.harness import ADMIN_A, ROOT, Stack, base_settings, wait_until
 

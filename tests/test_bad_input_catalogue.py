@@ -19,8 +19,8 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
-from agentmem.core.errors import CATALOG, DOMAIN, Reason
-from agentmem.core.grpc_errors import status_of_call
+from agentmem.contract.errors import CATALOG, DOMAIN, Reason
+from agentmem.contract.grpc_errors import status_of_call
 from protocol_svc.policy import SERVICE
 from tests.harness import ADMIN_A
 from tests.memory_helpers import insert

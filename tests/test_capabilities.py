@@ -9,7 +9,7 @@ import pytest
 
 from agentmem import client_errors as errors
 from agentmem.client import Client
-from agentmem.core.config import CAPABILITIES
+from agentmem_kernel.config import CAPABILITIES
 from tests.test_foreign import OWNER, POINTER
 
 
@@ -92,7 +92,7 @@ def test_foreign_sources_are_experimental_by_default(stack):
 
 
 def test_config_accepts_booleans_and_states(make_stack):
-    from agentmem.core import config
+    from agentmem_kernel import config
 
     s = config.load(None, {"capabilities.facts": False, "capabilities.events": "experimental"})
     assert s.capabilities.facts is config.CapabilityState.OFF

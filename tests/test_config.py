@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import ROOT
 
 

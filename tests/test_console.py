@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agentmem.core import config
 from agentmem.v1 import capabilities_pb2, foreign_pb2, review_pb2, sources_pb2
+from agentmem_kernel import config
 from tests import browser as chromium
 from tests.harness import ADMIN_A, KEYS, READER_A, Key, LoopThread, Process, Stack, base_settings
 from tests.memory_helpers import get_source, insert, search_ids

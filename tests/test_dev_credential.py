@@ -6,8 +6,8 @@ import os
 import re
 import stat
 
-from agentmem.cli import dev_credential
 from agentmem.client import NO_RETRY, Client
+from agentmem_launcher import dev_credential
 from tests.harness import Process
 
 

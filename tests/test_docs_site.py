@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import ROOT
 
 README = ROOT / "README.md"

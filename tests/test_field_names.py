@@ -9,7 +9,7 @@ import grpc
 from google.protobuf import descriptor as d
 from google.rpc import error_details_pb2
 
-from agentmem.core.grpc_errors import status_of_call
+from agentmem.contract.grpc_errors import status_of_call
 from agentmem.v1 import (
     audit_pb2,
     common_pb2,

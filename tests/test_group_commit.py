@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from agentmem.core import config
-from agentmem.core.config import Storage
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
+from agentmem_kernel import config
+from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Status

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentmem.cli.main import main
-from agentmem.core import config
+from agentmem_kernel import config
 from tests import test_console
 from tests.harness import ADMIN_A, KEYS, LoopThread, Stack, base_settings
 from tests.memory_helpers import insert

@@ -10,9 +10,9 @@ import json
 import grpc
 import pytest
 
-from agentmem.core import internal_call, paging
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
 from agentmem.v1 import audit_pb2, foreign_pb2, review_pb2, sources_pb2
+from agentmem_kernel import internal_call, paging
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
 from tests.harness import ADMIN_A, ADMIN_B, INTERNAL_TOKEN, READER_A, metadata_of, reason
 from tests.memory_helpers import insert
 

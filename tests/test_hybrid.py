@@ -231,7 +231,7 @@ def test_without_embeddings_no_model_library_is_imported(tmp_path):
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from pathlib import Path
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import LoopThread, Stack, base_settings
 from tests.memory_helpers import insert, search_ids
 loop = LoopThread()

@@ -9,8 +9,8 @@ import threading
 import pytest
 from sqlalchemy import select
 
-from agentmem.core import config
-from agentmem.core.config import Storage
+from agentmem_kernel import config
+from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from sqlalchemy import create_engine
 
-from agentmem.core import config
 from agentmem.v1 import retrieval_pb2
+from agentmem_kernel import config
 from tests.harness import Stack, base_settings, database_url
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import explain, insert, search_ids

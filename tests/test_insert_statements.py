@@ -9,8 +9,8 @@ import re
 import pytest
 from sqlalchemy import event
 
-from agentmem.core import config
-from agentmem.core.config import Storage
+from agentmem_kernel import config
+from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Classification
 from runtime_svc.services.inserts import InsertCommand, Inserts

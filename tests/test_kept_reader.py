@@ -10,7 +10,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from agentmem.core.config import Storage
+from agentmem_kernel.config import Storage
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork

@@ -42,7 +42,6 @@ from hypothesis.stateful import (
 )
 
 from agentmem.client_methods import enum_name
-from agentmem.core import config
 from agentmem.v1 import (
     audit_pb2,
     common_pb2,
@@ -53,6 +52,7 @@ from agentmem.v1 import (
     sources_pb2,
     thread_mode_pb2,
 )
+from agentmem_kernel import config
 from tests.harness import Key, reason, words_held_in_memory
 from tests.hybrid_support import hybrid_settings
 from tests.test_foreign import OWNER, Owner

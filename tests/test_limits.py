@@ -11,9 +11,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 
-from agentmem.core.config import Limits
-from agentmem.core.grpc_errors import status_of_call
+from agentmem.contract.grpc_errors import status_of_call
 from agentmem.v1 import events_pb2, sources_pb2, thread_mode_pb2
+from agentmem_kernel.config import Limits
 from protocol_svc.limits import Limiter
 from tests.harness import ADMIN_A, ADMIN_B, READER_A, metadata_of, reason
 from tests.memory_helpers import insert, search

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.fact_time_helpers import history, say
 from tests.memory_helpers import insert
 from tests.test_facts import SQUIER, ask, facts, insert_six, span

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentmem.cli.main import main
-from agentmem.core import config
+from agentmem_kernel import config
 from tests.harness import ADMIN_A, LEXICAL_ONLY, Stack, base_settings
 from tests.hybrid_support import retrieval_status, wait_embedded
 

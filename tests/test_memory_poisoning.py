@@ -13,7 +13,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.cli.main import main as cli_main
-from agentmem.core.invisible import has_invisible
+from agentmem.contract.invisible import has_invisible
 from agentmem.v1 import facts_pb2, retrieval_pb2, review_pb2, sources_pb2
 from tests.harness import ADMIN_A, KEYS, Key, reason
 from tests.memory_helpers import assemble, get_source, insert, search_ids

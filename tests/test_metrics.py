@@ -10,9 +10,9 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from agentmem.core import config
-from agentmem.runtime.v1 import runtime_service_pb2
 from agentmem.v1 import events_pb2, memory_service_pb2
+from agentmem_kernel import config
+from agentmem_kernel.runtime.v1 import runtime_service_pb2
 from tests.harness import ADMIN_A, KEYS, Key
 from tests.memory_helpers import assemble, insert, search
 

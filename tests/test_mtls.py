@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from agentmem.core import internal_call
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import thread_mode_pb2
+from agentmem_kernel import internal_call
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 from tests.harness import INTERNAL_TOKEN, free_port, health, reason
 from tests.test_thread_mode import read
 

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from agentmem.client import connect
-from agentmem.core import internal_call
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
 from agentmem.v1 import thread_mode_pb2
+from agentmem_kernel import internal_call
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 from tests.harness import (
     ADMIN_A,
     INTERNAL_TOKEN,

@@ -14,8 +14,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from agentmem.client import connect
-from agentmem.core import config
 from agentmem.v1 import thread_mode_pb2
+from agentmem_kernel import config
 from protocol_svc import public_tls
 from tests.harness import ADMIN_A, ROOT
 from tests.test_mtls import CA

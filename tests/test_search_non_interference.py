@@ -30,8 +30,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agentmem.core import config
 from agentmem.v1 import common_pb2, foreign_pb2, review_pb2, sources_pb2
+from agentmem_kernel import config
 from runtime_svc.search import plan as search_plan
 from tests.harness import Key
 from tests.hybrid_support import hybrid_settings, wait_embedded

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from agentmem.core.config import Storage
 from agentmem.v1 import foreign_pb2
+from agentmem_kernel.config import Storage
 from runtime_svc.domain import text
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.sources import (

@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from agentmem.client import NO_RETRY, Client
-from agentmem.core.listen import EXIT_ADDRESS_IN_USE
+from agentmem.contract.listen import EXIT_ADDRESS_IN_USE
 from tests.harness import ROOT, wait_until
 
 AGENTMEM = str(Path(sys.executable).with_name("agentmem"))  # the command, as a user runs it
@@ -185,9 +185,13 @@ def test_up_leaves_out_a_console_it_cannot_import_in_one_line(tmp_path):
 def test_the_console_is_in_the_default_install():
     import tomllib
 
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    default = {re.split(r"[<>=\[; ]", d)[0].lower() for d in project["dependencies"]}
-    assert {"starlette", "jinja2", "python-multipart", "sse-starlette", "uvicorn"} <= default
+    service = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    client = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+    assert "agentmem-client[console]==0.1.0" in service["dependencies"]  # the client's extra
+    console = {
+        re.split(r"[<>=\[; ]", d)[0].lower() for d in client["optional-dependencies"]["console"]
+    }
+    assert {"starlette", "jinja2", "python-multipart", "sse-starlette", "uvicorn"} <= console
 
 
 def _call_methods(log: Path) -> set[str]:
@@ -266,7 +270,7 @@ def test_a_lock_left_by_a_killed_process_does_not_block_a_restart(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from agentmem.cli import data_lock\n"
+            "import sys, time; from pathlib import Path; from agentmem_launcher import data_lock\n"
             "lock = data_lock.hold(Path(sys.argv[1]), '127.0.0.1:1'); print('held', flush=True)\n"
             "time.sleep(600)",
             str(data),

@@ -10,7 +10,7 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine
 
-from agentmem.core.config import Storage
+from agentmem_kernel.config import Storage
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database, sqlite_connect
 from tests.harness import ROOT

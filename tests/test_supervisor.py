@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from agentmem.cli import supervisor
+from agentmem_launcher import supervisor
 
 # Serves (writes its port file), then dies with code 3 at once.
 DIES = "import sys; open(sys.argv[sys.argv.index('--port-file') + 1], 'w').write('1'); sys.exit(3)"

@@ -10,7 +10,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 
-from agentmem.core.grpc_errors import status_of_call
+from agentmem.contract.grpc_errors import status_of_call
 from agentmem.v1 import audit_pb2, common_pb2, events_pb2, thread_mode_pb2
 from tests.harness import metadata_of, reason
 

@@ -11,7 +11,8 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agentmem.core.logs import JsonFormatter
+from agentmem.contract.logs import JsonFormatter
+from agentmem_kernel import tracing
 from tests.harness import ADMIN_A
 from tests.memory_helpers import insert, search
 
@@ -83,7 +84,7 @@ class _CallLines(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.setFormatter(JsonFormatter("test"))
+        self.setFormatter(JsonFormatter("test", tracing.current_ids))
         self.lines: list[dict] = []
         self._more = threading.Condition()
 
@@ -138,6 +139,6 @@ def test_without_an_exporter_trace_ids_still_reach_both_services_logs(make_stack
 def test_no_spans_without_tracing(make_stack):
     stack = make_stack()
     assert stack.settings.tracing.enabled is False
-    from agentmem.core import tracing
+    from agentmem_kernel import tracing
 
     assert tracing.provider(stack.settings.tracing, "x") is None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from agentmem.core import config
 from agentmem.v1 import (
     audit_pb2,
     capabilities_pb2,
@@ -14,6 +13,7 @@ from agentmem.v1 import (
     review_pb2,
     sources_pb2,
 )
+from agentmem_kernel import config
 from tests.harness import ADMIN_A, KEYS, Key, reason
 from tests.memory_helpers import get_source, insert, search_ids
 from tests.test_oidc import AUDIENCE, ISSUER, idp, token  # noqa: F401 (idp: a fixture)

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import yaml
+
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
 from agentmem.cli import SubParsers
 from agentmem.client import ENV_ADDRESS, ENV_TOKEN
-from agentmem.core import config, listen, logs
+from agentmem.contract import listen, logs
 
 log = logging.getLogger("agentmem.app_server")
 DEFAULT_LIMITS = Limits()
@@ -80,14 +82,32 @@ def add_parser(sub: SubParsers) -> None:
 def generate(args: argparse.Namespace) -> int:
     from agentmem.app_server import schemas, typescript  # the models: made on first use
 
-    settings = config.load(args.config) if args.config else None
+    try:
+        section = capability_section(args.config) if args.config else None
+    except ValueError as e:
+        print(f"agentmem: {e}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     if args.generator == "generate-ts":
-        written = typescript.write(out, args.experimental, settings)
+        written = typescript.write(out, args.experimental, section)
     else:
-        written = schemas.write_json(out, args.experimental, settings)
+        written = schemas.write_json(out, args.experimental, section)
     print(f"wrote {len(written)} files to {out}")
     return 0
+
+
+def capability_section(path: str) -> dict[str, object]:
+    """The `capabilities:` section of a service configuration file ({} when it has none)."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as e:
+        raise ValueError(f"cannot read config file {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+    section = raw.get("capabilities") if isinstance(raw, dict) else None
+    if not isinstance(section, dict | None):
+        raise ValueError(f"config file {path}: capabilities must be a mapping")
+    return dict(section or {})
 
 
 def serve(args: argparse.Namespace) -> int:

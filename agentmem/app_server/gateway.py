@@ -48,12 +48,15 @@ class Gateway:
 
     async def call(self, rpc: str, request: Message) -> Message:
         """One public RPC; a failure raises the client's typed `ApiError`."""
-        return await self._client._call(rpc, request, Message, None)
+        return await self._client.call(rpc, request)
 
     def watch(self, after_sequence: int, kinds: Iterable[int]) -> AsyncIterator[events_pb2.Event]:
-        watcher = self._client.with_token(self._client.settings.token)
-        watcher.settings = dataclasses.replace(watcher.settings, retry=_WATCH_RETRY)
-        return watcher.watch(after_sequence=after_sequence, kinds=list(kinds))
+        return self._client.watch(
+            after_sequence=after_sequence,
+            kinds=list(kinds),
+            give_up_after=WATCH_GIVE_UP,
+            retry=_WATCH_RETRY,
+        )
 
     async def close(self) -> None:
         await self._client.close()

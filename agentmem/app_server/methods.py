@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field, StrictInt
 
 from agentmem.app_server import protojson, upstream
 from agentmem.app_server.models import Registry, type_name
+from agentmem.contract import rpcs
 from agentmem.v1 import events_pb2, memory_service_pb2
-from protocol_svc.policy import POLICY
 
 SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
 EVENTS_CAPABILITY = "events"
@@ -191,34 +191,20 @@ SPECS = (
     Spec("memory/audit/list", "ListAuditReceipts", "The tenant's audit receipts, oldest first."),
     Spec("memory/audit/verify", "VerifyAuditChain", "Recompute the receipts' hash chain."),
 )
-# notification name, Event payload field, the RPC that makes such an event
-EVENT_NOTIFICATIONS = (
-    ("thread/memoryMode/updated", "thread_memory_mode_updated", "SetThreadMemoryMode"),
-    (
-        "memory/sources/classification/updated",
-        "source_classification_updated",
-        "SetSourceClassification",
-    ),
-    ("memory/inserted", "memory_inserted", "InsertMemory"),
-    ("memory/sources/appended", "messages_appended", "AppendMessages"),
-    ("memory/reviewed", "memory_reviewed", "ReviewMemory"),
-    ("memory/insertPolicy/updated", "insert_policy_updated", "SetInsertPolicy"),
-    ("memory/foreign/admitted", "foreign_source_admitted", "AdmitForeignSource"),
-    ("memory/foreign/denied", "foreign_source_denied", "AdmitForeignSource"),
-    ("memory/sources/revoked", "source_revoked", "RevokeSource"),
-    ("memory/sources/erased", "source_erased", "EraseSource"),
-    ("memory/sources/erasure/finished", "source_erasure_finished", "EraseSource"),
-    ("memory/ownerKeys/registered", "owner_key_registered", "RegisterOwnerKey"),
-    ("memory/ownerKeys/revoked", "owner_key_revoked", "RevokeOwnerKey"),
-    ("memory/sources/assent/revoked", "assent_revoked", "RevokeAssent"),
-    ("memory/facts/retracted", "fact_retracted", "RetractFact"),
+# notification name, Event payload field, the RPC that makes such an event: the RPC table's,
+# in the order of the event kinds' numbers
+EVENT_NOTIFICATIONS = tuple(
+    sorted(
+        ((event.notification, event.field, rpc.name) for rpc in rpcs.TABLE for event in rpc.events),
+        key=lambda n: events_pb2.EventKind.Value(f"EVENT_KIND_{n[1].upper()}"),
+    )
 )
 # Every notification also carries its event's position, for a host to resume after it.
 EVENT_SEQUENCE = (StrictInt, Field(alias="eventSequence", description="Resume after this."))
 
 
 def capability_of(rpc: str) -> str | None:
-    return POLICY[f"/{SERVICE.full_name}/{rpc}"].capability
+    return rpcs.BY_NAME[rpc].capability
 
 
 def _build() -> tuple[dict[str, Method], dict[str, Notification]]:

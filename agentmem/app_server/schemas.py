@@ -11,7 +11,7 @@ EXPERIMENTAL). Which capabilities are experimental is the capability settings' a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from agentmem.app_server.handshake import (
 )
 from agentmem.app_server.methods import METHODS, NOTIFICATIONS
 from agentmem.app_server.models import type_name
-from agentmem.core import config
+from agentmem.contract import capabilities
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 BUNDLE = "agentmem_app_server_protocol.schemas.json"
@@ -48,14 +48,10 @@ class Surface:
     notifications: list[tuple[str, type[BaseModel], bool]]
 
 
-def experimental_capabilities(settings: config.Settings | None = None) -> frozenset[str]:
-    """The experimental capabilities of `settings` (default: the built-in defaults)."""
-    capabilities = settings.capabilities if settings else config.Capabilities()
-    return frozenset(
-        name
-        for name in config.CAPABILITIES
-        if getattr(capabilities, name) is config.CapabilityState.EXPERIMENTAL
-    )
+def experimental_capabilities(section: Mapping[str, object] | None = None) -> frozenset[str]:
+    """The experimental capabilities of a configuration's `capabilities:` section (default:
+    the built-in states)."""
+    return capabilities.experimental(section)
 
 
 def surface(experimental: frozenset[str], include_experimental: bool) -> Surface:
@@ -215,9 +211,9 @@ def exported(surface: Surface) -> list[str]:
 
 
 def write_json(
-    out: Path, include_experimental: bool, settings: config.Settings | None = None
+    out: Path, include_experimental: bool, section: Mapping[str, object] | None = None
 ) -> list[Path]:
-    chosen = surface(experimental_capabilities(settings), include_experimental)
+    chosen = surface(experimental_capabilities(section), include_experimental)
     definitions = bundle(chosen)
     out.mkdir(parents=True, exist_ok=True)
     written = []

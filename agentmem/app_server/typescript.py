@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agentmem.app_server import schemas
-from agentmem.core import config
 
 _REF = "#/definitions/"
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
@@ -87,9 +87,9 @@ def module(name: str, schema: dict[str, Any]) -> str:
 
 
 def write(
-    out: Path, include_experimental: bool, settings: config.Settings | None = None
+    out: Path, include_experimental: bool, section: Mapping[str, object] | None = None
 ) -> list[Path]:
-    chosen = schemas.surface(schemas.experimental_capabilities(settings), include_experimental)
+    chosen = schemas.surface(schemas.experimental_capabilities(section), include_experimental)
     definitions = schemas.bundle(chosen)
     out.mkdir(parents=True, exist_ok=True)
     written = []

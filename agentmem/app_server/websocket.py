@@ -40,7 +40,7 @@ class Listener:
         self._tokens: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
 
     async def serve(self, sock: socket.socket, ready: Callable[[int], None]) -> None:
-        """Serves on a listening socket (`agentmem.core.listen.bind`) until cancelled;
+        """Serves on a listening socket (`agentmem.contract.listen.bind`) until cancelled;
         `ready(port)` once the listener accepts connections."""
         async with ws_serve(
             self._connection,

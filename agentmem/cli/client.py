@@ -16,7 +16,7 @@ from agentmem.cli import SubParsers, render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 from agentmem.v1 import common_pb2, events_pb2
 
 MODES = ("enabled", "disabled")

@@ -17,7 +17,7 @@ from agentmem.cli import SubParsers
 from agentmem.cli.client import fail, run
 from agentmem.client import Client
 from agentmem.client_errors import ApiError
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 from agentmem.v1 import review_pb2, sources_pb2
 
 

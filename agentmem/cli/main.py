@@ -5,22 +5,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.metadata import entry_points
 
 import agentmem
 from agentmem.app_server import cli as app_server
-from agentmem.cli import client, rpcs, servers
+from agentmem.cli import client, rpcs
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
-from agentmem.core import config
+from agentmem.console import missing as console_missing
+from agentmem.contract.scopes import token_sha256
 
+# Where an installed distribution adds commands (the service: `up`, `gateway`, `runtime`):
+# each entry point is a function given the subparsers.
+COMMANDS = "agentmem.commands"
+SERVICE_COMMANDS = ("up", "gateway", "runtime")
+SERVICE_DISTRIBUTION = "agentmem-service"
 MCP_EXTRA_MISSING = (
     "agentmem mcp needs the `mcp` extra: pipx install 'agentmem-service[mcp]' "
     "(or uv tool install 'agentmem-service[mcp]', or pip install 'agentmem-service[mcp]')"
 )
 
 
+def _needs_the_service(args: argparse.Namespace) -> int:
+    print(
+        f"agentmem: `agentmem {args.command}` runs the services: install {SERVICE_DISTRIBUTION} "
+        "(the repository's root) beside this client",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def _hash_token(args: argparse.Namespace) -> int:
     token = sys.stdin.readline().strip() if args.token == "-" else args.token
-    print(config.token_sha256(token))
+    print(token_sha256(token))
     return 0
 
 
@@ -76,7 +92,7 @@ def _token_accepted(address: str, token: str, experimental: list[str] | None) ->
 
 
 def _console(args: argparse.Namespace) -> int:
-    missing = servers.console_missing()
+    missing = console_missing()
     if missing:
         print(f"agentmem: the console cannot start: {missing}", file=sys.stderr)
         return 2
@@ -114,7 +130,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__, epilog=ENV_HELP)
     p.add_argument("--version", action="version", version=f"agentmem {agentmem.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    servers.add_parsers(sub)
+    added = list(entry_points(group=COMMANDS))  # the service's `up`, `gateway`, `runtime`
+    for command in added:
+        command.load()(sub)
+    if not added:  # the client alone: the service's commands say where they come from
+        for name in SERVICE_COMMANDS:
+            sub.add_parser(name, help=f"(needs {SERVICE_DISTRIBUTION})").set_defaults(
+                func=_needs_the_service
+            )
     common = client.add_parsers(sub)
     rpcs.add_parsers(sub, common)
     mcp = sub.add_parser("mcp", help="serve memory tools to MCP clients (stdio or HTTP)")

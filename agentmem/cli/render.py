@@ -19,7 +19,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 from agentmem.v1 import common_pb2
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from agentmem.cli.specs_memory import MEMORY_SPECS
 from agentmem.cli.specs_sessions import SESSION_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 

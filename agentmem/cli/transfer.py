@@ -12,7 +12,7 @@ from agentmem.cli import jsonl
 from agentmem.cli.client import fail
 from agentmem.client import Client
 from agentmem.client_errors import ReplayedSourceNotActive
-from agentmem.core import private_files
+from agentmem.contract import private_files
 from agentmem.v1 import sources_pb2
 
 COLD = sources_pb2.CLASSIFICATION_COLD

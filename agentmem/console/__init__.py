@@ -4,3 +4,13 @@
 lines of script for live updates over Server-Sent Events). Every action is one public RPC
 made with the signed-in person's own API key; the console holds no policy and no data.
 """
+
+
+def missing() -> str:
+    """Why the console cannot run in this installation ("" when it can)."""
+    try:
+        import agentmem.console.server  # noqa: F401  (its libraries: starlette, uvicorn, …)
+    except ImportError as e:
+        what = e.name or str(e)
+        return f"{what} cannot be imported (reinstall agentmem-service)"
+    return ""

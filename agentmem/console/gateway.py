@@ -1,21 +1,19 @@
-"""Every call the console makes: public gateway RPCs with the signed-in person's own token.
+"""Every call the console makes: public gateway RPCs through the typed asyncio client
+(`agentmem.AsyncClient`), each with the signed-in person's own token.
 
-This is the console's only gRPC module (no other module imports a stub), so it can be
-swapped for the typed Python client in one place. Failures become `GatewayError`
-(`agentmem.console.gateway_values`).
+One connection is shared by every session; each call acts with its session's credential
+(`AsyncClient.with_token`). The console never retries (a person sees a failure at once) and
+a live stream ends at its first break (the browser reconnects). Failures become
+`GatewayError` (`agentmem.console.gateway_values`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Sequence
 
-import grpc
-from google.protobuf.message import Message
-
-from agentmem.client_base import checked, make_stub
-from agentmem.client_values import Reply
+from agentmem.client import NO_RETRY, AsyncClient
+from agentmem.client_errors import ApiError
 from agentmem.console.gateway_values import (
     CLASSIFICATIONS,
     DECISIONS,
@@ -42,152 +40,117 @@ from agentmem.v1 import (
 TIMEOUT_S = 15.0
 
 
+@contextlib.contextmanager
+def _decoded() -> Iterator[None]:
+    try:
+        yield
+    except ApiError as e:
+        raise decode(e) from None
+
+
 class Gateway:
     """One channel to the gateway shared by every session; the token goes on each call."""
 
-    def __init__(self, address: str, credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(self, address: str, root_certificates: bytes | None = None) -> None:
         self.address = address
-        self._credentials = credentials
-        self._channel: grpc.aio.Channel | None = None
-        self._stub: Any = None
+        self._client = AsyncClient(
+            address,
+            "",
+            tls=bool(root_certificates),
+            root_certificates=root_certificates,
+            experimental=(),
+            retry=NO_RETRY,
+            timeout=TIMEOUT_S,
+        )
 
     async def open(self) -> None:
-        self._channel = (
-            grpc.aio.secure_channel(self.address, self._credentials)
-            if self._credentials
-            else grpc.aio.insecure_channel(self.address)
-        )
-        self._stub = make_stub(self._channel)
+        return None  # the connection is made on the first call
 
     async def close(self) -> None:
-        if self._channel is not None:
-            await self._channel.close(None)
+        await self._client.close()
 
-    async def _call(self, method: str, request: Message, reply: type[Reply], token: str) -> Reply:
-        try:
-            result: object = await getattr(self._stub, method)(
-                request, metadata=_auth(token), timeout=TIMEOUT_S
-            )
-        except grpc.RpcError as e:
-            raise decode(e) from None
-        return checked(method, result, reply)
+    def _as(self, token: str) -> AsyncClient:
+        return self._client.with_token(token)
 
     # Who is signed in
     async def capabilities(self, token: str) -> capabilities_pb2.GetCapabilitiesResponse:
-        return await self._call(
-            "GetCapabilities",
-            capabilities_pb2.GetCapabilitiesRequest(),
-            capabilities_pb2.GetCapabilitiesResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).get_capabilities()
 
     # Review
     async def memories(
         self, token: str, status: str, page_token: str = "", page_size: int = 50
     ) -> review_pb2.ListMemoriesResponse:
-        return await self._call(
-            "ListMemories",
-            review_pb2.ListMemoriesRequest(
+        with _decoded():
+            return await self._as(token).list_memories(
                 status_filter=MEMORY_FILTERS[status], page_size=page_size, page_token=page_token
-            ),
-            review_pb2.ListMemoriesResponse,
-            token,
-        )
+            )
 
     async def review(
         self, token: str, source_id: str, expected_revision: int, decision: str
     ) -> review_pb2.ReviewMemoryResponse:
-        return await self._call(
-            "ReviewMemory",
-            review_pb2.ReviewMemoryRequest(
+        with _decoded():
+            return await self._as(token).review_memory(
                 source_id=source_id,
                 expected_revision=expected_revision,
                 decision=DECISIONS[decision],
-            ),
-            review_pb2.ReviewMemoryResponse,
-            token,
-        )
+            )
 
     # Sources
     async def sources(
         self, token: str, filters: dict[str, str], page_token: str = "", page_size: int = 25
     ) -> sources_pb2.ListSourcesResponse:
-        f = sources_pb2.SourceFilter(
-            classification=CLASSIFICATIONS.get(filters.get("classification", "")),
-            status=STATUSES.get(filters.get("status", "")),
-            effective_state=STATES.get(filters.get("state", "")),
-            source_kind=KINDS.get(filters.get("kind", "")),
-            thread_id=filters.get("thread", ""),
-        )
-        return await self._call(
-            "ListSources",
-            sources_pb2.ListSourcesRequest(page_size=page_size, page_token=page_token, filter=f),
-            sources_pb2.ListSourcesResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).list_sources(
+                page_size=page_size,
+                page_token=page_token,
+                classification=CLASSIFICATIONS.get(filters.get("classification", "")),
+                status=STATUSES.get(filters.get("status", "")),
+                effective_state=STATES.get(filters.get("state", "")),
+                source_kind=KINDS.get(filters.get("kind", "")),
+                thread_id=filters.get("thread", ""),
+            )
 
     async def source(self, token: str, source_id: str, content: bool) -> sources_pb2.Source:
-        return await self._call(
-            "GetSource",
-            sources_pb2.GetSourceRequest(source_id=source_id, include_content=content),
-            sources_pb2.Source,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).get_source(source_id=source_id, include_content=content)
 
     async def classify(
         self, token: str, source_id: str, expected_revision: int, classification: str
     ) -> sources_pb2.SetSourceClassificationResponse:
-        return await self._call(
-            "SetSourceClassification",
-            sources_pb2.SetSourceClassificationRequest(
+        with _decoded():
+            return await self._as(token).set_source_classification(
                 source_id=source_id,
                 expected_revision=expected_revision,
                 classification=CLASSIFICATIONS[classification],
-            ),
-            sources_pb2.SetSourceClassificationResponse,
-            token,
-        )
+            )
 
     async def revoke(
         self, token: str, source_id: str, reason: str
     ) -> foreign_pb2.RevokeSourceResponse:
-        return await self._call(
-            "RevokeSource",
-            foreign_pb2.RevokeSourceRequest(source_id=source_id, reason=reason),
-            foreign_pb2.RevokeSourceResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).revoke_source(source_id=source_id, reason=reason)
 
     async def readback(self, token: str, source_id: str) -> foreign_pb2.ReadbackSourceResponse:
-        return await self._call(
-            "ReadbackSource",
-            foreign_pb2.ReadbackSourceRequest(source_id=source_id),
-            foreign_pb2.ReadbackSourceResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).readback_source(source_id=source_id)
 
     async def erase(
         self, token: str, source_id: str, expected_revision: int, reason: str
     ) -> foreign_pb2.EraseSourceResponse:
-        return await self._call(
-            "EraseSource",
-            foreign_pb2.EraseSourceRequest(
+        with _decoded():
+            return await self._as(token).erase_source(
                 source_id=source_id, expected_revision=expected_revision, reason=reason
-            ),
-            foreign_pb2.EraseSourceResponse,
-            token,
-        )
+            )
 
     # Retrieval, facts
     async def explain(
         self, token: str, query: str, thread_id: str, limit: int
     ) -> retrieval_pb2.ExplainRetrievalResponse:
-        return await self._call(
-            "ExplainRetrieval",
-            retrieval_pb2.ExplainRetrievalRequest(query=query, thread_id=thread_id, limit=limit),
-            retrieval_pb2.ExplainRetrievalResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).explain_retrieval(
+                query=query, thread_id=thread_id, limit=limit
+            )
 
     async def facts(
         self,
@@ -198,99 +161,65 @@ class Gateway:
         limit: int = 0,
         history: bool = False,
     ) -> facts_pb2.SearchFactsResponse:
-        return await self._call(
-            "SearchFacts",
-            facts_pb2.SearchFactsRequest(
+        with _decoded():
+            return await self._as(token).search_facts(
                 query=query,
                 save_intent_source=save_intent_source,
                 limit=limit,
                 include_superseded=history,
-            ),
-            facts_pb2.SearchFactsResponse,
-            token,
-        )
+            )
 
     async def retract_fact(
         self, token: str, fact_id: str, reason: str
     ) -> facts_pb2.RetractFactResponse:
-        return await self._call(
-            "RetractFact",
-            facts_pb2.RetractFactRequest(fact_id=fact_id, reason=reason),
-            facts_pb2.RetractFactResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).retract_fact(fact_id=fact_id, reason=reason)
 
     async def profile(self, token: str, save_intent_source: str) -> facts_pb2.GetProfileResponse:
-        return await self._call(
-            "GetProfile",
-            facts_pb2.GetProfileRequest(save_intent_source=save_intent_source),
-            facts_pb2.GetProfileResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).get_profile(save_intent_source=save_intent_source)
 
     # Thread memory mode
     async def thread_mode(
         self, token: str, thread_id: str
     ) -> thread_mode_pb2.ReadThreadMemoryModeResponse:
-        return await self._call(
-            "ReadThreadMemoryMode",
-            thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id=thread_id),
-            thread_mode_pb2.ReadThreadMemoryModeResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).read_thread_memory_mode(thread_id=thread_id)
 
     async def set_thread_mode(
         self, token: str, thread_id: str, expected_revision: int, mode: str
     ) -> thread_mode_pb2.SetThreadMemoryModeResponse:
-        return await self._call(
-            "SetThreadMemoryMode",
-            thread_mode_pb2.SetThreadMemoryModeRequest(
+        with _decoded():
+            return await self._as(token).set_thread_memory_mode(
                 thread_id=thread_id, expected_revision=expected_revision, mode=MODES[mode]
-            ),
-            thread_mode_pb2.SetThreadMemoryModeResponse,
-            token,
-        )
+            )
 
     # Activity
     async def receipts(
         self, token: str, target_id: str = "", page_token: str = "", page_size: int = 50
     ) -> audit_pb2.ListAuditReceiptsResponse:
         """Receipts newest first."""
-        return await self._call(
-            "ListAuditReceipts",
-            audit_pb2.ListAuditReceiptsRequest(
+        with _decoded():
+            return await self._as(token).list_audit_receipts(
                 target_id=target_id, page_size=page_size, page_token=page_token, newest_first=True
-            ),
-            audit_pb2.ListAuditReceiptsResponse,
-            token,
-        )
+            )
 
     async def verify_chain(self, token: str) -> audit_pb2.VerifyAuditChainResponse:
-        return await self._call(
-            "VerifyAuditChain",
-            audit_pb2.VerifyAuditChainRequest(),
-            audit_pb2.VerifyAuditChainResponse,
-            token,
-        )
+        with _decoded():
+            return await self._as(token).verify_audit_chain()
 
     # Live updates
     async def watch(
         self, token: str, after_sequence: int, kinds: Sequence[events_pb2.EventKind] = LIVE_KINDS
     ) -> AsyncIterator[events_pb2.Event]:
-        """The tenant's events after `after_sequence`, until the caller stops reading."""
-        call = self._stub.WatchEvents(
-            events_pb2.WatchEventsRequest(after_sequence=after_sequence, kinds=list(kinds)),
-            metadata=_auth(token),
+        """The tenant's events after `after_sequence`, until the caller stops reading or the
+        stream breaks (no resuming: the page's event source reconnects)."""
+        events = self._as(token).watch(
+            after_sequence=after_sequence, kinds=list(kinds), give_up_after=0.0
         )
         try:
-            async for response in call:
-                yield response.event
-        except grpc.RpcError as e:
-            raise decode(e) from None
+            with _decoded():
+                async for event in events:
+                    yield event
         finally:
-            with contextlib.suppress(Exception):
-                call.cancel()
-
-
-def _auth(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
+            await events.aclose()  # the stream's call is cancelled now, not when collected

@@ -1,6 +1,6 @@
 """What the console's calls take and give besides messages: the names of enum values its
 forms use, the events it shows live, and `GatewayError`, a failed call decoded from the
-status's ErrorInfo by `agentmem.core.grpc_errors`."""
+status's ErrorInfo by `agentmem.contract.grpc_errors`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from agentmem.client_values import enum_members
-from agentmem.core.grpc_errors import error_info, status_of_call
+from agentmem.contract.grpc_errors import error_info, status_of_call
 from agentmem.v1 import common_pb2, events_pb2, review_pb2, sources_pb2
 
 CLASSIFICATIONS = {

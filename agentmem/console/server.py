@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import grpc
 import uvicorn
 
 from agentmem.console.app import create_app
 from agentmem.console.gateway import Gateway
-from agentmem.core import listen as listening
+from agentmem.contract import listen as listening
 
 
 def _split(listen: str) -> tuple[str, int]:
@@ -31,11 +30,9 @@ def run(
     port_file: str | None = None,
 ) -> int:
     host, port = _split(listen)
-    credentials = (
-        grpc.ssl_channel_credentials(Path(gateway_ca).read_bytes()) if gateway_ca else None
-    )
+    ca = Path(gateway_ca).read_bytes() if gateway_ca else None
     tls = bool(tls_cert and tls_key)
-    app = create_app(Gateway(gateway_address, credentials), secure_cookies=tls or secure_cookies)
+    app = create_app(Gateway(gateway_address, ca), secure_cookies=tls or secure_cookies)
     config = uvicorn.Config(
         app,
         host=host,

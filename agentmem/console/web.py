@@ -16,7 +16,7 @@ from agentmem.console import labels
 from agentmem.console.gateway import Gateway
 from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 
 HERE = Path(__file__).parent
 

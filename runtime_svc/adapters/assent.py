@@ -11,7 +11,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from agentmem.core.errors import AgentmemError, Reason, invalid_field
+from agentmem.contract.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.domain.foreign import Assent, KeyLookup
 
 

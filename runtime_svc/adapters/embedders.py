@@ -17,7 +17,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from agentmem.core.config import Retrieval
+from agentmem_kernel.config import Retrieval
 from runtime_svc.domain.embeddings import Embedder
 
 log = logging.getLogger("agentmem.runtime.embeddings")

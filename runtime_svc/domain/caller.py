@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentmem.core import save_intents
+from agentmem.contract import save_intents
 
 
 @dataclass(frozen=True)

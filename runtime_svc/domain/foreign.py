@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, FieldViolation, Reason
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, FieldViolation, Reason
 
 MAX_URI, MAX_MEDIA_TYPE, MAX_TITLE, MAX_DESCRIPTOR = 2048, 100, 200, 500
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")

@@ -20,9 +20,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from agentmem.core import save_intents
-from agentmem.core.errors import AgentmemError, FieldViolation, Reason, invalid_field
-from agentmem.core.invisible import has_invisible
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError, FieldViolation, Reason, invalid_field
+from agentmem.contract.invisible import has_invisible
 from runtime_svc.domain import instruction_like
 from runtime_svc.domain.sources import Body, SaveIntent, Status
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from agentmem.core.invisible import has_invisible
+from agentmem.contract.invisible import has_invisible
 
 HOLD_REASON = "instruction_like"
 

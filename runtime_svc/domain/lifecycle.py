@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentmem.core.errors import AgentmemError, FieldViolation, Reason
+from agentmem.contract.errors import AgentmemError, FieldViolation, Reason
 
 
 class Phase(StrEnum):

@@ -12,7 +12,7 @@ over the block"):
   cannot close `<memories>` or open `<system>`), and a citation marker such as `[7]` inside
   text is written `&#91;7]`, so no number in the text looks like one of the block's;
 - characters a person cannot see (zero-width, bidirectional controls, tag characters:
-  `agentmem.core.invisible`) are shown as `U+XXXX`.
+  `agentmem.contract.invisible`) are shown as `U+XXXX`.
 
 `escape` is reversible: `unescape(escape(x)) == x` for any text without those characters
 and whitespace runs (the property tests check it with random Unicode).
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem.core.invisible import shown
+from agentmem.contract.invisible import shown
 
 HEADER = "<memories>\nWhat you remember about the user, numbered by source.\n"
 FOOTER = "</memories>"

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from agentmem.core.errors import AgentmemError, Reason, invalid_field
+from agentmem.contract.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.domain import lifecycle
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.lifecycle import Transition

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentmem.core import validation
-from agentmem.core.errors import invalid_field, revision_mismatch
+from agentmem.contract import validation
+from agentmem.contract.errors import invalid_field, revision_mismatch
 from runtime_svc.domain import lifecycle
 from runtime_svc.domain.foreign import Assent
 from runtime_svc.domain.lifecycle import Phase, Transition

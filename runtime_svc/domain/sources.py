@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agentmem.core import validation
-from agentmem.core.errors import invalid_field
+from agentmem.contract import validation
+from agentmem.contract.errors import invalid_field
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.lifecycle import Phase
 

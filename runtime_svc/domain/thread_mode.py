@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentmem.core import validation
-from agentmem.core.errors import revision_mismatch
+from agentmem.contract import validation
+from agentmem.contract.errors import revision_mismatch
 
 
 class Mode(StrEnum):

@@ -7,7 +7,7 @@ from typing import Generic, TypeVar, cast
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
-from agentmem.core.errors import invalid_field
+from agentmem.contract.errors import invalid_field
 from agentmem.v1 import (
     common_pb2,
     events_pb2,

@@ -6,7 +6,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.core.errors import invalid_field
+from agentmem.contract.errors import invalid_field
 from agentmem.v1 import (
     common_pb2,
     events_pb2,

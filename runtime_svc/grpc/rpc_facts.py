@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentmem.core.errors import invalid_field
-from agentmem.core.invisible import shown
+from agentmem.contract.errors import invalid_field
+from agentmem.contract.invisible import shown
 from agentmem.v1 import facts_pb2
 from runtime_svc.domain import answers
 from runtime_svc.domain.fact_chains import Period

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentmem.core import metrics
 from agentmem.v1 import capabilities_pb2, retrieval_pb2
+from agentmem_kernel import metrics
 from runtime_svc.grpc import mapping
 from runtime_svc.grpc.enums import CLASSIFICATIONS, MATCHED_BY, REASONS
 from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase

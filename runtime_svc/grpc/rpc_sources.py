@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentmem.core.errors import invalid_field
-from agentmem.core.scopes import Scope
+from agentmem.contract.errors import invalid_field
+from agentmem.contract.scopes import Scope
 from agentmem.v1 import (
     review_pb2,
     sources_pb2,

@@ -5,7 +5,7 @@ Its RPCs are written out by area (`rpc_sources`, `rpc_appends`, `rpc_facts`, `rp
 
 from __future__ import annotations
 
-from agentmem.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 from runtime_svc.grpc.rpc_appends import AppendRpcs
 from runtime_svc.grpc.rpc_events import EventRpcs
 from runtime_svc.grpc.rpc_facts import FactRpcs
@@ -26,4 +26,4 @@ class RuntimeServicer(
     EventRpcs,
     runtime_service_pb2_grpc.RuntimeServiceServicer,
 ):
-    """Every RPC of `agentmem.runtime.v1.RuntimeService`."""
+    """Every RPC of `agentmem_kernel.runtime.v1.RuntimeService`."""

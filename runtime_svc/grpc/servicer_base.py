@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 import grpc
 
-from agentmem.core import internal_call, save_intents
-from agentmem.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem.contract import save_intents
+from agentmem_kernel import internal_call
+from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
 from runtime_svc.domain.caller import Caller
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.appends import Appends

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agentmem.core import paging, validation
+from agentmem.contract import validation
+from agentmem_kernel import paging
 from runtime_svc.domain import audit
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.caller import Caller

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from agentmem.core import metrics, validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import metrics
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.caller import Caller
 from runtime_svc.services.clock import Clock

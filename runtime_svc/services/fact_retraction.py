@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentmem.core import scopes, validation
-from agentmem.core.errors import AgentmemError, Reason
-from agentmem.core.scopes import Scope
+from agentmem.contract import scopes, validation
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem.contract.scopes import Scope
 from runtime_svc.domain.audit import Action, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import FactRetracted

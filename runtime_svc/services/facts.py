@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from agentmem.core import scopes, validation
-from agentmem.core.scopes import Scope
+from agentmem.contract import scopes, validation
+from agentmem.contract.scopes import Scope
 from runtime_svc.domain import answers, attributes, questions, text
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain.attributes import AttributeKey

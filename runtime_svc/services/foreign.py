@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason, invalid_field
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.adapters import assent as assent_verifier
 from runtime_svc.domain import foreign, source_transitions
 from runtime_svc.domain.audit import Action, Receipt

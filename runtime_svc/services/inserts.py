@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason, invalid_field, revision_mismatch
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, Reason, invalid_field, revision_mismatch
 from runtime_svc.domain import insert_policy, sources, thread_mode
 from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller

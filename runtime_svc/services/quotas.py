@@ -8,8 +8,8 @@ QUOTA_EXCEEDED naming the limit; no RetryInfo, since waiting frees nothing.
 
 from __future__ import annotations
 
-from agentmem.core.config import Limits
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel.config import Limits
 from runtime_svc.domain.caller import Caller
 from runtime_svc.storage import usage
 from runtime_svc.storage.transaction import Transaction

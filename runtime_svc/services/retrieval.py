@@ -12,7 +12,7 @@ import hashlib
 import logging
 from concurrent.futures import Future
 
-from agentmem.core import validation
+from agentmem.contract import validation
 from runtime_svc.domain import assembly, retrieval, text, thread_mode
 from runtime_svc.domain.assembly import Candidate, Conversation, PromptBlock
 from runtime_svc.domain.caller import Caller

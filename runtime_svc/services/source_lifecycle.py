@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentmem.core import scopes, validation
-from agentmem.core.errors import invalid_field
-from agentmem.core.scopes import Scope
+from agentmem.contract import scopes, validation
+from agentmem.contract.errors import invalid_field
+from agentmem.contract.scopes import Scope
 from runtime_svc.adapters import assent as assent_verifier
 from runtime_svc.domain import review, source_transitions
 from runtime_svc.domain.audit import Action, Receipt

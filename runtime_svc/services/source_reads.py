@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from agentmem.core import paging, scopes, validation
-from agentmem.core.scopes import Scope
+from agentmem.contract import scopes, validation
+from agentmem.contract.scopes import Scope
+from agentmem_kernel import paging
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock

@@ -15,7 +15,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from agentmem.core.config import Storage
+from agentmem_kernel.config import Storage
 from runtime_svc.storage import read_rows, sqlite_vectors
 
 

@@ -18,8 +18,8 @@ from typing import NoReturn
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError
 
-from agentmem.core import metrics
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel import metrics
 
 log = logging.getLogger("agentmem.runtime.storage")
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from agentmem.core import metrics
+from agentmem_kernel import metrics
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.writes")

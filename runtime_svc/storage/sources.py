@@ -15,7 +15,7 @@ from sqlalchemy import (
     update,
 )
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.domain.sources import Source
 from runtime_svc.storage import compiled, eligibility_sql
 from runtime_svc.storage.source_pages import SourcePages

@@ -10,7 +10,7 @@ import grpc
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from google.rpc import error_details_pb2
 
-from agentmem.core.grpc_errors import status_of_call
+from agentmem.contract.grpc_errors import status_of_call
 from tests.test_oidc import AUDIENCE, ISSUER, Jwks, public_jwk
 
 

@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem.core.config import Oidc
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
+from agentmem_kernel.config import Oidc
 from protocol_svc.oidc import JwtVerifier
 from tests.faults.identity import b64, forged, oidc, retry_delay
 from tests.harness import ADMIN_A, reason

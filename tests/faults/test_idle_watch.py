@@ -11,8 +11,8 @@ import time
 import grpc
 
 from agentmem.client import MemoryClient
-from agentmem.core import transport
 from agentmem.v1 import events_pb2
+from agentmem_kernel import transport
 from runtime_svc import app as runtime_app
 from tests.faults.conftest import wait_until
 from tests.harness import ADMIN_A

@@ -34,9 +34,9 @@ def _children(pid: int) -> dict[str, int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == pid:
-            for name in ("runtime", "gateway"):
-                if name.encode() in argv:
+        if ppid == pid:  # each started by its module name: python -m runtime_svc, …
+            for name, module in (("runtime", "runtime_svc"), ("gateway", "protocol_svc")):
+                if module.encode() in argv:
                     found[name] = int(entry.name)
     return found
 

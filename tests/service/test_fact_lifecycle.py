@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.review import Decision
 from runtime_svc.services.fact_retraction import RetractCommand

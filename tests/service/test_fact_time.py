@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
 from runtime_svc.domain.sources import Message
 from runtime_svc.services.inserts import InsertCommand
 from tests.fact_time_helpers import T0

@@ -34,7 +34,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agentmem.core import config
+from agentmem_kernel import config
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.sources import Classification

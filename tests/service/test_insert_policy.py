@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
 from runtime_svc.domain.sources import SaveIntent, Status
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage.source_pages import SourceFilter

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.erasure import Physical
 from runtime_svc.domain.review import Decision

@@ -42,8 +42,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agentmem.core import config, save_intents
-from agentmem.core.errors import AgentmemError
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError
+from agentmem_kernel import config
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.fact_chains import Period
 from runtime_svc.domain.foreign import Pointer

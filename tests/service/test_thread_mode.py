@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem.core.errors import AgentmemError
+from agentmem.contract.errors import AgentmemError
 from runtime_svc.domain.thread_mode import Mode
 from tests.harness import ADMIN_A, ADMIN_B
 from tests.service.wiring import caller, reason

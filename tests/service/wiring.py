@@ -11,8 +11,9 @@ from typing import Any
 
 from sqlalchemy import text
 
-from agentmem.core import config, save_intents
-from agentmem.core.errors import AgentmemError
+from agentmem.contract import save_intents
+from agentmem.contract.errors import AgentmemError
+from agentmem_kernel import config
 from runtime_svc.adapters import embedders, tokenizers
 from runtime_svc.composition import UseCases, unit_of_work, use_cases
 from runtime_svc.domain.caller import Caller

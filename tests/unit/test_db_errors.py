@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg.errors
 from sqlalchemy.exc import OperationalError
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.storage.db import sqlite_connect
 from runtime_svc.storage.db_errors import storage_error
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from agentmem.cli.main import parser
-from agentmem.core import config
+from agentmem_kernel import config
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -1,4 +1,4 @@
-"""The one id rule (`agentmem.core.validation.identifier`): ids that look alike are alike.
+"""The one id rule (`agentmem.contract.validation.identifier`): ids that look alike are alike.
 Format characters (Unicode Cf: zero-width, bidirectional overrides and isolates, the BOM,
 tags), other invisible characters and spaces other than U+0020 are refused."""
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentmem.core import validation
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, Reason
 
 INVISIBLE = [
     "\u200b",  # zero-width space

@@ -1,4 +1,4 @@
-"""`agentmem.core.invisible`: what a person cannot see is written as U+XXXX wherever stored
+"""`agentmem.contract.invisible`: what a person cannot see is written as U+XXXX wherever stored
 text is shown (the prompt block, Ask, the CLI, MCP tool results, the console)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentmem.core.invisible import has_invisible, shown
+from agentmem.contract.invisible import has_invisible, shown
 from agentmem.mcp_toolbox import visible
 
 

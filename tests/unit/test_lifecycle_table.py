@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.domain import lifecycle
 from runtime_svc.domain.lifecycle import RULES, Derived, Eligibility, Phase, Transition
 

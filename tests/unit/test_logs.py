@@ -11,7 +11,8 @@ import threading
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from agentmem.core import logs
+from agentmem.contract import logs
+from agentmem_kernel import tracing
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def configured(monkeypatch):
     monkeypatch.setattr(
         logging, "logAsyncioTasks", getattr(logging, "logAsyncioTasks", True), raising=False
     )
-    logs.configure("test-service")
+    logs.configure("test-service", trace_ids=tracing.current_ids)
     yield out
     root.handlers[:], _ = saved
     root.setLevel(saved[1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["agentmem", "runtime_svc", "protocol_svc"]
+PACKAGES = ["agentmem", "agentmem_kernel", "agentmem_launcher", "runtime_svc", "protocol_svc"]
 MAX_LINES = 500
 
 

@@ -9,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem.core.invisible import has_invisible
+from agentmem.contract.invisible import has_invisible
 from runtime_svc.domain import prompt_render, text
 from runtime_svc.domain.assembly import FOOTER, HEADER, Candidate, Conversation, assemble
 from runtime_svc.domain.passages import Range

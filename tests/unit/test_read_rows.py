@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, select
 from sqlalchemy.exc import OperationalError
 
-from agentmem.core.config import Storage
+from agentmem_kernel.config import Storage
 from runtime_svc.search import source_checks
 from runtime_svc.search.hits import SourceRow
 from runtime_svc.storage.db import open_database

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentmem.core.errors import AgentmemError, Reason
+from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.domain import review
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.review import Decision, Hold, Kind, Settings

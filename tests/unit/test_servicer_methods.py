@@ -9,8 +9,8 @@ import typing
 import pytest
 from google.protobuf.descriptor import MethodDescriptor
 
-from agentmem.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from agentmem.v1 import memory_service_pb2, memory_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from protocol_svc.servicer import MemoryServicer
 from runtime_svc.grpc.servicer import RuntimeServicer
 

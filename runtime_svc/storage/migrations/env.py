@@ -18,7 +18,7 @@ def _url() -> str:
     url = context.get_x_argument(as_dictionary=True).get("url")
     if url:
         return url
-    from agentmem.core import config as agentmem_config
+    from agentmem_kernel import config as agentmem_config
 
     return agentmem_config.load(os.environ.get("AGENTMEM_CONFIG")).storage.url
 

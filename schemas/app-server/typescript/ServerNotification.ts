@@ -20,16 +20,16 @@ export type ServerNotification =
   | { method: "thread/memoryMode/updated", params: ThreadMemoryModeUpdatedNotification }
   | { method: "memory/sources/classification/updated", params: MemorySourcesClassificationUpdatedNotification }
   | { method: "memory/inserted", params: MemoryInsertedNotification }
-  | { method: "memory/sources/appended", params: MemorySourcesAppendedNotification }
   | { method: "memory/reviewed", params: MemoryReviewedNotification }
   | { method: "memory/insertPolicy/updated", params: MemoryInsertPolicyUpdatedNotification }
   | { method: "memory/foreign/admitted", params: MemoryForeignAdmittedNotification }
   | { method: "memory/foreign/denied", params: MemoryForeignDeniedNotification }
   | { method: "memory/sources/revoked", params: MemorySourcesRevokedNotification }
   | { method: "memory/sources/erased", params: MemorySourcesErasedNotification }
-  | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
   | { method: "memory/ownerKeys/registered", params: MemoryOwnerKeysRegisteredNotification }
   | { method: "memory/ownerKeys/revoked", params: MemoryOwnerKeysRevokedNotification }
   | { method: "memory/sources/assent/revoked", params: MemorySourcesAssentRevokedNotification }
   | { method: "memory/facts/retracted", params: MemoryFactsRetractedNotification }
+  | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
+  | { method: "memory/sources/appended", params: MemorySourcesAppendedNotification }
   | { method: "memory/events/stopped", params: EventsStoppedNotification };

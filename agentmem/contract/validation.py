@@ -1,0 +1,111 @@
+"""Field checks shared by the gateway (request shape) and the runtime (domain invariants).
+
+Each raises `INVALID_FIELD` naming the field and the rule, never echoing the value.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+from agentmem.contract.errors import AgentmemError, invalid_field
+
+MAX_ID_LENGTH = 128
+MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 100
+
+
+# Categories never visible in an id: controls (Cc), format characters (Cf: zero-width
+# joiners and spaces, bidirectional overrides and isolates, the BOM, tag characters),
+# surrogates, private use, unassigned code points, and line and paragraph separators.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Characters of other categories that render as nothing (or as blank space): Hangul
+# fillers, the combining grapheme joiner, Khmer inherent vowels, Mongolian and other
+# variation selectors, the Braille blank.
+_INVISIBLE = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0}
+    | set(range(0x180B, 0x1810))
+    | set(range(0xFE00, 0xFE10))
+    | set(range(0xE0100, 0xE01F0))
+)
+
+
+def _hidden(ch: str) -> bool:
+    if " " <= ch <= "~":  # ASCII printable: the common case, decided at once
+        return False
+    category = unicodedata.category(ch)
+    # Spaces other than U+0020 (no-break, ideographic, ...) look like it or like nothing.
+    return category in _HIDDEN_CATEGORIES or category == "Zs" or ord(ch) in _INVISIBLE
+
+
+def identifier(name: str, value: str, *, required: bool = True) -> str:
+    """An id chosen by a caller (thread id, source id, request id, label key): 1 to 128
+    visible characters. Control, format (zero-width, bidirectional) and other invisible
+    characters are refused: two ids that look the same must be the same id."""
+    if not value:
+        if required:
+            raise invalid_field(name, "must not be empty")
+        return value
+    if len(value) > MAX_ID_LENGTH:
+        raise invalid_field(name, f"must be at most {MAX_ID_LENGTH} characters")
+    if any(ch < " " or ch == "\x7f" for ch in value):
+        raise invalid_field(name, "must not contain control characters or NUL bytes")
+    if any(_hidden(ch) for ch in value):
+        raise invalid_field(
+            name, "must not contain invisible characters (format, zero-width, bidi controls)"
+        )
+    if value != value.strip():
+        raise invalid_field(name, "must not start or end with white space")
+    if not unicodedata.is_normalized("NFC", value):
+        # Two spellings of one id would name two threads (a disabled one and its twin).
+        raise invalid_field(name, "must be in Unicode normalization form NFC")
+    return value
+
+
+def is_identifier(value: str) -> bool:
+    """Whether `value` passes `identifier` (for ids a caller may send but need not)."""
+    try:
+        identifier("id", value)
+    except AgentmemError:
+        return False
+    return True
+
+
+def non_negative(name: str, value: int) -> int:
+    if value < 0:
+        raise invalid_field(name, "must not be negative")
+    return value
+
+
+def enum_value(name: str, value: int, allowed: Iterable[int]) -> int:
+    if value not in set(allowed):
+        raise invalid_field(name, "must be one of the defined values (not UNSPECIFIED)")
+    return value
+
+
+def page_size(value: int) -> int:
+    if value < 0 or value > MAX_PAGE_SIZE:
+        raise invalid_field("page_size", f"must be between 0 and {MAX_PAGE_SIZE}")
+    return value or DEFAULT_PAGE_SIZE
+
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 100
+MAX_TOKEN_BUDGET = 100_000
+
+
+def query(value: str, name: str = "query") -> str:
+    """A search text; `name` is the request's own field (`Ask` calls it `question`)."""
+    if not value.strip():
+        raise invalid_field(name, "must not be empty")
+    if len(value) > MAX_QUERY_CHARS:
+        raise invalid_field(name, f"must be at most {MAX_QUERY_CHARS} characters")
+    if "\x00" in value:
+        raise invalid_field(name, "must not contain NUL bytes")
+    return value
+
+
+def in_range(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise invalid_field(name, f"must be between {low} and {high}")
+    return value

@@ -1,0 +1,227 @@
+"""`agentmem up | gateway | runtime`: run the services."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from agentmem.cli import SubParsers
+from agentmem.console import missing as console_missing
+from agentmem.contract import listen, private_files
+from agentmem_kernel import config, launch
+from agentmem_kernel.launch import LOG_FILE_HELP
+from agentmem_launcher import data_lock, dev_credential, supervisor
+
+DEV_TENANT = "dev"
+DEV_PRINCIPAL = "dev"
+# `agentmem up` keeps its services' logs here, in the data directory.
+LOG_DIR = "logs"
+
+
+def add_parsers(sub: SubParsers) -> None:
+    up = sub.add_parser("up", help="run the gateway and the runtime together (SQLite)")
+    up.add_argument("--config", help="YAML config file (default: built-in defaults)")
+    up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
+    up.add_argument(
+        "--data-dir",
+        help="where the SQLite database lives (default: storage.url from --config, else ./data)",
+    )
+    up.add_argument("--port-file", help="write the gateway's bound port here once serving")
+    up.add_argument("--console", metavar="HOST:PORT", help="also serve the web console here")
+    up.add_argument(
+        "--rotate-dev-token",
+        action="store_true",
+        help="mint a new dev credential instead of reusing the one in the data directory",
+    )
+    up.set_defaults(func=cmd_up)
+
+    gw = sub.add_parser("gateway", help="run the gateway (protocol_svc) alone")
+    gw.add_argument("--config", help="YAML config file (default: built-in defaults)")
+    gw.add_argument("--listen", help="overrides gateway.listen")
+    gw.add_argument("--runtime", help="runtime address; overrides gateway.runtime_address")
+    gw.add_argument("--port-file", help="write the bound port here once serving")
+    gw.add_argument("--log-file", help=LOG_FILE_HELP)
+    gw.set_defaults(func=cmd_gateway)
+
+    rt = sub.add_parser("runtime", help="run the memory runtime (runtime_svc) alone")
+    rt.add_argument("--config", help="YAML config file (default: built-in defaults)")
+    rt.add_argument("--listen", help="overrides runtime.listen")
+    rt.add_argument("--data-dir", help="put the SQLite database here (overrides storage.url)")
+    rt.add_argument("--port-file", help="write the bound port here once serving")
+    rt.add_argument("--log-file", help=LOG_FILE_HELP)
+    rt.set_defaults(func=cmd_runtime)
+
+
+# -P: the services never import from the working directory (a folder named `agentmem`
+# there, such as a clone seen from its parent, would shadow the installed package).
+PYTHON = [sys.executable, "-P", "-m"]
+# What each command starts, by module name: the launcher never imports a service.
+SERVICES = {"runtime": "runtime_svc", "gateway": "protocol_svc"}
+CONSOLE = "agentmem.cli.main"
+
+
+def _options(args: argparse.Namespace, *names: str) -> list[str]:
+    """The given options of a parsed command, as command-line arguments again."""
+    out: list[str] = []
+    for name in names:
+        value = getattr(args, name.replace("-", "_"))
+        if value is not None:
+            out += [f"--{name}", value]
+    return out
+
+
+def cmd_runtime(args: argparse.Namespace) -> int:
+    options = _options(args, "config", "listen", "data-dir", "port-file", "log-file")
+    return _become(SERVICES["runtime"], options)
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    options = _options(args, "config", "listen", "runtime", "port-file", "log-file")
+    return _become(SERVICES["gateway"], options)
+
+
+def _become(module: str, options: list[str]) -> int:
+    """This process becomes the service (same process id, signals and exit code)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [*PYTHON, module, *options])
+    return 0  # not reached
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Starts the runtime on a loopback port, then the gateway in front of it, and keeps
+    them running: a service that dies is restarted with backoff (and said so on stderr);
+    one that keeps dying stops both and exits non-zero, for an outer supervisor to act on.
+    The services' log lines go to files in the data directory; the terminal keeps the
+    banner, and after it only warnings, errors and restarts."""
+    # Until the supervisor takes over, SIGTERM unwinds through `stop_all` instead of
+    # orphaning the services already started.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    private_files.restrict()
+    settings = launch.settings(args.config)
+    # --data-dir wins; else the configured storage.url (file or environment); else ./data.
+    data_dir = args.data_dir
+    if data_dir is None and settings.storage.url == config.Storage().url:
+        data_dir = "./data"
+    lock = None
+    if data_dir:  # one `up` per data folder, before anything starts
+        try:
+            lock = data_lock.hold(Path(data_dir).resolve(), args.listen)
+        except data_lock.DataDirInUse as e:
+            raise SystemExit(f"agentmem: {e}") from None
+    launch.ensure_free(
+        "gateway", args.listen, fix="choose another: --listen HOST:PORT, or make run LISTEN=…"
+    )
+    launch.ensure_free(
+        "console",
+        args.console or "",
+        fix="choose another: --console HOST:PORT, or make run CONSOLE=…",
+    )
+    env = dict(os.environ)
+    env["AGENTMEM_INTERNAL__TOKEN"] = secrets.token_urlsafe(32)
+    # With a data directory, the services log to files in it; with a configured storage.url
+    # and no data directory, to stderr as a service manager expects.
+    log_dir = Path(data_dir).resolve() / LOG_DIR if data_dir else None
+    dev = None
+    if not settings.auth.api_keys:
+        dev = dev_credential.load_or_mint(data_dir or "./data", rotate=args.rotate_dev_token)
+        env["AGENTMEM_AUTH__API_KEYS"] = json.dumps(
+            [
+                {
+                    "principal": DEV_PRINCIPAL,
+                    "tenant": DEV_TENANT,
+                    "kind": "user",
+                    "scopes": list(config.SCOPES),
+                    "sha256": config.token_sha256(dev.token),
+                }
+            ]
+        )
+    cfg = ["--config", args.config] if args.config else []
+    storage = ["--data-dir", data_dir] if data_dir else []
+    with tempfile.TemporaryDirectory(prefix="agentmem-up-") as tmp:
+        runtime = supervisor.Child(
+            "runtime",
+            [*PYTHON, SERVICES["runtime"], *cfg, *storage, *_log_file(log_dir, "runtime")],
+            env,
+            Path(tmp, "runtime.port"),
+            listen="127.0.0.1:0",
+        )
+        gateway = supervisor.Child(
+            "gateway",
+            [*PYTHON, SERVICES["gateway"], *cfg, *_log_file(log_dir, "gateway")],
+            env,
+            Path(tmp, "gateway.port"),
+            args.listen,
+        )
+        children = [runtime, gateway]  # started in this order, stopped in the reverse
+        try:
+            port = runtime.start()
+            gateway.argv += ["--runtime", f"127.0.0.1:{port}"]
+            gport = gateway.start()
+            if args.port_file:
+                Path(args.port_file).write_text(str(gport))
+            host = args.listen.rsplit(":", 1)[0]
+            if lock is not None:
+                data_lock.describe(lock, f"{host}:{gport}")
+            where = (
+                f"data in {Path(data_dir).resolve()}"
+                if data_dir
+                else f"storage {make_url(settings.storage.url).render_as_string()}"
+            )
+            print(
+                f"agentmem is serving on {host}:{gport} (runtime on 127.0.0.1:{port}, {where})",
+                flush=True,
+            )
+            if args.console:
+                console = _console(args.console, host, gport, env, Path(tmp))
+                if console is not None:
+                    children.append(console)
+                    console.start()
+            if dev:
+                print(dev_credential.describe(dev), flush=True)
+                print(
+                    f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev.token}", flush=True
+                )
+            if log_dir:
+                print(f"call logs in {log_dir}/ (warnings and errors also show here)", flush=True)
+            return supervisor.supervise(children)
+        except supervisor.StartFailed as e:
+            if e.code == listen.EXIT_ADDRESS_IN_USE:  # the service said so, in one line
+                return e.code
+            raise SystemExit(f"agentmem: {e}") from None
+        finally:
+            supervisor.stop_all(children)
+            if lock is not None:
+                lock.close()
+
+
+def _log_file(log_dir: Path | None, service: str) -> list[str]:
+    return ["--log-file", str(log_dir / f"{service}.log")] if log_dir else []
+
+
+def _console(
+    address: str, host: str, gport: int, env: dict[str, str], tmp: Path
+) -> supervisor.Child | None:
+    """The console's child, or None (said in one line) when its libraries are missing: an
+    optional part never takes the services down."""
+    missing = console_missing()
+    if missing:
+        print(f"agentmem: the console is not started: {missing}", file=sys.stderr, flush=True)
+        return None
+    near = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
+    return supervisor.Child(
+        "console",
+        [*PYTHON, CONSOLE, "console", "--addr", f"{near}:{gport}"],
+        # The internal credential is not the console's to hold.
+        {k: v for k, v in env.items() if k != "AGENTMEM_INTERNAL__TOKEN"},
+        tmp / "console.port",
+        address,
+    )
