@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from agentmem.mcp_arguments import Revision, SaveIntent, SourceId, write
+from agentmem.mcp_arguments import Revision, SaveIntent, SourceId, tool_annotations
 from agentmem.mcp_toolbox import Toolbox
 from agentmem.v1 import sources_pb2
 
@@ -28,7 +28,7 @@ def register(t: Toolbox) -> None:
         "memory_insert's host stored with messages), as its next revision: pass the revision "
         "the last call returned. The conversation keeps its classification; what would hold "
         "an insert for review holds it.",
-        write("Append to a session"),
+        tool_annotations("AppendMessages", "Append to a session"),
         sources_pb2.AppendMessagesResponse,
     )
     async def memory_append(
