@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.search import stored_vectors, take, vector_sql
 from runtime_svc.search.hits import Hit, MatchRow, make_hit
@@ -122,7 +122,7 @@ class VectorSearch:
             self.conn,
             self.tenant_id,
             plan.model_id,
-            signature(query),
+            query,
             plan.coarse,
             self._last.get(plan.model_id),
         )

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from runtime_svc.domain import entry_keys, fusion
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.embeddings import Embedder, Vector, signature
+from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
 from runtime_svc.search import plan, statistics
@@ -111,7 +111,7 @@ class Semantic:
                 vector = self._embedder.embed([query])[0]
                 self._queries.put(self.model_id, query, vector)
             self._signatures.propose(
-                tenant_id, self.model_id, signature(vector), self._s.candidates * COARSE_FACTOR
+                tenant_id, self.model_id, vector, self._s.candidates * COARSE_FACTOR
             )
             return vector
 
