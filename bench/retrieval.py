@@ -36,7 +36,17 @@ from sqlalchemy.engine import make_url
 
 from agentmem.client import connect
 from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
-from bench import beam, corpus, evidence, hybrid, latency_budget, locomo, servers
+from bench import (
+    beam,
+    corpus,
+    evidence,
+    hybrid,
+    latency_budget,
+    locomo,
+    pg_hybrid,
+    servers,
+    vector_recall,
+)
 from bench import passages as passage_bench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -529,7 +539,8 @@ def main() -> None:
         "1M-1000-tenants, 1M-one-tenant, "
         "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages (or "
         "20k-everyday-passages, 100k-passages), "
-        "conversation-writes, locomo-passages, evidence, beam, latency-budget",
+        "conversation-writes, locomo-passages, evidence, beam, latency-budget, vector-recall, "
+        "pg-hybrid (PostgreSQL with pgvector from pgserver: 100k vectors, 1M with --million)",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -598,6 +609,12 @@ def main() -> None:
             save(report, name)
         if not args.no_hybrid and not args.postgres and (not only or "latency-budget" in only):
             report["latency_budget"] = latency_budget.run(tmp, args.questions)
+            save(report, name)
+        if not args.no_hybrid and (not only or "vector-recall" in only):
+            report["vector_recall"] = vector_recall.run()
+            save(report, name)
+        if "pg-hybrid" in only:  # asked for by name: PostgreSQL with pgvector (pgserver)
+            report["pg_hybrid"] = pg_hybrid.run(tmp, args.million, args.questions)
             save(report, name)
         if not args.no_hybrid and (not only or "paraphrase" in only):
             print("-- paraphrase set recall, lexical and hybrid", flush=True)
@@ -796,6 +813,8 @@ def targets(report: dict) -> list[str]:
     evidence.targets(report, out)
     beam.targets(report, out)
     latency_budget.targets(report, out)
+    vector_recall.targets(report, out)
+    pg_hybrid.targets(report, out)
     return out
 
 

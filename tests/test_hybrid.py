@@ -52,7 +52,8 @@ COARSE = {
     "exact": {},
     # ...or, too large for that (`search.plan.IN_MEMORY_MAX`), ranked in SQL.
     "exact, in SQL": {},
-    # Large tenants: candidates by signature, ranked from their vectors held in memory...
+    # Large tenants: candidates by a first pass (SQLite: int8 codes of the vectors held in
+    # memory, then ranked exactly; PostgreSQL: the HNSW index)...
     "coarse": {"retrieval__exact_search_max": 0},
     # ...or, when the vectors do not fit, read and ranked in SQL.
     "coarse, vectors not held": {
@@ -64,7 +65,7 @@ COARSE = {
 
 def plan_stack(make_stack, monkeypatch, vector_backend, plan, **more):  # type: ignore[no-untyped-def]
     """A hybrid stack searching its tenant's vectors by `plan` (a key of COARSE)."""
-    if plan != "exact" and vector_backend != "sqlite":
+    if plan not in ("exact", "coarse") and vector_backend != "sqlite":
         pytest.skip("these plans are SQLite's")
     if plan == "exact, in SQL":
         monkeypatch.setattr(search_plan, "IN_MEMORY_MAX", 0)

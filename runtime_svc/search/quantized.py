@@ -47,9 +47,7 @@ def quantize(vectors: Array) -> tuple[Array, Array]:
     return codes, factor.astype(np.float32)
 
 
-def similarities(
-    codes: Array | None, factor: Array | None, vectors: Array, query: Vector
-) -> Array:
+def similarities(codes: Array | None, factor: Array | None, vectors: Array, query: Vector) -> Array:
     """Every held vector's (approximate, with codes) cosine similarity to the query."""
     import numpy as np
 

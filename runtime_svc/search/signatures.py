@@ -138,9 +138,7 @@ class Signatures:
         self._max_vectors = max_vectors
         # (tenant, model, query vector, n) -> (the held rows' version it was computed on,
         # the positions of the nearest among them)
-        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array]] = (
-            OrderedDict()
-        )
+        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array]] = OrderedDict()
 
     def _entry(self, tenant_id: str, model_id: str) -> HeldRows:
         with self._lock:

@@ -93,7 +93,7 @@ def _insert(conn, rows) -> None:  # type: ignore[no-untyped-def]
 def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
     from runtime_svc.search.signatures import Signatures
 
-    engine, table = _vectors_table()
+    engine, _table = _vectors_table()
     rng = np.random.default_rng(7)
     rows = _vector_rows("t", 300, rng)
     query = rng.standard_normal(64).tolist()

@@ -24,13 +24,9 @@ DIMENSION = 48
 def _exact_top(conn, table, query, k: int) -> list[int]:  # type: ignore[no-untyped-def]
     """The exact top k of the tenant's eligible vectors (seqs), by cosine similarity."""
     p = SearchPosting.__table__
-    eligible = {
-        r.pk for r in conn.execute(p.select().where(p.c.term == "", p.c.eligible == 1))
-    }
+    eligible = {r.pk for r in conn.execute(p.select().where(p.c.term == "", p.c.eligible == 1))}
     rows = [
-        r
-        for r in conn.execute(table.select())
-        if with_passage(r.source_pk, r.passage) in eligible
+        r for r in conn.execute(table.select()) if with_passage(r.source_pk, r.passage) in eligible
     ]
     q = np.asarray(query, np.float32)
     scored = []
