@@ -8,8 +8,9 @@ with `term = ''`): its `eligible` flag (eligibility regardless of time) and its 
 tenant's count of index changes as the change left it, `tenant_state.index_stamp`). What is
 held is brought up to the caller's transaction at every use: the entries stamped since are
 read and their rows' flags set; a vector with no entry row (its source revoked or erased:
-both remove the entry and the vectors) is not eligible; and when the stamp has moved, a count
-of the tenant's vectors finds vectors deleted since (their rows are then dropped). A
+both remove the entry and the vectors) is not eligible; and when a stamp was taken that no
+entry row holds (a removal takes one), a count of the tenant's vectors finds vectors deleted
+since (their rows are then dropped). A
 time-dependent rule (an assent's expiry) is left to the check of the shortlist's sources,
 which stays the authority (`search.take`).
 """
@@ -45,7 +46,7 @@ _ELIGIBLE_ENTRIES = select(postings.c.pk).where(
     postings.c.term == ENTRY,
     postings.c.eligible != 0,
 )
-_CHANGED = select(postings.c.pk, postings.c.eligible).where(
+_CHANGED = select(postings.c.pk, postings.c.eligible, postings.c.stamp).where(
     postings.c.tenant_id == bindparam("tenant_id"),
     postings.c.term == ENTRY,
     postings.c.stamp > bindparam("after"),
@@ -97,6 +98,7 @@ def catch_up(conn: Connection, held: HeldRows, tenant_id: str, model_id: str) ->
         return
     if stamp <= held.stamp:
         return
+    held_stamp = held.stamp
     ok = held.ok.copy()
     changed = driver_rows(conn, _CHANGED, params | {"after": held.stamp})
     if changed:
@@ -107,7 +109,10 @@ def catch_up(conn: Connection, held: HeldRows, tenant_id: str, model_id: str) ->
         rows = np.flatnonzero(np.isin(held.keys, keys))
         ok[rows] = flags[np.searchsorted(keys, held.keys[rows])]
     held.set_ok(ok, stamp)
-    _drop_deleted(conn, held, tenant_id, model_id)
+    # Each change of the index takes one stamp, and an entry's row keeps its last: a stamp
+    # no row holds was a removal (or a change overwritten since): look for deleted vectors.
+    if len({r[2] for r in changed}) < stamp - held_stamp:
+        _drop_deleted(conn, held, tenant_id, model_id)
 
 
 def _drop_deleted(conn: Connection, held: HeldRows, tenant_id: str, model_id: str) -> None:
