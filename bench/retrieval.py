@@ -540,7 +540,8 @@ def main() -> None:
         "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages (or "
         "20k-everyday-passages, 100k-passages), "
         "conversation-writes, locomo-passages, evidence, beam, latency-budget, vector-recall, "
-        "pg-hybrid (PostgreSQL with pgvector from pgserver: 100k vectors, 1M with --million)",
+        "pg-hybrid (PostgreSQL with pgvector from pgserver: 100k vectors, 1M with --million; "
+        "pg-hybrid-one-tenant or pg-hybrid-1000-tenants for one shape)",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -613,8 +614,9 @@ def main() -> None:
         if not args.no_hybrid and (not only or "vector-recall" in only):
             report["vector_recall"] = vector_recall.run()
             save(report, name)
-        if "pg-hybrid" in only:  # asked for by name: PostgreSQL with pgvector (pgserver)
-            report["pg_hybrid"] = pg_hybrid.run(tmp, args.million, args.questions)
+        pg_shapes = {x.removeprefix("pg-hybrid-") for x in only if x.startswith("pg-hybrid-")}
+        if "pg-hybrid" in only or pg_shapes:  # by name only: PostgreSQL with pgvector
+            report["pg_hybrid"] = pg_hybrid.run(tmp, args.million, args.questions, pg_shapes)
             save(report, name)
         if not args.no_hybrid and (not only or "paraphrase" in only):
             print("-- paraphrase set recall, lexical and hybrid", flush=True)
