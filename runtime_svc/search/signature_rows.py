@@ -136,3 +136,23 @@ def as_matrix(embeddings: list[bytes]) -> Array | None:
     if len({len(e) for e in embeddings}) != 1 or not embeddings[0]:
         return None
     return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)
+
+
+def _distances(words: Array, query: bytes) -> Array:
+    """Hamming distance of every held signature to the query's."""
+    import numpy as np
+
+    # One pass over every word of every signature (three array operations, not three a word).
+    found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
+    return found
+
+
+def _nearest(distance: Array, n: int) -> Array:
+    """The positions of `n` smallest distances (ties at the last place taken in order):
+    distances are small integers, so counting them finds the cut-off in one pass, about five
+    times faster than a partial sort of 100k."""
+    import numpy as np
+
+    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), n))  # n fall at or below it
+    below = np.flatnonzero(distance < cut)
+    return np.concatenate([below, np.flatnonzero(distance == cut)[: n - len(below)]])

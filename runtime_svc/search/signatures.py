@@ -32,7 +32,7 @@ from sqlalchemy import Connection, bindparam, func, select
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.entry_keys import with_passage
 from runtime_svc.search import quantized, vector_mask
-from runtime_svc.search.signature_rows import HeldRows, as_matrix, packed
+from runtime_svc.search.signature_rows import HeldRows, _distances, _nearest, as_matrix, packed
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
 
     Array = NDArray[Any]
 
-__all__ = ["Nearest", "Signatures", "as_matrix"]
+__all__ = ["Nearest", "Signatures", "_distances", "_nearest", "as_matrix"]
 
 v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
@@ -82,26 +82,6 @@ class Nearest:
     # Every vector of the tenant and model held was proposed (no fewer than asked for):
     # the candidates are the whole tenant, so none can have taken an eligible one's place.
     complete: bool = False
-
-
-def _distances(words: Array, query: bytes) -> Array:
-    """Hamming distance of every held signature to the query's."""
-    import numpy as np
-
-    # One pass over every word of every signature (three array operations, not three a word).
-    found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
-    return found
-
-
-def _nearest(distance: Array, n: int) -> Array:
-    """The positions of `n` smallest distances (ties at the last place taken in order):
-    distances are small integers, so counting them finds the cut-off in one pass, about five
-    times faster than a partial sort of 100k."""
-    import numpy as np
-
-    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), n))  # n fall at or below it
-    below = np.flatnonzero(distance < cut)
-    return np.concatenate([below, np.flatnonzero(distance == cut)[: n - len(below)]])
 
 
 def _key(query: Vector) -> bytes:
@@ -239,10 +219,10 @@ class Signatures:
         import numpy as np
 
         held = self._entry(tenant_id, model_id)
-        if last is None:
+        if last is None:  # else `refresh` brought it up to the caller's transaction
             params = {"tenant_id": tenant_id, "model_id": model_id}
             last = conn.execute(_LAST, params).scalar() or 0
-        self._update(conn, held, tenant_id, model_id, last)  # nothing to do after `refresh`
+            self._update(conn, held, tenant_id, model_id, last)
         with held.lock:
             seqs, vectors, version = held.seqs, held.vectors, held.version
             chosen = None
@@ -280,6 +260,24 @@ class Signatures:
             self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen)
             while len(self._proposals) > PROPOSALS:
                 self._proposals.popitem(last=False)
+
+    def stored(self, tenant_id: str, model_id: str, entries: list[tuple[int, int]]) -> Any:
+        """The held vectors of the given entries ((source pk, passage) pairs; those held),
+        by entry, or None when the tenant's vectors are not held (use after `refresh`)."""
+        import numpy as np
+
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        if held is None:
+            return None
+        with held.lock:
+            keys, vectors = held.keys, held.vectors
+        if keys is None or vectors is None or len(keys) != len(vectors):
+            return None
+        wanted: dict[int, tuple[int, int]] = {with_passage(pk, p): (pk, p) for pk, p in entries}
+        wanted_keys = np.fromiter(wanted, np.int64, len(wanted))
+        rows = np.flatnonzero(np.isin(keys, wanted_keys))  # in seq order: the latest wins
+        return {wanted[int(keys[r])]: vectors[r] for r in rows.tolist()}
 
     def forget(self, tenant_id: str, model_id: str, seqs: list[int]) -> None:
         """Drops vectors found deleted."""

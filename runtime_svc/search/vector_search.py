@@ -207,6 +207,10 @@ class VectorSearch:
         read = self._stored.get(model_id)
         if read is not None:  # every vector of the tenant was read for this search
             return Stored({e: read[e] for e in entries if e in read})
+        if model_id in self._last:  # the tenant's held vectors, brought up to date
+            held = self._signatures.stored(self.tenant_id, model_id, list(entries))
+            if held is not None:
+                return Stored(held)
         return stored_vectors.lookup(self.conn, self.tenant_id, model_id, entries)
 
 
