@@ -34,7 +34,17 @@ from sqlalchemy.engine import make_url
 
 from agentmem.client import connect
 from agentmem.v1 import common_pb2, retrieval_pb2, review_pb2, sources_pb2, thread_mode_pb2
-from bench import beam, corpus, evidence, hybrid, latency_budget, locomo, servers
+from bench import (
+    beam,
+    corpus,
+    evidence,
+    hybrid,
+    latency_budget,
+    locomo,
+    pg_hybrid,
+    servers,
+    vector_recall,
+)
 from bench import passages as passage_bench
 from bench.common import (
     echo_floor,
@@ -427,7 +437,9 @@ def main() -> None:
         "1M-1000-tenants, 1M-one-tenant, "
         "1M-everyday, writes, locomo, observability, paraphrase, hybrid-writes, passages (or "
         "20k-everyday-passages, 100k-passages), "
-        "conversation-writes, locomo-passages, evidence, beam, latency-budget",
+        "conversation-writes, locomo-passages, evidence, beam, latency-budget, vector-recall, "
+        "pg-hybrid (PostgreSQL with pgvector from pgserver: 100k vectors, 1M with --million; "
+        "pg-hybrid-one-tenant or pg-hybrid-1000-tenants for one shape)",
     )
     args = parser.parse_args()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -496,6 +508,13 @@ def main() -> None:
             save(report, name)
         if not args.no_hybrid and not args.postgres and (not only or "latency-budget" in only):
             report["latency_budget"] = latency_budget.run(tmp, args.questions)
+            save(report, name)
+        if not args.no_hybrid and (not only or "vector-recall" in only):
+            report["vector_recall"] = vector_recall.run()
+            save(report, name)
+        pg_shapes = {x.removeprefix("pg-hybrid-") for x in only if x.startswith("pg-hybrid-")}
+        if "pg-hybrid" in only or pg_shapes:  # by name only: PostgreSQL with pgvector
+            report["pg_hybrid"] = pg_hybrid.run(tmp, args.million, args.questions, pg_shapes)
             save(report, name)
         if not args.no_hybrid and (not only or "paraphrase" in only):
             print("-- paraphrase set recall, lexical and hybrid", flush=True)
@@ -679,6 +698,8 @@ def targets(report: dict) -> list[str]:
     evidence.targets(report, out)
     beam.targets(report, out)
     latency_budget.targets(report, out)
+    vector_recall.targets(report, out)
+    pg_hybrid.targets(report, out)
     return out
 
 

@@ -52,7 +52,8 @@ COARSE = {
     "exact": {},
     # ...or, too large for that (`search.plan.IN_MEMORY_MAX`), ranked in SQL.
     "exact, in SQL": {},
-    # Large tenants: candidates by signature, ranked from their vectors held in memory...
+    # Large tenants: candidates by a first pass (SQLite: int8 codes of the vectors held in
+    # memory, then ranked exactly; PostgreSQL: the HNSW index)...
     "coarse": {"retrieval__exact_search_max": 0},
     # ...or, when the vectors do not fit, read and ranked in SQL.
     "coarse, vectors not held": {
@@ -64,7 +65,7 @@ COARSE = {
 
 def plan_stack(make_stack, monkeypatch, vector_backend, plan, **more):  # type: ignore[no-untyped-def]
     """A hybrid stack searching its tenant's vectors by `plan` (a key of COARSE)."""
-    if plan != "exact" and vector_backend != "sqlite":
+    if plan not in ("exact", "coarse") and vector_backend != "sqlite":
         pytest.skip("these plans are SQLite's")
     if plan == "exact, in SQL":
         monkeypatch.setattr(search_plan, "IN_MEMORY_MAX", 0)
@@ -429,3 +430,38 @@ def test_ask_says_when_nothing_found_by_meaning_answers(hybrid):
 
 def ask_(client, question):  # type: ignore[no-untyped-def]
     return client.Ask(facts_pb2.AskRequest(question=question, token_budget=300))
+
+
+def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
+    local_model, vector_backend, make_stack, monkeypatch, caplog
+):
+    """Large tenants' semantic ranking (SQLite: int8 codes of the held vectors; PostgreSQL:
+    the HNSW index scan, drawing no more than twice the candidates wanted) takes the nearest
+    eligible vectors: cold ones never take their places, and it says which ranker ran."""
+    import logging
+
+    import numpy as np
+
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.search import pg_hnsw
+
+    monkeypatch.setattr(pg_hnsw, "scan_size", lambda limit: 2 * limit)
+    stack = make_stack(**hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2))
+    client = stack.client()
+    texts = (SAXOPHONE, PIANO, VIOLIN, DRUMS, UKULELE, ACCORDION, *OTHERS)
+    ids = {insert(client, text).source_id: text for text in texts}
+    wait_embedded(client)
+    # The exact order by meaning, from the model itself.
+    model = LocalEmbedder(local_model, MODEL_ID)
+    q = np.asarray(model.embed([INSTRUMENT_QUESTION])[0])
+    vectors = dict(zip(ids, model.embed(list(ids.values())), strict=True))
+    nearest = sorted(ids, key=lambda s: -float(np.dot(vectors[s], q)))
+    with caplog.at_level(logging.DEBUG, logger="agentmem.runtime.retrieval"):
+        explain(client, INSTRUMENT_QUESTION)
+    said = {r.plan["semantic"] for r in caplog.records if r.getMessage() == "retrieval plan"}
+    ran = "vectors-coarse-signatures" if vector_backend == "sqlite" else "vectors-pgvector-hnsw"
+    assert said == {ran}
+    assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == nearest[:2]
+    for source_id in nearest[:2]:
+        classify(client, source_id, 1, COLD)
+    assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == nearest[2:4]

@@ -6,9 +6,12 @@ Lexical: the postings in the index tables (`search.tables`) for a tenant with fe
 (`search.held_rank`), every slot scored (dense) or, when the slots and the query's postings
 are many, pruned by MaxScore. Semantic (hybrid retrieval): on SQLite a tenant with at most
 `retrieval.exact_search_max` entries is ranked exactly, its vectors read and ranked in memory
-while they fit `IN_MEMORY_MAX` floats, else in SQL; a larger one is narrowed to candidates by
-its vectors' signatures first (the coarse pass), ranked in memory when the vectors are held,
-else in SQL. On PostgreSQL pgvector ranks every vector of the tenant exactly.
+while they fit `IN_MEMORY_MAX` floats, else in SQL; a larger one is narrowed to candidates
+first (the coarse pass: the held vectors' int8 codes, else their signatures, eligibility
+masked inside it), ranked in memory when the vectors are held, else in SQL. On PostgreSQL
+pgvector ranks a tenant with at most `retrieval.exact_search_max` entries exactly, a larger
+one through its HNSW index (`search.pg_hnsw`) when migration 0020 made one for the model's
+dimension.
 
 The plan is said in `ExplainRetrieval`'s debug log line (`describe`).
 """
@@ -44,6 +47,7 @@ class Vector(StrEnum):
     IN_SQL = "vectors-exact-in-sql"
     COARSE = "vectors-coarse-signatures"
     PGVECTOR = "vectors-pgvector"
+    PGVECTOR_HNSW = "vectors-pgvector-hnsw"
 
 
 def lexical(entries: int, held_min_entries: int | None) -> Lexical:
@@ -80,11 +84,12 @@ def vector(
     model_id: str,
     min_similarity: float,
     grouped: bool,
+    hnsw: bool = False,
 ) -> VectorPlan:
     """The semantic side's ranker for a tenant of `entries` index entries (one vector each
-    once embedded)."""
+    once embedded; `hnsw`: PostgreSQL has an HNSW index for the model's dimension)."""
     if not sqlite:
-        method = Vector.PGVECTOR
+        method = Vector.PGVECTOR_HNSW if hnsw and entries > exact_max else Vector.PGVECTOR
     elif entries > exact_max:
         method = Vector.COARSE
     elif entries * dimension <= IN_MEMORY_MAX:

@@ -1,26 +1,27 @@
-"""The coarse pass of the semantic side over large SQLite tenants: every vector's 1-bit
-signature (`memory_vectors.signature`), held in memory per tenant and model and compared to
-the query's by Hamming distance with numpy.
+"""The first pass of the semantic side over large SQLite tenants, held in memory per tenant
+and model: every vector's 1-bit signature (`memory_vectors.signature`) and, while the held
+vectors of all tenants fit `max_vectors`, the vector itself (float32) and its int8 codes
+(`search.quantized`), row for row; and whether each may take a place in a shortlist
+(`search.vector_mask`: the vectors of sources not eligible never do, the mask is applied
+before the top n is taken).
 
-It only proposes candidates (`memory_vectors.seq`), ranked exactly afterwards with the
-tenant check and the eligibility predicate, falling back to the exact search whenever the
-proposal leaves fewer than k eligible results while some candidates were ineligible or gone
-(`search.semantic`). While the held vectors of all tenants fit `max_vectors`, each
-candidate's vector is held too (float32, row for row with its signature): the exact ranking
-is computed in memory and the database only checks the best candidates' sources; otherwise
-the statement that checks them reads and ranks their vectors.
+It only proposes candidates (`memory_vectors.seq`): the `n` nearest eligible ones by the
+int8 codes when the vectors are held (exact below `quantized.EXACT_MAX`), else by Hamming
+distance of the signatures. They are ranked exactly afterwards (in memory when the vectors
+are held, else by the statement that reads them) and their sources checked with the whole
+eligibility predicate, falling back to the exact search whenever that leaves fewer than k
+eligible results while some candidates were refused or gone (`search.vector_search`).
 
 What is held is brought up to date from the database at every use, inside the caller's
-transaction: vectors stored since (by any process) are read by their growing `seq`; vectors
-deleted since are dropped once a proposal meets them. The comparison itself can be made
-ahead, on the thread that embedded the query (`propose`): the search takes that result when
-nothing held has changed since.
+transaction: vectors stored since (by any process) are read by their growing `seq`, the
+entries' flags by their stamps, vectors deleted since by a count. The comparison itself can
+be made ahead, on the thread that embedded the query (`propose`): the search takes that
+result when nothing held has changed since.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, bindparam, func, select
 
-from runtime_svc.search.signature_rows import HeldRows, as_matrix, packed
+from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.entry_keys import with_passage
+from runtime_svc.search import quantized, vector_mask
+from runtime_svc.search.signature_rows import HeldRows, _distances, _nearest, as_matrix, packed
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
 
@@ -38,7 +42,7 @@ if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
 
     Array = NDArray[Any]
 
-__all__ = ["Nearest", "Signatures", "as_matrix"]
+__all__ = ["Nearest", "Signatures", "_distances", "_nearest", "as_matrix"]
 
 v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
@@ -46,7 +50,7 @@ MAX_VECTORS = 250_000  # vectors held in all (4 bytes a dimension: 384 MB at 384
 PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
 
 _NEWER = (
-    select(v.c.seq, v.c.signature)
+    select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage)
     .where(
         v.c.tenant_id == bindparam("tenant_id"),
         v.c.model_id == bindparam("model_id"),
@@ -55,7 +59,7 @@ _NEWER = (
     .order_by(v.c.seq)
 )
 _NEWER_VECTORS = (
-    select(v.c.seq, v.c.signature, v.c.embedding)
+    select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, v.c.embedding)
     .where(
         v.c.tenant_id == bindparam("tenant_id"),
         v.c.model_id == bindparam("model_id"),
@@ -81,20 +85,28 @@ class Nearest:
     complete: bool = False
 
 
-def _distances(words: Array, query: bytes) -> Array:
-    """Hamming distance of every held signature to the query's."""
-    # One pass over every word of every signature (three array operations, not three a word).
-    found: Array = np.bitwise_count(words ^ packed([query])).sum(axis=0, dtype=np.uint16)
-    return found
+def _key(query: Vector) -> bytes:
+
+    return np.asarray(query, np.float32).tobytes()
 
 
-def _nearest(distance: Array, n: int) -> Array:
-    """The positions of `n` smallest distances (ties at the last place taken in order):
-    distances are small integers, so counting them finds the cut-off in one pass, about five
-    times faster than a partial sort of 100k."""
-    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), n))  # n fall at or below it
-    below = np.flatnonzero(distance < cut)
-    return np.concatenate([below, np.flatnonzero(distance == cut)[: n - len(below)]])
+def _choose(held: HeldRows, query: Vector, n: int) -> Array:
+    """The positions of the `n` held rows nearest to the query among those that may take a
+    place (`held.ok`; every one of them when there are no more): by the int8 codes or the
+    vectors when held (`search.quantized`), else by the signatures' Hamming distance."""
+
+    assert held.seqs is not None and held.words is not None
+    if held.vectors is not None:
+        sims = quantized.similarities(held.codes, held.factor, held.vectors, query)
+        return quantized.shortlist(sims, held.ok, n)
+    distance = _distances(held.words, signature(query))
+    if held.ok is None:
+        return _nearest(distance, n) if len(distance) > n else np.arange(len(distance))
+    eligible = int(held.ok.sum())
+    if eligible <= n:
+        return np.flatnonzero(held.ok)
+    far = np.where(held.ok, distance, np.uint16(distance.max() + 1))
+    return _nearest(far, n)
 
 
 class Signatures:
@@ -103,9 +115,9 @@ class Signatures:
         self._lock = threading.Lock()
         self._max = max_held
         self._max_vectors = max_vectors
-        # (tenant, model, query signature, n) -> (the held seqs it was computed on, the
-        # positions of the nearest among them)
-        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[Any, Array]] = OrderedDict()
+        # (tenant, model, query vector, n) -> (the held rows' version it was computed on,
+        # the positions of the nearest among them)
+        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array]] = OrderedDict()
 
     def _entry(self, tenant_id: str, model_id: str) -> HeldRows:
         with self._lock:
@@ -167,62 +179,69 @@ class Signatures:
     def _update(
         self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str, last: int
     ) -> None:
-        params = {"tenant_id": tenant_id, "model_id": model_id}
         with held.lock:
-            if last <= held.after:
-                return
-            with_vectors = held.holds_vectors
-            stmt = _NEWER_VECTORS if with_vectors else _NEWER
-            rows = conn.execute(stmt, params | {"after": held.after}).all()
-            if not rows:
-                return
-            vectors = None
-            if with_vectors and self._vectors_fit(held, len(rows)):
-                vectors = as_matrix([r[2] for r in rows])
-            held.append(
-                np.fromiter((r[0] for r in rows), np.int64, len(rows)),
-                packed([r[1] for r in rows]),
-                vectors,
-            )
+            if last > held.after:
+                self._append(conn, held, tenant_id, model_id)
+            vector_mask.catch_up(conn, held, tenant_id, model_id)
+
+    def _append(self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str) -> None:
+        """The vectors stored since (under `held.lock`), with their entries' flags."""
+
+        params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
+        rows = conn.execute(_NEWER_VECTORS if held.holds_vectors else _NEWER, params).all()
+        if not rows:
+            return
+        vectors = None
+        if held.holds_vectors and self._vectors_fit(held, len(rows)):
+            vectors = as_matrix([r[4] for r in rows])
+        keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
+        # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
+        ok = np.ones(len(rows), np.bool_)
+        if held.stamp >= 0:
+            ok = vector_mask.flags_of(conn, tenant_id, keys)
+        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
 
     def nearest(
         self,
         conn: Connection,
         tenant_id: str,
         model_id: str,
-        query: bytes,
+        query: Vector,
         n: int,
         last: int | None = None,
     ) -> Nearest:
-        """The `n` vectors of the tenant and model whose signatures are nearest to `query`'s,
-        as of the caller's transaction (`last`: the largest seq `refresh` saw in the same
-        transaction; a seq above it is not in the caller's snapshot)."""
+        """The `n` eligible vectors of the tenant and model nearest to `query` by the first
+        pass (`_choose`), as of the caller's transaction (`last`: the largest seq `refresh`
+        saw in the same transaction; a seq above it is not in the caller's snapshot)."""
+
         held = self._entry(tenant_id, model_id)
-        if last is None:
+        if last is None:  # else `refresh` brought it up to the caller's transaction
             params = {"tenant_id": tenant_id, "model_id": model_id}
             last = conn.execute(_LAST, params).scalar() or 0
-        self._update(conn, held, tenant_id, model_id, last)  # nothing to do after `refresh`
+            self._update(conn, held, tenant_id, model_id, last)
         with held.lock:
-            seqs, words, vectors = held.seqs, held.words, held.vectors
-        if words is None or seqs is None or not len(seqs):
+            seqs, vectors, version = held.seqs, held.vectors, held.version
+            chosen = None
+            if seqs is not None and len(seqs):
+                with self._lock:
+                    proposed = self._proposals.pop((tenant_id, model_id, _key(query), n), None)
+                if proposed is not None and proposed[0] == version:  # nothing changed since
+                    chosen = proposed[1]
+                else:
+                    chosen = _choose(held, query, n)
+        if seqs is None or chosen is None:
             return Nearest(np.zeros(0, np.int64), None, last, True)
-        with self._lock:
-            proposed = self._proposals.pop((tenant_id, model_id, query, n), None)
-        chosen: Array | None
-        if proposed is not None and proposed[0]() is seqs:  # nothing held changed since
-            chosen = proposed[1]
-        else:
-            chosen = _nearest(_distances(words, query), n) if len(seqs) > n else None
-        if chosen is not None:
-            seqs = seqs[chosen]
-            vectors = None if vectors is None else vectors[chosen]
+        complete = len(chosen) < n  # every eligible vector held was proposed
+        seqs = seqs[chosen]
+        vectors = None if vectors is None else vectors[chosen]
         visible = seqs <= last
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last, chosen is None)
+        return Nearest(seqs, vectors, last, complete)
 
-    def propose(self, tenant_id: str, model_id: str, query: bytes, n: int) -> None:
+    def propose(self, tenant_id: str, model_id: str, query: Vector, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being
         searched), what `nearest` will find among what is held now; `nearest` takes it when
         nothing held has changed since. Nothing is done for a tenant not held."""
@@ -231,15 +250,30 @@ class Signatures:
         if held is None:
             return
         with held.lock:
-            seqs, words = held.seqs, held.words
-        if words is None or seqs is None or len(seqs) <= n:
-            return
-        chosen = _nearest(_distances(words, query), n)
+            if held.seqs is None or not len(held.seqs):
+                return
+            version, chosen = held.version, _choose(held, query, n)
         with self._lock:
-            # Held arrays are replaced, never changed in place: the same object, the same data.
-            self._proposals[(tenant_id, model_id, query, n)] = (weakref.ref(seqs), chosen)
+            self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen)
             while len(self._proposals) > PROPOSALS:
                 self._proposals.popitem(last=False)
+
+    def stored(self, tenant_id: str, model_id: str, entries: list[tuple[int, int]]) -> Any:
+        """The held vectors of the given entries ((source pk, passage) pairs; those held),
+        by entry, or None when the tenant's vectors are not held (use after `refresh`)."""
+
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        if held is None:
+            return None
+        with held.lock:
+            keys, vectors = held.keys, held.vectors
+        if keys is None or vectors is None or len(keys) != len(vectors):
+            return None
+        wanted: dict[int, tuple[int, int]] = {with_passage(pk, p): (pk, p) for pk, p in entries}
+        wanted_keys = np.fromiter(wanted, np.int64, len(wanted))
+        rows = np.flatnonzero(np.isin(keys, wanted_keys))  # in seq order: the latest wins
+        return {wanted[int(keys[r])]: vectors[r] for r in rows.tolist()}
 
     def forget(self, tenant_id: str, model_id: str, seqs: list[int]) -> None:
         """Drops vectors found deleted."""

@@ -18,9 +18,9 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from runtime_svc.domain.embeddings import Vector, signature
+from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.passages import Decoded, Window
-from runtime_svc.search import stored_vectors, take, vector_sql
+from runtime_svc.search import pg_hnsw, stored_vectors, take, vector_sql
 from runtime_svc.search.hits import Hit, MatchRow, make_hit
 from runtime_svc.search.plan import Vector as Method
 from runtime_svc.search.plan import VectorPlan
@@ -91,7 +91,28 @@ class VectorSearch:
             if len(hits) < limit and short:  # ineligible or gone candidates took places
                 return self._exact(plan, query, limit, now_us)
             return hits
+        if plan.method is Method.PGVECTOR_HNSW:
+            found = self._hnsw(plan, query, limit, now_us)
+            if found is not None:
+                return found
         return self._exact(plan, query, limit, now_us)
+
+    def _hnsw(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit] | None:
+        """PostgreSQL: the top `limit` through the HNSW index; None when the index scan gave
+        fewer eligible vectors than needed before the similarity floor stopped it (its
+        candidates ran out, or its passages fell to fewer sources): the exact search then."""
+        scan = pg_hnsw.scan_size(limit)
+        pg_hnsw.configure(self.conn, scan)
+        stmt = pg_hnsw.statement(len(query), plan.grouped)
+        params = self._params(plan, query, now_us=now_us, limit=limit, scan=scan)
+        rows = list(self.conn.execute(stmt, params))
+        scanned, reach = (rows[0][0], rows[0][1]) if rows else (0, None)
+        ranked = vector_sql.Ranked([r[2:] for r in rows if r[2] is not None])
+        hits = self._hits(take.take(ranked, ranked, limit, plan.grouped, limit).taken)
+        floored = reach is not None and reach > 1.0 - plan.min_similarity
+        if len(hits) < limit and not (scanned >= scan and floored):
+            return None
+        return hits
 
     def _exact(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         stmt = vector_sql.exact_statement(self._sqlite, plan.grouped)
@@ -122,7 +143,7 @@ class VectorSearch:
             self.conn,
             self.tenant_id,
             plan.model_id,
-            signature(query),
+            query,
             plan.coarse,
             self._last.get(plan.model_id),
         )
@@ -186,6 +207,10 @@ class VectorSearch:
         read = self._stored.get(model_id)
         if read is not None:  # every vector of the tenant was read for this search
             return Stored({e: read[e] for e in entries if e in read})
+        if model_id in self._last:  # the tenant's held vectors, brought up to date
+            held = self._signatures.stored(self.tenant_id, model_id, list(entries))
+            if held is not None:
+                return Stored(held)
         return stored_vectors.lookup(self.conn, self.tenant_id, model_id, entries)
 
 

@@ -1,9 +1,9 @@
 """Vectors ranked in SQL: the eligibility predicate and the similarity floor in the statement
 that takes the top k. Exact over every vector of the tenant and model (SQLite's sqlite-vec
-scalar functions, or pgvector's cosine distance over the stored real[] cast to `vector`, with
-no ANN index: one could drop eligible results below k), or, on SQLite, over the coarse pass's
-candidates (`seqs`). The rows come checked: they are offered to the eligible-take loop as one
-round that needs no further check (`Checked`)."""
+scalar functions, or pgvector's cosine distance over the stored real[] cast to `vector`), or,
+on SQLite, over the first pass's candidates (`seqs`); a large PostgreSQL tenant's through
+the HNSW index (`search.pg_hnsw`). The rows come checked: they are offered to the
+eligible-take loop as one round that needs no further check (`Checked`)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def near(column: ColumnElement[float]) -> ColumnElement[bool]:
     return column <= bindparam("max_distance", type_=Float)
 
 
-def _top(scored: Subquery, grouped: bool) -> Select[Any]:
+def top(scored: Subquery, grouped: bool) -> Select[Any]:
     """The nearest `limit` of the eligible rows `scored` (grouped: each source's nearest
     passage only), nearest first, ties by source id and passage, with what a hit shows."""
     if grouped:
@@ -71,13 +71,16 @@ def _top(scored: Subquery, grouped: bool) -> Select[Any]:
     else:
         picked = select(scored)
         order = (scored.c.distance, scored.c.source_id, scored.c.passage)
-    top = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
+    taken = picked.order_by(*order).limit(bindparam("limit")).subquery("top")
     return (
         select(
-            *SOURCE_COLUMNS, (1.0 - top.c.distance).label("score"), top.c.passage, top.c.distance
+            *SOURCE_COLUMNS,
+            (1.0 - taken.c.distance).label("score"),
+            taken.c.passage,
+            taken.c.distance,
         )
-        .select_from(top.join(sources, sources.c.pk == top.c.pk))
-        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+        .select_from(taken.join(sources, sources.c.pk == taken.c.pk))
+        .order_by(taken.c.distance, taken.c.source_id, taken.c.passage)
     )
 
 
@@ -98,7 +101,7 @@ def exact_statement(sqlite: bool, grouped: bool) -> Select[Any]:
         )
         .subquery("scored")
     )
-    return _top(scored, grouped)
+    return top(scored, grouped)
 
 
 @lru_cache(maxsize=4)
@@ -120,7 +123,7 @@ def coarse_statement(grouped: bool) -> Select[Any]:
         .prefix_with("MATERIALIZED")
     )
     eligible = select(scored).where(scored.c.ok == 1, near(scored.c.distance)).subquery("eligible")
-    top = _top(eligible, grouped).subquery("hits")
+    hits = top(eligible, grouped).subquery("hits")
     one = select(literal(1).label("one")).subquery("one")
     return (
         select(
@@ -130,10 +133,10 @@ def coarse_statement(grouped: bool) -> Select[Any]:
             .where(scored.c.ok == 0)
             .scalar_subquery()
             .label("dropped"),
-            top,
+            hits,
         )
-        .select_from(one.outerjoin(top, true()))
-        .order_by(top.c.distance, top.c.source_id, top.c.passage)
+        .select_from(one.outerjoin(hits, true()))
+        .order_by(hits.c.distance, hits.c.source_id, hits.c.passage)
     )
 
 

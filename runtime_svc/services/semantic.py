@@ -19,10 +19,10 @@ from typing import Any, NamedTuple
 
 from runtime_svc.domain import entry_keys, fusion
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.embeddings import Embedder, Vector, signature
+from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.domain.retrieval import Match
 from runtime_svc.domain.text import Term
-from runtime_svc.search import plan, statistics
+from runtime_svc.search import pg_hnsw, plan, statistics
 from runtime_svc.search.hits import Hit, MatchRow
 from runtime_svc.search.plan import COARSE_FACTOR, VectorPlan
 from runtime_svc.search.signatures import Signatures
@@ -111,7 +111,7 @@ class Semantic:
                 vector = self._embedder.embed([query])[0]
                 self._queries.put(self.model_id, query, vector)
             self._signatures.propose(
-                tenant_id, self.model_id, signature(vector), self._s.candidates * COARSE_FACTOR
+                tenant_id, self.model_id, vector, self._s.candidates * COARSE_FACTOR
             )
             return vector
 
@@ -128,8 +128,9 @@ class Semantic:
     def vector_plan(self, tx: Transaction, grouped: bool = True) -> VectorPlan:
         """The semantic side's ranker for the tenant (`search.plan.vector`)."""
         # One vector per index entry (a conversation has one per passage).
+        sqlite = tx.conn.dialect.name == "sqlite"
         return plan.vector(
-            sqlite=tx.conn.dialect.name == "sqlite",
+            sqlite=sqlite,
             entries=statistics.entry_count(tx.conn, tx.sources.tenant_id),
             dimension=self.dimension,
             exact_max=self._s.exact_max,
@@ -137,6 +138,7 @@ class Semantic:
             model_id=self.model_id,
             min_similarity=self._s.min_similarity,
             grouped=grouped,
+            hnsw=not sqlite and self.dimension in pg_hnsw.features(tx.conn).indexed,
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:

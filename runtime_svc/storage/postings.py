@@ -219,6 +219,7 @@ class Postings:
         if not docs:
             return False
         self.conn.execute(_DELETE_ENTRIES, own)
+        self._next_stamp()  # the tenant's index changed: memory that follows it checks it
         changes = [Count(t, n, live[t], 0.0) for t, n in docs.items()]
         term_counts.add(self.conn, self.tenant_id, changes)
         # A word no entry holds any more leaves no trace (erasure purges what it said), in

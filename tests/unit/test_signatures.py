@@ -52,28 +52,53 @@ def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 
 
 
 def _vectors_table():  # type: ignore[no-untyped-def]
+    """The vectors' table, with the index's entry rows and the tenants' stamps the held
+    rows' flags follow (`search.vector_mask`)."""
     from sqlalchemy import create_engine
 
-    from runtime_svc.storage.models import MemoryVectorRow
+    from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, TenantState
 
     table = MemoryVectorRow.__table__
     engine = create_engine("sqlite://")
-    table.create(engine)
+    for t in (table, SearchPosting.__table__, TenantState.__table__):
+        t.create(engine)
+
     return engine, table
 
 
-def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
+def _insert(conn, rows) -> None:  # type: ignore[no-untyped-def]
+    """Vectors and their entries' rows in the index (eligible)."""
     from sqlalchemy import insert
 
-    from runtime_svc.domain.embeddings import signature
+    if not rows:
+        return
+    from runtime_svc.domain.entry_keys import with_passage
+    from runtime_svc.storage.models import MemoryVectorRow, SearchPosting
+
+    conn.execute(insert(MemoryVectorRow.__table__), rows)
+    entries = [
+        {
+            "pk": with_passage(r["source_pk"], r["passage"]),
+            "term": "",
+            "tenant_id": r["tenant_id"],
+            "eligible": 1,
+            "impact": 0.0,
+            "stamp": 0,
+        }
+        for r in rows
+    ]
+    conn.execute(insert(SearchPosting.__table__), entries)
+
+
+def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
     from runtime_svc.search.signatures import Signatures
 
-    engine, table = _vectors_table()
+    engine, _table = _vectors_table()
     rng = np.random.default_rng(7)
     rows = _vector_rows("t", 300, rng)
-    query = signature(rng.standard_normal(64).tolist())
+    query = rng.standard_normal(64).tolist()
     with engine.begin() as conn:
-        conn.execute(insert(table), rows)
+        _insert(conn, rows)
         expected = Signatures().nearest(conn, "t", "m", query, 20)
         held = Signatures()
         held.refresh(conn, "t", "m")
@@ -91,14 +116,13 @@ def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_
 
 
 def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound():
-    from sqlalchemy import delete, insert
+    from sqlalchemy import delete
 
-    from runtime_svc.domain.embeddings import signature
     from runtime_svc.search.signatures import Signatures
 
     engine, table = _vectors_table()
     rng = np.random.default_rng(11)
-    query = signature(rng.standard_normal(64).tolist())
+    query = rng.standard_normal(64).tolist()
     held = Signatures(max_vectors=500)
 
     def stored(conn):  # type: ignore[no-untyped-def]
@@ -118,7 +142,7 @@ def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound(
     with engine.begin() as conn:
         # Appended in several reads (the buffer grows past the views handed out).
         for first in range(1, 301, 60):
-            conn.execute(insert(table), _vector_rows("a", 60, rng, first_pk=first))
+            _insert(conn, _vector_rows("a", 60, rng, first_pk=first))
             assert check(conn, "a")
         gone = conn.execute(table.select().where(table.c.source_pk <= 10)).all()
         conn.execute(delete(table).where(table.c.source_pk <= 10))
@@ -126,11 +150,11 @@ def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound(
         assert check(conn, "a")
         # Another tenant's 300 do not fit beside them: the least recently used tenant's
         # vectors go (its signatures stay), and its candidates are ranked in SQL instead.
-        conn.execute(insert(table), _vector_rows("b", 300, rng, first_pk=1000))
+        _insert(conn, _vector_rows("b", 300, rng, first_pk=1000))
         assert check(conn, "b")
         assert not check(conn, "a")
         assert len(held.nearest(conn, "a", "m", query, 50).seqs) == 50
         # A tenant alone above the bound holds none, and takes nothing from the others.
-        conn.execute(insert(table), _vector_rows("c", 600, rng, first_pk=5000))
+        _insert(conn, _vector_rows("c", 600, rng, first_pk=5000))
         assert not check(conn, "c")
         assert check(conn, "b")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,75 @@
+"""The compressed first pass of the semantic side over a large tenant's held vectors: each
+vector held a second time as int8 codes (one byte a dimension, scaled by its largest
+component), compared to the query's codes with SimSIMD's int8 dot product, the eligibility
+mask applied before the shortlist is taken, so that a vector whose source is not eligible
+never takes a place in it. The shortlist is then ranked exactly (`vector_memory`).
+
+Measured at 100k vectors of 384 dimensions on a 2-core machine: the int8 pass takes about
+1.3 ms, an exact float32 pass 3.3 to 6.5 ms (numpy, BLAS) and the 1-bit signatures 0.3 ms; the
+int8 shortlist of 40 keeps every one of the exact top 10 (recall 1.0) where the signatures'
+shortlist of 4,000 keeps 0.83 of them on random vectors. Without SimSIMD the pass is exact,
+in float32 (numpy).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from runtime_svc.domain.embeddings import Vector
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    Array = NDArray[Any]
+
+# Below this many held vectors the first pass is exact (float32): it costs no more.
+EXACT_MAX = 20_000
+
+
+def _simsimd() -> Any:
+    try:
+        import simsimd
+    except ImportError:  # the pass is then exact
+        return None
+    return simsimd
+
+
+def quantize(vectors: Array) -> tuple[Array, Array]:
+    """Int8 codes of the rows and, per row, the factor that turns a code's dot product with
+    a unit query's codes into cosine similarity (1 / (scale * norm))."""
+
+    peak = np.abs(vectors).max(axis=1)
+    scale = np.float32(127) / np.where(peak > 0, peak, np.float32(1))
+    codes = np.clip(np.rint(vectors * scale[:, None]), -127, 127).astype(np.int8)
+    norms = np.linalg.norm(vectors, axis=1)
+    factor = np.float32(1) / np.where(norms > 0, norms * scale, np.float32(1))
+    return codes, factor.astype(np.float32)
+
+
+def similarities(codes: Array | None, factor: Array | None, vectors: Array, query: Vector) -> Array:
+    """Every held vector's (approximate, with codes) cosine similarity to the query."""
+
+    q = np.asarray(query, np.float32)
+    norm = float(np.linalg.norm(q)) or 1.0
+    simd = _simsimd()
+    if codes is None or factor is None or simd is None or len(vectors) <= EXACT_MAX:
+        out: Array = np.einsum("ij,j->i", vectors, q) / np.float32(norm)
+        norms = np.linalg.norm(vectors, axis=1)
+        return out / np.where(norms > 0, norms, np.float32(1))
+    q_codes, q_factor = quantize(q[None, :])
+    dots = np.asarray(simd.cdist(q_codes, codes, metric="dot", threads=1), np.float32)[0]
+    found: Array = dots * factor * q_factor[0]
+    return found
+
+
+def shortlist(similarity: Array, ok: Array | None, n: int) -> Array:
+    """The positions of the `n` most similar rows among those `ok` (eligible); all of them
+    when there are no more."""
+
+    masked = similarity if ok is None else np.where(ok, similarity, -np.inf)
+    eligible = len(masked) if ok is None else int(ok.sum())
+    if eligible <= n:
+        return np.flatnonzero(ok) if ok is not None else np.arange(len(masked))
+    return np.argpartition(-masked, n - 1)[:n]
