@@ -51,6 +51,15 @@ def _states_statement(dialect: str) -> Select[Any]:
     )
 
 
+def _eligible_ids_statement(dialect: str) -> Select[Any]:
+    """Of some of the tenant's sources, those eligible now: their pk and source id."""
+    return select(sources.c.pk, sources.c.source_id).where(
+        one_of(sources.c.pk, "pks", dialect),
+        sources.c.tenant_id == bindparam("tenant_id"),
+        eligibility_sql.eligible(sources.c, bindparam("now_us")),
+    )
+
+
 class Sources:
     """Checks candidates by their source's pk. A source refused by time alone is kept (an
     index entry's eligibility ignores time); one gone or refused otherwise is dropped."""
@@ -72,6 +81,15 @@ class Sources:
             for pk in wanted:
                 self._known.setdefault(pk, _DROPPED)  # gone, or refused for good
         return {pk: self._known[pk] for pk in refs}
+
+    def check_first(self, refs: list[int], need: int) -> Mapping[int, Checked]:
+        """The eligible ones among `refs` with the `need` smallest source ids, looked up
+        whole; the others only by their id and eligibility (a few columns of each)."""
+        params = {"pks": refs, "tenant_id": self._tenant_id, "now_us": self._now_us}
+        ids = driver_rows(self._conn, _eligible_ids_statement, params)
+        first = [pk for pk, _ in sorted(ids, key=lambda r: r[1])[:need]]
+        found = self.check(first)
+        return {pk: c for pk, c in found.items() if c.verdict is Verdict.ELIGIBLE}
 
 
 def candidate_filter() -> tuple[Any, ...]:
