@@ -112,10 +112,11 @@ def _ensure_free(name: str, *addresses: str, fix: str = "") -> None:
 
 
 def _serve(starting: Awaitable[Served], name: str, port_file: str | None) -> int:
-    from agentmem.core import serving
+    from agentmem.core import collector, serving
 
     async def main() -> None:
         served = await starting
+        collector.settle()  # a process of its own: what startup made lives as long
         await serving.run_until_signal(served, name, port_file)
 
     try:
