@@ -73,7 +73,9 @@ def test_the_first_search_after_many_changes_catches_up_on_nothing(database) -> 
             stored = tx.writer.create(source, indexed=True)
             tenant.source_ids[stored.pk] = source.source_id
             tenant.eligible[stored.pk] = True
-            tenant.entries[stored.pk] = {entry_keys.entry_key(stored.pk): source.body.generated_form()}
+            tenant.entries[stored.pk] = {
+                entry_keys.entry_key(stored.pk): source.body.generated_form()
+            }
     for query in ["apple pie", "river lamp", "n3 n7 apple", "lamp"]:
         _search(uow, mirrors, tenant, query)
     assert _held(mirrors, tenant).caught_up == read_before

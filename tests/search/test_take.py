@@ -80,9 +80,7 @@ verdicts = st.dictionaries(st.integers(1, 30), st.sampled_from(list(take.Verdict
 
 
 @settings(deadline=None)  # a loaded machine: no timing in unit tests
-@given(
-    candidates, verdicts, st.integers(1, 8), st.booleans(), st.integers(1, 6), st.booleans()
-)
+@given(candidates, verdicts, st.integers(1, 8), st.booleans(), st.integers(1, 6), st.booleans())
 def test_the_loop_takes_the_best_eligible_whatever_the_rounds(
     cands, refused, limit, grouped, size, by_id
 ) -> None:
