@@ -148,8 +148,10 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
                 if len(found) < need:  # every eligible one found: the rest are refused now
                     for ref in unchecked:
                         verdicts.setdefault(ref, _KEPT)
+            else:
+                check(unchecked)
             passed = fold(r, range(tie, n))
-            if passed and len(best) < limit:  # never expected: the ones passed over, whole
+            if passed and len(best) < limit:  # not expected: the ones passed over, whole
                 check([r.refs[i] for i in passed])
                 fold(r, passed)
         if len(best) >= limit:
