@@ -623,7 +623,11 @@ def main() -> None:
             report["model"] = hybrid.model_speed()
         if not args.no_hybrid and (not only or "hybrid-writes" in only):
             print("-- inserts with embeddings on, and a burst's embedding lag", flush=True)
-            report["hybrid_writes"] = hybrid.writes(tmp)
+            if args.postgres:  # a PostgreSQL with pgvector: the bench's own (pgserver)
+                with servers.pgvector_database(tmp) as url:
+                    report["hybrid_writes"] = hybrid.writes(tmp, storage_url=url)
+            else:
+                report["hybrid_writes"] = hybrid.writes(tmp)
         if not only or "observability" in only:
             report["observability"] = observability_cost(tmp, args.questions)
     save(report, name)
