@@ -28,7 +28,8 @@ def apply(held: Held, changes: Iterable[IndexChange]) -> int:
         if change.stamp > held.after:
             pending[change.stamp] = change
     applied = 0
-    while (change := pending.pop(held.after + 1, None)) is not None:
+    while held.after + 1 in pending:
+        change = pending.pop(held.after + 1)
         if not _apply(held, change):
             pending.clear()  # an entry not held: the next search catches up from the index
             break

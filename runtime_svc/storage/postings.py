@@ -113,8 +113,7 @@ class Postings:
         """`stamp`: gives each change of an entry the tenant's next index stamp (kept on the
         entry's row: postings held in memory catch up by it); `words_removed`: told of the
         words a change removes from the index (postings held in memory then forget them);
-        `changed`: told of each stamped change as made (held postings follow it once it
-        commits, `storage.index_changes`)."""
+        `changed`: told of each stamped change (`storage.index_changes`)."""
         self.conn = conn
         self.tenant_id = tenant_id
         self._stamp = stamp
@@ -193,7 +192,7 @@ class Postings:
                     best[term] = max(best.get(term, 0.0), weight)
         counts = [Count(t, n, live[t], best[t]) for t, n in sorted(docs.items())]
         if self._changed is not None and stamp is not None:
-            self._changed(Written(stamp, _written(values)))
+            self._changed(Written.of_rows(stamp, values, ENTRY))
         if self.conn.dialect.name == "postgresql":  # one round trip for both tables
             self.conn.execute(
                 _PG_PUT,
@@ -242,16 +241,14 @@ class Postings:
         own = self._own(pk)
         delta = 1 if eligible else -1
         live: dict[str, int] = {}
-        keys: list[int] = []
-        for key, term, flag in self.conn.execute(_FLAGS_OF, own):
-            if term == ENTRY:
-                keys.append(key)
+        rows = self.conn.execute(_FLAGS_OF, own).all()
+        for _, term, flag in rows:
             if bool(flag) != eligible:
                 live[term] = live.get(term, 0) + delta
         stamp = self._next_stamp()
         self.conn.execute(_SET_ELIGIBLE, {**own, "flag": int(eligible), "stamp": stamp})
         if self._changed is not None and stamp is not None:
-            self._changed(Flagged(stamp, keys, eligible))
+            self._changed(Flagged(stamp, [k for k, term, _ in rows if term == ENTRY], eligible))
         if live:
             term_counts.add(
                 self.conn, self.tenant_id, [Count(t, 0, n, 0.0) for t, n in live.items()]
@@ -301,15 +298,3 @@ class Postings:
             )
         )
         return self.conn.execute(stmt, self._own(pk)).first() is not None
-
-
-def _written(values: list[dict[str, Any]]) -> list[tuple[int, bool, dict[str, float]]]:
-    """The entries of `_put`'s rows: key, eligibility, the impact of each word."""
-    entries: dict[int, tuple[int, bool, dict[str, float]]] = {}
-    for v in values:
-        key = v["pk"]
-        if key not in entries:
-            entries[key] = (key, bool(v["eligible"]), {})
-        if v["term"] != ENTRY:
-            entries[key][2][v["term"]] = v["impact"]
-    return list(entries.values())
