@@ -108,7 +108,7 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
                 verdicts[ref] = found.get(ref, _DROPPED)
 
     def fold(r: Round, at: Iterable[int]) -> list[int]:
-        """Keeps the eligible among the round's candidates `at` (positions); returns the
+        """Keeps the eligible among candidates `at` of a round (positions); returns the
         positions passed over (not looked up)."""
         nonlocal refused
         passed: list[int] = []
@@ -138,7 +138,7 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
         check(r.refs[:tie])
         fold(r, range(tie))
         if tie < n and len(best) < limit:
-            # The round's lowest score, shared by many (common words, short texts): only the
+            # A round's lowest score, shared by many (common words, short texts): only the
             # first by source id can enter, so only they are looked up whole.
             need = limit - len(best)
             unchecked = sorted(set(r.refs[tie:]) - verdicts.keys())
