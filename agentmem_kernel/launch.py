@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmem.contract import listen, logs, private_files
-from agentmem_kernel import config, serving, tracing
+from agentmem_kernel import collector, config, serving, tracing
 
 LOG_FILE_HELP = "append the JSON log lines here; only warnings and errors go to stderr"
 
@@ -63,6 +63,7 @@ def ensure_free(name: str, *addresses: str, fix: str = "") -> None:
 def serve(starting: Awaitable[serving.Served], name: str, port_file: str | None) -> int:
     async def main() -> None:
         served = await starting
+        collector.settle()  # a process of its own: what startup made lives as long
         await serving.run_until_signal(served, name, port_file)
 
     try:

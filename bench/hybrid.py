@@ -225,16 +225,23 @@ def locomo_recall() -> dict[str, dict]:
     return out
 
 
-def writes(tmp: Path, n: int = 2000, burst: int = 10_000) -> dict[str, float]:
+def writes(
+    tmp: Path, n: int = 2000, burst: int = 10_000, storage_url: str | None = None
+) -> dict[str, float]:
     """Inserts/s with 16 in flight while the indexer embeds, and the lag until a burst of
-    `burst` inserts is fully embedded (from the last acknowledgement)."""
+    `burst` inserts is fully embedded (from the last acknowledgement). `storage_url`: the
+    runtime's database (else SQLite)."""
     keys = [servers.key("tok-hins", "hins", servers.ALL_SCOPES)]
     lang = corpus.Language(seed=5)
     texts = [lang.sentence() for _ in range(n + burst)]
     out: dict[str, float] = {}
     with (
         servers.agentmem(
-            tmp, keys, data_dir=tmp / "hybrid-inserts", extra_env=hybrid_env()
+            tmp,
+            keys,
+            data_dir=tmp / "hybrid-inserts",
+            extra_env=hybrid_env(),
+            storage_url=storage_url,
         ) as address,
         connect(address, "tok-hins") as client,
     ):

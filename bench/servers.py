@@ -60,6 +60,25 @@ POSTGRES = os.environ.get(
 
 
 @contextmanager
+def pgvector_database(tmp: Path):
+    """A PostgreSQL server with pgvector of the bench's own (the `pgserver` package, run
+    under the temporary folder), as a URL; stopped and deleted afterwards."""
+    import pgserver  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    from sqlalchemy.engine import make_url
+
+    base = tmp / "pgvector"
+    base.mkdir(exist_ok=True)
+    tmp.chmod(0o755)  # run as root, pgserver runs the server as a user of its own
+    base.chmod(0o755)
+    server = pgserver.get_server(str(base / "data"), cleanup_mode="delete")
+    try:
+        url = make_url(server.get_uri()).set(drivername="postgresql+psycopg")
+        yield url.render_as_string(hide_password=False)
+    finally:
+        server.cleanup()
+
+
+@contextmanager
 def database(tmp: Path, name: str, postgres: bool = False):
     """A fresh database for one part of the benchmark; yields its URL. On PostgreSQL (the
     server at AGENTMEM_BENCH_DATABASE_URL) a new database, dropped afterwards."""

@@ -91,6 +91,7 @@ def unit_of_work(
         vectors_queued=vectors_queued,
         window=Window(passages.before, passages.date, passages.reply),
         words_removed=mirrors.forget_words,
+        index_changed=mirrors.apply,
         busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
 

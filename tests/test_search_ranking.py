@@ -417,6 +417,48 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
         drop_database(url)
 
 
+def test_a_long_tie_of_equal_scores_ranks_as_the_exhaustive_ranking(tmp_path, plan):
+    """Hundreds of memories of the same words (equal scores), a third of them cold: the top
+    k is the first eligible sources by source id, as the exhaustive ranking says, whichever
+    ranker takes it (a tie that long is looked up by source id first)."""
+    url = database_url(tmp_path / "ties.db")
+    db = open_database(Storage(url=url))
+    try:
+        migrate.upgrade(db.writer)
+        mirrors = None if plan == "tables" else Mirrors(0, 10**7)
+        uow = UnitOfWork(db, index_changed=None if mirrors is None else mirrors.apply)
+        cold = [i % 3 == 0 for i in range(300)]
+        batch = [
+            _source("coffee with tea", Classification.COLD if c else Classification.ACTIVE)
+            for c in cold
+        ]
+        with uow.write("t") as tx:
+            pks = tx.sources.add_many(batch)
+            tx.index.put_many(
+                [
+                    Indexable(pk, s.body.generated_form(), not c)
+                    for pk, s, c in zip(pks, batch, cold, strict=True)
+                ]
+            )
+        now = int(time.time() * 1e6)
+        for query, limit in [("coffee", 10), ("tea coffee", 1), ("coffee", 50), ("tea", 3)]:
+            terms = text.query_terms(query)
+            with uow.read("t") as tx:
+                every, _ = lexical(tx).matches(terms, now, 1000)
+                exact = sorted(
+                    (m for m in every if m.state == "eligible"),
+                    key=lambda m: (-m.score, m.source_id),
+                )[:limit]
+                hits = lexical(tx, mirrors).search(terms, limit, now)
+            assert [(h.source_id, h.score) for h in hits] == [
+                (m.source_id, m.score) for m in exact
+            ], query
+            assert len(hits) == limit
+    finally:
+        db.dispose()
+        drop_database(url)
+
+
 def test_a_runtime_holding_postings_before_it_serves_ranks_as_the_index_says(make_stack):
     """A runtime started on a database with a large tenant holds its postings before it
     serves; its searches equal the exhaustive ranking, and writes made afterwards through

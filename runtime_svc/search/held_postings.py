@@ -27,11 +27,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, literal_column, select
-from sqlalchemy.sql.elements import ColumnClause
+from sqlalchemy import Connection
 
+from runtime_svc.search.held_sql import (
+    ALL_WORDS,
+    CHANGED,
+    ENTRIES,
+    LAST_STAMP,
+    POSTINGS_OF,
+    WORD,
+    WORDS,
+)
 from runtime_svc.search.held_words import Word
-from runtime_svc.storage.models import SearchPosting, SearchTerm, TenantState
+from runtime_svc.storage.index_changes import IndexChange
 from runtime_svc.storage.read_rows import driver_rows
 
 if TYPE_CHECKING:
@@ -41,46 +49,9 @@ if TYPE_CHECKING:
     Floats = NDArray[np.float64]
     Flags = NDArray[np.bool_]
 
-postings = SearchPosting.__table__
-_state = TenantState.__table__
-_terms = SearchTerm.__table__
-# The row marking an entry (the empty word), as a literal: the stamp's partial index is used
-# only when the statement says `term = ''` itself.
-ENTRY: ColumnClause[str] = literal_column("''")
 REBUILD_SHARE = 0.25  # more changed (or dead) slots than this share: load the tenant afresh
 MERGE_AT = 4096  # appended postings of a word merged into its arrays beyond this many
 PRELOAD_MAX = 50_000  # a tenant with at most this many entries has every word loaded at once
-
-_LAST_STAMP = select(_state.c.index_stamp, _state.c.words_removed_at).where(
-    _state.c.tenant_id == bindparam("tenant_id")
-)
-_WORDS = select(_terms.c.term).where(_terms.c.tenant_id == bindparam("tenant_id"))
-_ENTRIES = select(postings.c.pk, postings.c.eligible).where(
-    postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == ENTRY
-)
-_CHANGED = select(postings.c.pk, postings.c.eligible).where(
-    postings.c.tenant_id == bindparam("tenant_id"),
-    postings.c.term == ENTRY,
-    postings.c.stamp > bindparam("after"),
-)
-_ALL_WORDS = (
-    select(postings.c.term, postings.c.pk, postings.c.impact)
-    .where(postings.c.tenant_id == bindparam("tenant_id"), postings.c.term != ENTRY)
-    .order_by(postings.c.term)
-)
-WORDS_BY_DOCS = (
-    select(_terms.c.term)
-    .where(_terms.c.tenant_id == bindparam("tenant_id"), _terms.c.term != ENTRY)
-    .order_by(_terms.c.docs.desc())
-)
-_WORD = select(postings.c.pk, postings.c.impact).where(
-    postings.c.tenant_id == bindparam("tenant_id"), postings.c.term == bindparam("term")
-)
-_POSTINGS_OF = select(postings.c.pk, postings.c.term, postings.c.impact).where(
-    postings.c.pk.in_(bindparam("keys", expanding=True)),
-    # Through the primary key (entry, word), not the tenant's index.
-    postings.c.tenant_id.concat("") == bindparam("tenant_id"),
-)
 
 
 class Held:
@@ -99,6 +70,8 @@ class Held:
         self._dead = 0
         self.seen = 0  # the tenant's index stamp in the current caller's transaction
         self._size = 0
+        self.pending: dict[int, IndexChange] = {}  # changes told ahead of their turn
+        self.caught_up = 0  # entries read back by catch-ups and loads (work a read paid)
 
     @property
     def postings(self) -> int:
@@ -114,7 +87,7 @@ class Held:
     def catch_up(self, conn: Connection, tenant_id: str) -> None:
         """Brings what is held up to the caller's transaction: the entries stamped since."""
         params = {"tenant_id": tenant_id}
-        self.seen, words_removed_at = next(iter(driver_rows(conn, _LAST_STAMP, params)), (0, 0))
+        self.seen, words_removed_at = next(iter(driver_rows(conn, LAST_STAMP, params)), (0, 0))
         if self.after < 0 or self._dead > REBUILD_SHARE * max(self._n, 1):
             self._load(conn, tenant_id)
             return
@@ -122,30 +95,48 @@ class Held:
             return
         if words_removed_at > self.after:
             self._forget_removed_words(conn, tenant_id)
-        changed = driver_rows(conn, _CHANGED, params | {"after": self.after})
+        changed = driver_rows(conn, CHANGED, params | {"after": self.after})
         if len(changed) > REBUILD_SHARE * max(self._n, 1) + 64:
             self._load(conn, tenant_id)
             return
-        slot_of: dict[int, int] = {}
-        for key, eligible in changed:
-            old = self._slot(key)
-            if old is not None and self._usable is not None:
-                self._usable[old] = False
-                self._dead += 1
-            slot_of[key] = self._new_slot(key, bool(eligible))
+        self.caught_up += len(changed)
+        slot_of = {key: self.renew(key, bool(eligible)) for key, eligible in changed}
         if self.words and slot_of:
-            rows = conn.execute(_POSTINGS_OF, params | {"keys": list(slot_of)}).all()
+            rows = conn.execute(POSTINGS_OF, params | {"keys": list(slot_of)}).all()
             for key, term, impact in rows:
-                word = self.words.get(term)
-                if word is not None:
-                    word.more.append((slot_of[key], impact))
-                    if len(word.more) > MERGE_AT:
-                        word.arrays()
-        self._moved_arrays = None
+                self.add(slot_of[key], term, impact)
         self.after = self.seen
 
+    def renew(self, key: int, eligible: bool) -> int:
+        """A new slot for an entry written (again): its old slot, if any, is no longer
+        usable. Its postings are then added to the words held (`add`)."""
+        old = self._slot(key)
+        if old is not None and self._usable is not None:
+            self._usable[old] = False
+            self._dead += 1
+        self._moved_arrays = None
+        return self._new_slot(key, eligible)
+
+    def add(self, slot: int, term: str, impact: float) -> None:
+        """A posting of a slot, if its word is held (else it is read with the word)."""
+        word = self.words.get(term)
+        if word is not None:
+            word.more.append((slot, impact))
+            if len(word.more) > MERGE_AT:
+                word.arrays()
+
+    def flag(self, key: int, eligible: bool) -> None:
+        """An entry's eligibility changed, not what it holds: its slot follows in place."""
+        slot = self._slot(key)
+        if slot is not None and self._usable is not None:
+            self._usable[slot] = eligible
+
+    def slot(self, key: int) -> int | None:
+        """The current slot of an entry (None: not held)."""
+        return self._slot(key)
+
     def _load(self, conn: Connection, tenant_id: str) -> None:
-        rows = driver_rows(conn, _ENTRIES, {"tenant_id": tenant_id})
+        rows = driver_rows(conn, ENTRIES, {"tenant_id": tenant_id})
         keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         eligible = np.fromiter((r[1] for r in rows), np.bool_, len(rows))
         order = np.argsort(keys, kind="stable")
@@ -153,6 +144,7 @@ class Held:
         self._keys = self._base.copy()
         self._usable = eligible[order]
         self._n = len(rows)
+        self.caught_up += len(rows)
         self._moved, self._moved_arrays, self._dead = {}, None, 0
         held_before, self.words = list(self.words), {}
         self.after = self.seen
@@ -174,13 +166,13 @@ class Held:
         """Drops the words held that the tenant's index no longer has."""
         if not self.words:
             return
-        kept = {row[0] for row in driver_rows(conn, _WORDS, {"tenant_id": tenant_id})}
+        kept = {row[0] for row in driver_rows(conn, WORDS, {"tenant_id": tenant_id})}
         self.forget_words([t for t in self.words if t not in kept])
 
     def _load_words(self, conn: Connection, tenant_id: str) -> None:
         """Every word's list at once (a tenant of moderate size): no search then pays for a
         word's first use."""
-        rows = driver_rows(conn, _ALL_WORDS, {"tenant_id": tenant_id})
+        rows = driver_rows(conn, ALL_WORDS, {"tenant_id": tenant_id})
         start = 0
         for end in range(1, len(rows) + 1):
             if end < len(rows) and rows[end][0] == rows[start][0]:
@@ -243,11 +235,13 @@ class Held:
     def _word(self, conn: Connection, tenant_id: str, term: str) -> Word:
         word = self.words.get(term)
         if word is None:
-            rows = driver_rows(conn, _WORD, {"tenant_id": tenant_id, "term": term})
+            rows = driver_rows(conn, WORD, {"tenant_id": tenant_id, "term": term})
             keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             impacts = np.fromiter((r[1] for r in rows), np.float64, len(rows))
-            word = self.words[term] = self._word_of(keys, impacts)
-            self._size += len(word.slots)
+            word = self._word_of(keys, impacts)
+            if self.seen >= self.after:  # else read older than what is held: not kept
+                self.words[term] = word
+                self._size += len(word.slots)
         return word
 
     # -- what ranking reads --------------------------------------------------------------

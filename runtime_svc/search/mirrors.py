@@ -11,7 +11,10 @@ from contextlib import AbstractContextManager, contextmanager
 
 from sqlalchemy import Connection
 
-from runtime_svc.search.held_postings import WORDS_BY_DOCS, Held
+from runtime_svc.search import held_changes
+from runtime_svc.search.held_postings import Held
+from runtime_svc.search.held_sql import WORDS_BY_DOCS
+from runtime_svc.storage.index_changes import IndexChange
 from runtime_svc.storage.read_rows import driver_rows
 from runtime_svc.storage.repositories import TenantEntries
 
@@ -46,6 +49,7 @@ class Mirrors:
         held = self._entry(tenant_id)
         with held.lock:
             held.catch_up(conn, tenant_id)
+            held_changes.apply(held, ())  # changes told while the catch-up was needed
             yield held
 
     def warm(self, connect: Connect, tenants: Sequence[TenantEntries]) -> int:
@@ -71,6 +75,10 @@ class Mirrors:
         with self._lock:
             self._held.pop(tenant_id, None)
 
+    def held(self, tenant_id: str) -> Held | None:
+        with self._lock:
+            return self._held.get(tenant_id)
+
     def holds(self, tenant_id: str) -> bool:
         return tenant_id in self._held
 
@@ -82,6 +90,17 @@ class Mirrors:
             return
         with held.lock:
             held.forget_words(words)
+
+    def apply(self, tenant_id: str, changes: list[IndexChange]) -> None:
+        """What a committed transaction changed in the tenant's index, applied to what is
+        held (if anything is): the next search of the tenant then has nothing to catch up
+        on, however many changes were made since the last one."""
+        with self._lock:
+            held = self._held.get(tenant_id)
+        if held is None:
+            return
+        with held.lock:
+            held_changes.apply(held, changes)
 
     def sweep(self, connect: Connect) -> None:
         """Brings every tenant held up to date (each in a read transaction of its own), so

@@ -51,6 +51,29 @@ def _states_statement(dialect: str) -> Select[Any]:
     )
 
 
+def _eligible_ids_statement(dialect: str) -> Select[Any]:
+    """Of some of the tenant's sources, those eligible now: their pk and source id."""
+    return select(sources.c.pk, sources.c.source_id).where(
+        one_of(sources.c.pk, "pks", dialect),
+        sources.c.tenant_id == bindparam("tenant_id"),
+        eligibility_sql.eligible(sources.c, bindparam("now_us")),
+    )
+
+
+# PostgreSQL: the eligible ones of some sources, the first `need` by source id (compared as
+# Python compares strings, by code point: the "C" collation).
+_PG_FIRST = (
+    select(*SOURCE_COLUMNS)
+    .where(
+        one_of(sources.c.pk, "pks", "postgresql"),
+        sources.c.tenant_id == bindparam("tenant_id"),
+        eligibility_sql.eligible(sources.c, bindparam("now_us")),
+    )
+    .order_by(sources.c.source_id.collate("C"))
+    .limit(bindparam("need"))
+)
+
+
 class Sources:
     """Checks candidates by their source's pk. A source refused by time alone is kept (an
     index entry's eligibility ignores time); one gone or refused otherwise is dropped."""
@@ -72,6 +95,21 @@ class Sources:
             for pk in wanted:
                 self._known.setdefault(pk, _DROPPED)  # gone, or refused for good
         return {pk: self._known[pk] for pk in refs}
+
+    def check_first(self, refs: list[int], need: int) -> Mapping[int, Checked]:
+        """The eligible ones among `refs` with the `need` smallest source ids, looked up
+        whole; the others only by their id and eligibility (a few columns of each). On
+        PostgreSQL in one statement (a round trip costs more than the rows)."""
+        params = {"pks": refs, "tenant_id": self._tenant_id, "now_us": self._now_us}
+        if self._conn.dialect.name == "postgresql":
+            rows = driver_rows(self._conn, _PG_FIRST, params | {"need": need})
+            for r in rows:
+                self._known[r[0]] = Checked(Verdict.ELIGIBLE, source_row(r))
+            return {r[0]: self._known[r[0]] for r in rows}
+        ids = driver_rows(self._conn, _eligible_ids_statement, params)
+        first = [pk for pk, _ in sorted(ids, key=lambda r: r[1])[:need]]
+        found = self.check(first)
+        return {pk: c for pk, c in found.items() if c.verdict is Verdict.ELIGIBLE}
 
 
 def candidate_filter() -> tuple[Any, ...]:

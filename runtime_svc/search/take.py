@@ -8,15 +8,18 @@ checked yet against the tenant and the whole eligibility predicate (`Checker`: o
 a round), keeps each eligible source's best entry (or, not grouped, each entry), and stops
 as soon as a round leaves it `limit` of them: nothing offered later can enter. So the top k
 is taken among eligible sources only and never under-filled while eligible candidates remain.
-Ties go to the source id, then the entry key.
+Ties go to the source id, then the entry key. A round ending in a long run of one score (common
+words in short texts tie by the hundred) has that run looked up by source id first when the
+checker can (`FirstChecker`): of the run, only the first few eligible sources by id can enter,
+so only they are read whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from runtime_svc.domain import entry_keys
 from runtime_svc.search.hits import SourceRow
@@ -48,6 +51,14 @@ class Round:
 class Checker(Protocol):
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
         """Verdicts of some candidates (missing: dropped)."""
+        ...
+
+
+@runtime_checkable
+class FirstChecker(Protocol):
+    def check_first(self, refs: list[int], need: int) -> Mapping[int, Checked]:
+        """The eligible ones among candidates of one score, those of the `need` smallest
+        source ids (all of them when fewer are eligible)."""
         ...
 
 
@@ -87,14 +98,26 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
     refused_sources: set[int] = set()
     dropped: set[int] = set()
     refused = 0
-    for r in ranker.rounds(want, refused_sources):
-        unchecked = sorted(set(r.refs) - verdicts.keys())
+    first = checker.check_first if isinstance(checker, FirstChecker) else None
+
+    def check(refs: Sequence[int]) -> None:
+        unchecked = sorted(set(refs) - verdicts.keys())
         if unchecked:
             found = checker.check(unchecked)
             for ref in unchecked:
                 verdicts[ref] = found.get(ref, _DROPPED)
-        for i, (score, ref) in enumerate(zip(r.scores, r.refs, strict=True)):
-            checked = verdicts[ref]
+
+    def fold(r: Round, at: Iterable[int]) -> list[int]:
+        """Keeps the eligible among candidates `at` of a round (positions); returns the
+        positions passed over (not looked up)."""
+        nonlocal refused
+        passed: list[int] = []
+        for i in at:
+            score, ref = r.scores[i], r.refs[i]
+            checked = verdicts.get(ref)
+            if checked is None:
+                passed.append(i)
+                continue
             key = checked.key if r.keys is None else r.keys[i]
             if checked.row is None or checked.verdict is not Verdict.ELIGIBLE or key is None:
                 refused += 1
@@ -107,6 +130,30 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
             held = best.get(slot)
             if held is None or (-score, key) < (-held[0], held[1]):
                 best[slot] = (score, key, checked.row)
+        return passed
+
+    for r in ranker.rounds(want, refused_sources):
+        n = len(r.refs)
+        tie = _last_tie(r.scores) if first is not None else n
+        check(r.refs[:tie])
+        fold(r, range(tie))
+        if tie < n and len(best) < limit:
+            # A round's lowest score, shared by many (common words, short texts): only the
+            # first by source id can enter, so only they are looked up whole.
+            need = limit - len(best)
+            unchecked = sorted(set(r.refs[tie:]) - verdicts.keys())
+            if first is not None and len(unchecked) > need + _TIE_SPARE:
+                found = first(unchecked, need)
+                verdicts.update(found)
+                if len(found) < need:  # every eligible one found: the rest are refused now
+                    for ref in unchecked:
+                        verdicts.setdefault(ref, _KEPT)
+            else:
+                check(unchecked)
+            passed = fold(r, range(tie, n))
+            if passed and len(best) < limit:  # not expected: the ones passed over, whole
+                check([r.refs[i] for i in passed])
+                fold(r, passed)
         if len(best) >= limit:
             break
     if dropped:
@@ -115,4 +162,14 @@ def take(ranker: Ranker, checker: Checker, limit: int, grouped: bool, want: int)
     return Result([Taken(score, key, row) for score, key, row in ranked], refused)
 
 
+def _last_tie(scores: Sequence[float]) -> int:
+    """Where the run of scores equal to the last one starts (scores best first)."""
+    i = len(scores)
+    while i > 0 and scores[i - 1] == scores[-1]:
+        i -= 1
+    return i
+
+
 _DROPPED = Checked(Verdict.DROPPED)
+_KEPT = Checked(Verdict.KEPT)
+_TIE_SPARE = 8  # a tie this much larger than what can enter is looked up by source id first

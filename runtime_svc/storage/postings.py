@@ -24,6 +24,7 @@ from runtime_svc.domain import entry_keys, lexical, passages
 from runtime_svc.domain.entry_keys import EntryKey
 from runtime_svc.domain.passages import Range
 from runtime_svc.storage import compiled, eligibility_sql, term_counts
+from runtime_svc.storage.index_changes import Flagged, IndexChange, Written
 from runtime_svc.storage.models import SearchPosting
 from runtime_svc.storage.source_rows import sources
 from runtime_svc.storage.term_counts import Count
@@ -56,7 +57,7 @@ _OWN_ENTRIES = (
     (postings.c.tenant_id + "") == bindparam("tenant"),
 )
 _HAS = select(postings.c.pk).where(*_OWN_ENTRIES, postings.c.term == ENTRY).limit(1)
-_FLAGS_OF = select(postings.c.term, postings.c.eligible).where(*_OWN_ENTRIES)
+_FLAGS_OF = select(postings.c.pk, postings.c.term, postings.c.eligible).where(*_OWN_ENTRIES)
 _DELETE_ENTRIES = delete(postings).where(*_OWN_ENTRIES)
 _SET_ELIGIBLE = (
     update(postings)
@@ -107,14 +108,17 @@ class Postings:
         *,
         stamp: Callable[[], int] | None = None,
         words_removed: Callable[[list[str]], None] | None = None,
+        changed: Callable[[IndexChange], None] | None = None,
     ) -> None:
         """`stamp`: gives each change of an entry the tenant's next index stamp (kept on the
         entry's row: postings held in memory catch up by it); `words_removed`: told of the
-        words a change removes from the index (postings held in memory then forget them)."""
+        words a change removes from the index (postings held in memory then forget them);
+        `changed`: told of each stamped change (`storage.index_changes`)."""
         self.conn = conn
         self.tenant_id = tenant_id
         self._stamp = stamp
         self._words_removed = words_removed
+        self._changed = changed
 
     def _own(self, pk: int) -> dict[str, object]:
         keys = entry_keys.key_range(pk)
@@ -187,6 +191,8 @@ class Postings:
                     live[term] = live.get(term, 0) + int(eligible)
                     best[term] = max(best.get(term, 0.0), weight)
         counts = [Count(t, n, live[t], best[t]) for t, n in sorted(docs.items())]
+        if self._changed is not None and stamp is not None:
+            self._changed(Written.of_rows(stamp, values, ENTRY))
         if self.conn.dialect.name == "postgresql":  # one round trip for both tables
             self.conn.execute(
                 _PG_PUT,
@@ -212,7 +218,7 @@ class Postings:
         own = self._own(pk)
         docs: dict[str, int] = {}
         live: dict[str, int] = {}
-        for term, eligible in self.conn.execute(_FLAGS_OF, own):
+        for _, term, eligible in self.conn.execute(_FLAGS_OF, own):
             docs[term] = docs.get(term, 0) - 1
             live[term] = live.get(term, 0) - int(bool(eligible))
         self._set_indexed_revision([pk], 0)
@@ -236,12 +242,14 @@ class Postings:
         own = self._own(pk)
         delta = 1 if eligible else -1
         live: dict[str, int] = {}
-        for term, flag in self.conn.execute(_FLAGS_OF, own):
+        rows = self.conn.execute(_FLAGS_OF, own).all()
+        for _, term, flag in rows:
             if bool(flag) != eligible:
                 live[term] = live.get(term, 0) + delta
-        self.conn.execute(
-            _SET_ELIGIBLE, {**own, "flag": int(eligible), "stamp": self._next_stamp()}
-        )
+        stamp = self._next_stamp()
+        self.conn.execute(_SET_ELIGIBLE, {**own, "flag": int(eligible), "stamp": stamp})
+        if self._changed is not None and stamp is not None:
+            self._changed(Flagged(stamp, [k for k, term, _ in rows if term == ENTRY], eligible))
         if live:
             term_counts.add(
                 self.conn, self.tenant_id, [Count(t, 0, n, 0.0) for t, n in live.items()]

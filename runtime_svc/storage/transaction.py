@@ -13,6 +13,7 @@ from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
+from runtime_svc.storage.index_changes import IndexChange, IndexChanged, WordsGone
 from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.prompt_records import PromptRecords
 from runtime_svc.storage.source_writer import SourceWriter
@@ -33,10 +34,15 @@ class Transaction:
         words_removed: WordsRemoved | None = None,
         policies_known: dict[str, Override | None] | None = None,
         journal_rows: event_log.JournalRows | None = None,
+        index_changed: IndexChanged | None = None,
     ) -> None:
+        """`index_changed`: told, once the transaction committed, of what it changed in the
+        tenant's search index (postings held in memory follow it)."""
         self.conn = conn
         self.window = window or Window()
         self._on_words_removed = words_removed
+        self._on_index_changed = index_changed
+        self._index_changes: list[IndexChange] = []
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
         self.events = event_log.EventLog(conn, tenant_id, journal_rows)
@@ -47,6 +53,7 @@ class Transaction:
             tenant_id,
             stamp=lambda: self.counters.next_index_stamp(),
             words_removed=self._words_removed,
+            changed=None if index_changed is None else self._index_changed,
         )
         self.prompt_records = PromptRecords(conn, tenant_id)
         self.policies = TenantPolicies(conn, tenant_id, policies_known)
@@ -74,3 +81,13 @@ class Transaction:
         told, tenant_id = self._on_words_removed, self.tenant.tenant_id
         if told is not None:
             self.after_commit(lambda: told(tenant_id, words))
+        if self._on_index_changed is not None:
+            self._index_changed(WordsGone(self.counters.words_removed_at, words))
+
+    def _index_changed(self, change: IndexChange) -> None:
+        """A stamped change of the index, told (with the others) once committed."""
+        changes, told = self._index_changes, self._on_index_changed
+        if not changes and told is not None:
+            tenant_id = self.tenant.tenant_id
+            self.after_commit(lambda: told(tenant_id, changes))
+        changes.append(change)

@@ -22,6 +22,7 @@ from runtime_svc.domain.erasure import Backend
 from runtime_svc.domain.passages import Window
 from runtime_svc.storage import db_errors, event_log, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
+from runtime_svc.storage.index_changes import IndexChanged
 from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.tenant_policies import Override
 from runtime_svc.storage.transaction import Transaction, WordsRemoved
@@ -51,13 +52,16 @@ class UnitOfWork:
         window: Window | None = None,
         words_removed: WordsRemoved | None = None,
         busy_timeout_ms: int = 5000,
+        index_changed: IndexChanged | None = None,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
         conversation passage. `words_removed`: told, once a change that removed words from
         a tenant's index committed, of the tenant and the words (postings held in memory
-        forget them)."""
+        forget them). `index_changed`: told, once a transaction committed, of what it
+        changed in a tenant's search index (`storage.index_changes`)."""
         self._db = db
+        self._index_changed = index_changed
         self.window = window or Window()
         self._words_removed = words_removed
         self._vectors_queued = vectors_queued
@@ -98,7 +102,12 @@ class UnitOfWork:
             return
         with self._write_turn, self._connect() as conn:
             tx = Transaction(
-                conn, tenant_id, self._vectors_queued, self.window, self._words_removed
+                conn,
+                tenant_id,
+                self._vectors_queued,
+                self.window,
+                self._words_removed,
+                index_changed=self._index_changed,
             )
             try:
                 tx.counters = tx.tenant.lock()
@@ -127,6 +136,7 @@ class UnitOfWork:
             self._words_removed,
             batch.policies,
             batch.journal,
+            self._index_changed,
         )
         try:
             if tenant_id not in batch.counters:
@@ -223,6 +233,11 @@ class UnitOfWork:
         at the next read."""
         if threading.get_ident() != self._kept_on or self._kept_busy:
             with self._db.reader.connect() as conn:
+                if self._db.dialect == "postgresql":
+                    # Each statement its own snapshot, as under READ COMMITTED inside a
+                    # transaction, without the BEGIN and ROLLBACK round trips around them
+                    # (two of a search's six; reads write nothing).
+                    conn.execution_options(isolation_level="AUTOCOMMIT")
                 yield conn
             return
         kept = self._kept

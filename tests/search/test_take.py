@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,25 +57,39 @@ class Verdicts:
         }
 
 
+class FirstVerdicts(Verdicts):
+    """Also looks up a run of tied candidates by source id first (`take.FirstChecker`)."""
+
+    def __init__(self, verdicts: dict[int, take.Verdict]) -> None:
+        super().__init__(verdicts)
+        self.by_id: list[int] = []
+
+    def check_first(self, refs: list[int], need: int) -> Mapping[int, take.Checked]:
+        self.by_id += refs
+        ok = [pk for pk in refs if self.verdicts.get(pk, take.Verdict.ELIGIBLE) is _ELIGIBLE]
+        return self.check(sorted(ok, key=lambda pk: f"src{pk:04d}")[:need])
+
+
+_ELIGIBLE = take.Verdict.ELIGIBLE
 candidates = st.lists(
-    st.tuples(
-        st.integers(1, 12), st.integers(0, 3), st.sampled_from([0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
-    ),
+    st.tuples(st.integers(1, 30), st.integers(0, 3), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])),
     unique_by=lambda c: (c[0], c[1]),
-    max_size=40,
+    max_size=60,
 )
-verdicts = st.dictionaries(st.integers(1, 12), st.sampled_from(list(take.Verdict)))
+verdicts = st.dictionaries(st.integers(1, 30), st.sampled_from(list(take.Verdict)))
 
 
 @settings(deadline=None)  # a loaded machine: no timing in unit tests
-@given(candidates, verdicts, st.integers(1, 8), st.booleans(), st.integers(1, 6))
+@given(candidates, verdicts, st.integers(1, 8), st.booleans(), st.integers(1, 6), st.booleans())
 def test_the_loop_takes_the_best_eligible_whatever_the_rounds(
-    cands, refused, limit, grouped, size
+    cands, refused, limit, grouped, size, by_id
 ) -> None:
     scored = [(entry_keys.with_passage(pk, p), s) for pk, p, s in cands]
-    checker = Verdicts(refused)
+    checker = FirstVerdicts(refused) if by_id else Verdicts(refused)
     ranker = Listed(scored, size)
-    got = take.take(ranker, checker, limit, grouped, limit)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(take, "_TIE_SPARE", 0)  # every tie longer than what can enter: by id
+        got = take.take(ranker, checker, limit, grouped, limit)
     eligible = [
         (k, s)
         for k, s in scored
@@ -104,3 +119,16 @@ def test_a_refused_source_lets_the_next_round_in() -> None:
     got = take.take(ranker, Verdicts({2: take.Verdict.KEPT}), 3, True, 3)
     assert [entry_keys.source_pk(t.key) for t in got.taken] == [1, 3, 4]
     assert got.refused == 1 and ranker.rounds_given == 2
+
+
+def test_a_long_tie_is_read_whole_only_for_the_sources_that_can_enter() -> None:
+    """Two hundred candidates of one score, some refused: the loop reads whole only the
+    first eligible ones by source id, and takes the same as reading every one."""
+    scored = [(entry_keys.entry_key(pk), 1.0) for pk in range(1, 201)]
+    refused = {pk: take.Verdict.KEPT for pk in range(1, 201, 3)}
+    plain, by_id = Verdicts(refused), FirstVerdicts(refused)
+    got_plain = take.take(Listed(scored, 10), plain, 10, True, 10)
+    got = take.take(Listed(scored, 10), by_id, 10, True, 10)
+    assert [t.key for t in got.taken] == [t.key for t in got_plain.taken]
+    assert len(plain.asked) == 200
+    assert len(by_id.asked) == 10
