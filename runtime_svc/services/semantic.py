@@ -39,6 +39,7 @@ class HybridSettings:
     exact_max: int
     min_similarity: float
     held_max_vectors: int
+    similarity_margin: float = 2.0  # within this of the best eligible hit (2: any)
 
 
 Key = tuple[str, int]  # (source id, passage: its index entry key's low bits, 0 for whole)
@@ -137,6 +138,7 @@ class Semantic:
             model_id=self.model_id,
             min_similarity=self._s.min_similarity,
             grouped=grouped,
+            margin=self._s.similarity_margin,
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:
