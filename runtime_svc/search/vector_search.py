@@ -43,9 +43,16 @@ v = vector_sql.v
 
 class VectorSearch:
     def __init__(
-        self, conn: Connection, tenant_id: str, window: Window, signatures: Signatures
+        self,
+        conn: Connection,
+        tenant_id: str,
+        window: Window,
+        signatures: Signatures,
+        decoded: dict[tuple[int, int], Decoded] | None = None,
     ) -> None:
+        """`decoded`: conversations decoded in the transaction so far (`hits.make_hit`)."""
         self.conn, self.tenant_id = conn, tenant_id
+        self._decoded = decoded
         self._sqlite = conn.dialect.name == "sqlite"
         self._window = window
         self._signatures = signatures
@@ -77,7 +84,7 @@ class VectorSearch:
         }
 
     def _hits(self, taken: list[take.Taken]) -> list[Hit]:
-        decoded: dict[int, Decoded] = {}
+        decoded = self._decoded if self._decoded is not None else {}
         return [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
 
     def search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:

@@ -142,7 +142,7 @@ class Semantic:
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:
-        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures)
+        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures, tx.decoded)
 
     def rank(
         self,

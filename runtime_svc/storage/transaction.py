@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection
 
-from runtime_svc.domain.passages import Window
+from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.storage import event_log, repositories
 from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
@@ -36,6 +36,9 @@ class Transaction:
     ) -> None:
         self.conn = conn
         self.window = window or Window()
+        # Conversations decoded by this transaction's searches, by (source pk, revision):
+        # both sides of a hybrid search and the prompt block share one decoding.
+        self.decoded: dict[tuple[int, int], Decoded] = {}
         self._on_words_removed = words_removed
         self.tenant = repositories.TenantStateRepository(conn, tenant_id)
         self.thread_modes = repositories.ThreadModeRepository(conn, tenant_id)
