@@ -27,7 +27,6 @@ tokens a random id costs as much as a short message, measured as 3 points of evi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -37,7 +36,8 @@ from runtime_svc.domain.first_pick import first_pick
 from runtime_svc.domain.line_costs import digest, line_cost
 from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, shared
 from runtime_svc.domain.message_runs import cuts, gaps, runs
-from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
+from runtime_svc.domain.passage_picks import named_speaker, own_of, with_reply
+from runtime_svc.domain.passages import Range, Window, date_of_time
 from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
 from runtime_svc.domain.sources import Body
 from runtime_svc.domain.stem_places import Places
@@ -115,6 +115,7 @@ class _Source:
     superseded: bool = False
     parts: dict[int, Part] = field(default_factory=dict)  # messages shown in part
     shown: dict[int, str] = field(default_factory=dict)  # each chosen message's line
+    limits: dict[int, int] = field(default_factory=dict)  # the part limit each was shown at
 
 
 class _Block:
@@ -161,7 +162,27 @@ class _Block:
         held.chosen |= new
         held.parts |= {i: p for i, (p, _) in priced.items() if p is not None}
         held.shown |= {i: _message(*lines[i], p) for i, (p, _) in priced.items()}
+        held.limits |= dict.fromkeys(new, limit)
         return True
+
+    def grow(self, limit: int) -> None:
+        """Messages shown by a part under `limit`, in order of selection, shown by their
+        best part at `limit` instead while the budget allows."""
+        for s in list(self.sources.values()):
+            if s.conversation is None:
+                continue
+            lines = s.conversation.lines
+            for i in sorted(i for i in s.parts if s.limits[i] < limit):
+                _, before = self._line(s.source_id, lines, i, s.limits[i])
+                part, after = self._line(s.source_id, lines, i, limit)
+                if self.used + after - before > self.budget:
+                    continue
+                self.used += after - before
+                s.limits[i], s.shown[i] = limit, _message(*lines[i], part)
+                if part is None:
+                    del s.parts[i]
+                else:
+                    s.parts[i] = part
 
     def _line(
         self, source_id: str, lines: Sequence[tuple[str, str]], i: int, limit: int
@@ -234,7 +255,7 @@ def assemble(
     block = _Block(count, token_budget, [t.stem for t in text.query_terms(query)])
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
-    owns = [_own_message(c, window) for c in candidates]
+    owns = [own_of(c, window) for c in candidates]
     named = named_speaker(candidates, query)
     if named:
         for c, own in zip(candidates, owns, strict=True):
@@ -244,40 +265,11 @@ def assemble(
         if own is not None:
             lines = c.conversation.lines if c.conversation is not None else ()
             matches = partial(block.matches, c.source_id, lines)
-            block.add(c, *first_pick(lines, _with_reply(c, own), own, matches))
+            block.add(c, *first_pick(lines, with_reply(c, own), own, matches))
     for c, own in zip(candidates, owns, strict=True):
-        block.add(c, _with_reply(c, own))
+        block.add(c, with_reply(c, own))
+    block.grow(PART_CHARS)
     return block.render()
-
-
-def _own_message(c: Candidate, window: Window) -> int | None:
-    """A passage's own message (`passages.own_message`)."""
-    if c.passage is None or c.conversation is None:
-        return None
-    contents = [content for _, content in c.conversation.lines]
-    return own_message(c.passage, contents, window)
-
-
-def _with_reply(c: Candidate, own: int | None) -> list[int]:
-    """The passage's messages, and the next one when its own message (`own`) asks something
-    (a passage indexed with its reply holds it already)."""
-    if c.passage is None or c.conversation is None or own is None:
-        return []
-    reply = [own + 1] if asks(c.conversation.lines[own][1]) else []
-    return [*range(c.passage.start, c.passage.end + 1), *reply]
-
-
-def named_speaker(candidates: Sequence[Candidate], query: str) -> str:
-    """The one speaker of the candidates' conversations the query names ("" for none or
-    several): names are matched as whole words, case kept."""
-    speakers = {
-        speaker
-        for c in candidates
-        if c.conversation is not None
-        for speaker, _ in c.conversation.lines
-    }
-    named = [s for s in speakers if s and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", query)]
-    return named[0] if len(named) == 1 else ""
 
 
 def _message(speaker: str, content: str, part: Part | None = None) -> str:
