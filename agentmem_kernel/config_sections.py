@@ -292,10 +292,15 @@ class Retrieval(Strict):
     # LoCoMo-dev and a paraphrase set (docs/benchmarks.md).
     lexical_weight: float = Field(default=0.4, ge=0)
     semantic_weight: float = Field(default=0.6, ge=0)
-    # The semantic side returns only sources at least this similar to the query (cosine):
-    # below it, a memory is about something else, and would only fill prompts. Chosen by
-    # `python -m bench.tune_fusion --floor` on the first paraphrase set and LoCoMo-dev.
-    min_similarity: float = Field(default=0.2, ge=-1, le=1)
+    # The semantic side returns only sources at least this similar to the query (cosine),
+    # and, of those, only the ones within `similarity_margin` of the query's best eligible
+    # one: an absolute floor low enough to keep short paraphrases ("do I play guitar" is
+    # 0.136 from "I have a yellow Squier Tele"), and a floor relative to the query's own
+    # best match that keeps a query whose best is high from taking in what is merely near
+    # the absolute floor. Chosen by `python -m bench.tune_fusion --margin` on the first
+    # paraphrase set and LoCoMo-dev (docs/benchmarks.md).
+    min_similarity: float = Field(default=0.125, ge=-1, le=1)
+    similarity_margin: float = Field(default=0.3, ge=0, le=2)
     # How many candidates each side contributes to the fusion.
     candidates: int = Field(default=50, ge=1, le=1000)
     # Sources embedded per batch by the background indexer.

@@ -100,6 +100,7 @@ class Setting:
     min_similarity: float
     normalize: str  # "bound": bm25 / the query's bound; "best": bm25 / the best bm25
     exponent: float  # the lexical score x (share of the query's words held) ** exponent
+    margin: float = 2.0  # the semantic side keeps what is within this of its best (2: all)
 
     @property
     def weights(self) -> fusion.Weights:
@@ -107,9 +108,20 @@ class Setting:
 
     def __str__(self) -> str:
         return (
-            f"semantic {self.semantic_weight:.2f}, floor {self.min_similarity:.2f}, "
+            f"semantic {self.semantic_weight:.2f}, floor {self.min_similarity:.3f}, "
+            f"margin {self.margin:.2f}, "
             f"bm25 / {self.normalize} x coverage^{self.exponent:g}"
         )
+
+
+def kept(sims, order, floor: float, margin: float) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The semantic side's candidates (`order`: its top k) as the runtime keeps them: at least
+    `floor` similar, and within `margin` of the best of them (`vector_search.within_margin`)."""
+    above = [i for i in order if sims[i] >= floor]
+    if not above:
+        return {}
+    best = max(float(sims[i]) for i in above)
+    return {str(i): float(sims[i]) for i in above if sims[i] >= best - margin}
 
 
 class Case:
@@ -130,7 +142,7 @@ class Case:
     def ranked(self, qi: int, s: Setting) -> list[fusion.Scored]:
         sims = self.sims[qi]
         order = sims.argsort()[::-1][:CANDIDATES]
-        semantic = {str(i): float(sims[i]) for i in order if sims[i] >= s.min_similarity}
+        semantic = kept(sims, order, s.min_similarity, s.margin)
         return fusion.fuse(
             {str(i): v for i, v in self.lexical[qi].items()},
             semantic,
@@ -286,7 +298,11 @@ def mrr(cs: list[Case], s: Setting) -> float:
 # the tuning half and LoCoMo-dev, the floor by `sweep_floor` on all 64 pairs and LoCoMo-dev.
 # `main` now asks all 64 pairs where it asked the tuning half's 32.
 CHOSEN = Setting(
-    fusion.Weights().semantic, Retrieval().min_similarity, "best", fusion.COVERAGE_EXPONENT
+    fusion.Weights().semantic,
+    Retrieval().min_similarity,
+    "best",
+    fusion.COVERAGE_EXPONENT,
+    Retrieval().similarity_margin,
 )
 MARGIN = 0.025  # over lexical recall@5, in every LoCoMo-dev mode
 
@@ -307,14 +323,14 @@ def choose(rows, lexical_):  # type: ignore[no-untyped-def]
 FLOORS = tuple(round(0.025 * i, 3) for i in range(17))  # 0.00 .. 0.40
 
 
-def admitted(c: Case, floor: float) -> tuple[float, float]:
-    """On a paraphrase case: the share of questions whose target the semantic side admits
-    (similarity ≥ floor, within its CANDIDATES), and the mean number of other memories it
-    admits per question (the distractor rate)."""
+def admitted(c: Case, floor: float, margin: float = 2.0) -> tuple[float, float]:
+    """On a case: the share of questions whose target the semantic side admits (similarity
+    ≥ floor and within `margin` of its best, within its CANDIDATES), and the mean number of
+    other memories it admits per question (the distractor rate)."""
     found = others = 0
     for qi, target in enumerate(c.targets):
         sims = c.sims[qi]
-        keep = {str(i) for i in sims.argsort()[::-1][:CANDIDATES] if sims[i] >= floor}
+        keep = set(kept(sims, sims.argsort()[::-1][:CANDIDATES], floor, margin))
         found += target <= keep
         others += len(keep - target)
     return found / len(c.targets), others / len(c.targets)
@@ -355,6 +371,46 @@ def sweep_floor(data: dict[str, list[Case]]) -> None:
     print(f"chosen floor: {best[0].min_similarity} (the runtime's: {CHOSEN.min_similarity})")
 
 
+MARGINS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 2.0)
+MARGIN_FLOORS = (0.1, 0.125, 0.15, 0.2)
+
+
+def noise(cs: list[Case], floor: float, margin: float) -> tuple[float, float]:
+    """Over a set's cases: the share of questions whose every target memory the semantic
+    side admits, and the mean number of memories it admits per question that are no
+    question's target here (the noise a block may be filled with)."""
+    found = others = total = 0
+    for c in cs:
+        for qi, target in enumerate(c.targets):
+            sims = c.sims[qi]
+            keep = kept(sims, sims.argsort()[::-1][:CANDIDATES], floor, margin)
+            held = set().union(*(c.labels[int(k)] for k in keep)) if keep else set()
+            found += target <= held
+            others += sum(1 for k in keep if not c.labels[int(k)] & target)
+            total += 1
+    return found / total, others / total
+
+
+def sweep_margin(data: dict[str, list[Case]]) -> None:
+    """The floor and the margin together: recall@1/@5 per set, and per set the share of
+    questions whose evidence the semantic side admits and the other memories it admits."""
+    print("floor, margin: recall@1/@5 per set; admitted (evidence share, others per question)")
+    for f in MARGIN_FLOORS:
+        for m in MARGINS:
+            s = replace(CHOSEN, min_similarity=f, margin=m)
+            cells = {n: recall(cs, s, (1, 5)) for n, cs in data.items()}
+            admit = {n: noise(cs, f, m) for n, cs in data.items()}
+            print(
+                f"  floor {f:.3f}, margin {m:.2f}: "
+                + ", ".join(
+                    f"{n} {v[1]:.3f}/{v[5]:.3f} ({admit[n][0]:.3f}, {admit[n][1]:.1f})"
+                    for n, v in cells.items()
+                ),
+                flush=True,
+            )
+    print(f"the runtime's: floor {CHOSEN.min_similarity}, margin {CHOSEN.margin}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -363,9 +419,15 @@ def main() -> None:
         help="evaluate the chosen setting on the blind held-back set",
     )
     ap.add_argument("--floor", action="store_true", help="sweep the similarity floor alone")
+    ap.add_argument(
+        "--margin", action="store_true", help="sweep the floor and the relative margin together"
+    )
     args = ap.parse_args()
     if args.floor:
         sweep_floor(cases())
+        return
+    if args.margin:
+        sweep_margin(cases() | cases(held_back=True))
         return
     if args.held_back:
         cs = cases(held_back=True)[HELD_BACK]

@@ -56,7 +56,12 @@ def semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, st
     return Semantic(
         embedder,
         HybridSettings(
-            weights, r.candidates, r.exact_search_max, r.min_similarity, r.held_max_vectors
+            weights,
+            r.candidates,
+            r.exact_search_max,
+            r.min_similarity,
+            r.held_max_vectors,
+            r.similarity_margin,
         ),
         r.query_cache,
     ), ""

@@ -104,3 +104,28 @@ def test_a_long_reply_is_shown_by_the_part_that_answers_and_cited_by_its_charact
     assert "…" in r.context  # what was cut is marked
     # The long reply did not crowd the other conversation's message out of the budget.
     assert other.source_id in {c.source_id for c in r.citations}
+
+
+def test_a_long_reply_first_shown_by_a_small_part_gets_its_larger_part_when_room_is_left(
+    stack,
+):
+    # Every ranked passage first gives a small part (so that one reply cannot crowd the
+    # others out); what room is left after them shows the larger part that answers.
+    client = stack.client()
+    long = conversation(
+        client,
+        [
+            sources_pb2.Message(role="user", content="Set up the service, please."),
+            sources_pb2.Message(role="assistant", content=REPLY),
+        ],
+    )
+    small = assemble(client, "which database for the billing ledger invoices", token_budget=120)
+    large = assemble(client, "which database for the billing ledger invoices", token_budget=2000)
+    shown = {}
+    for name, r in (("small", small), ("large", large)):
+        (part,) = [
+            c.passage for c in r.citations if c.source_id == long.source_id and c.passage.char_end
+        ]
+        shown[name] = REPLY[part.char_start : part.char_end]
+        assert "PostgreSQL for the billing ledger" in shown[name]
+    assert len(shown["small"]) <= 200 < len(shown["large"]) <= 1200

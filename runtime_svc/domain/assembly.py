@@ -27,17 +27,20 @@ tokens a random id costs as much as a short message, measured as 3 points of evi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 from runtime_svc.domain import text
 from runtime_svc.domain.first_pick import first_pick
+from runtime_svc.domain.line_costs import digest, line_cost
 from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, shared
-from runtime_svc.domain.passages import Range, Window, asks, date_of_time, own_message
+from runtime_svc.domain.message_runs import cuts, gaps, runs
+from runtime_svc.domain.passage_picks import named_speaker, own_of, with_reply
+from runtime_svc.domain.passages import Range, Window, date_of_time
 from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
 from runtime_svc.domain.sources import Body
+from runtime_svc.domain.stem_places import Places
 
 __all__ = ["FOOTER", "HEADER", "Candidate", "Cited", "PromptBlock", "assemble"]
 
@@ -111,16 +114,22 @@ class _Source:
     said: str = ""
     superseded: bool = False
     parts: dict[int, Part] = field(default_factory=dict)  # messages shown in part
+    shown: dict[int, str] = field(default_factory=dict)  # each chosen message's line
+    limits: dict[int, int] = field(default_factory=dict)  # the part limit each was shown at
 
 
 class _Block:
     def __init__(self, count: Count, budget: int, stems: Sequence[str] = ()) -> None:
         self.count, self.budget = count, budget
-        self.stems = tuple(stems)
+        self.stems, self.distinct = tuple(stems), set(stems)
         self.matched: dict[tuple[str, int], int] = {}
         self.used = count(HEADER) + count(FOOTER)
         self.gap = count(GAP)
         self.sources: dict[str, _Source] = {}  # in order of first selection
+        # Each message's shown part and cost by (source, message, part limit): every
+        # pass and every passage holding it offers it again; this is the block's main work.
+        self.lines: dict[tuple[str, int, int], tuple[Part | None, int]] = {}
+        self.places: dict[tuple[str, int], Places | None] = {}  # by (source, message)
 
     def add(self, c: Candidate, messages: Sequence[int], limit: int = PART_CHARS) -> bool:
         """Adds the messages (or the plain-text memory) if what is new fits."""
@@ -138,9 +147,9 @@ class _Block:
         if not new:
             return False
         lines = c.conversation.lines
-        shown = {i: best_part(lines[i][1], self.stems, limit) for i in new}
-        cost = sum(self.count(_message(*lines[i], shown[i])) for i in new)
-        cost += self.gap * (_gaps(before | new) - _gaps(before))
+        priced = {i: self._line(c.source_id, lines, i, limit) for i in new}
+        cost = sum(n for _, n in priced.values())
+        cost += self.gap * (gaps(before | new) - gaps(before))
         if held is None:
             cost += self.count(_session_line(len(self.sources) + 1, c))
             if not self._take(cost, _Source(c.source_id, c.revision, c.conversation)):
@@ -151,14 +160,57 @@ class _Block:
         else:
             self.used += cost
         held.chosen |= new
-        held.parts |= {i: p for i, p in shown.items() if p is not None}
+        held.parts |= {i: p for i, (p, _) in priced.items() if p is not None}
+        held.shown |= {i: _message(*lines[i], p) for i, (p, _) in priced.items()}
+        held.limits |= dict.fromkeys(new, limit)
         return True
+
+    def grow(self, limit: int) -> None:
+        """Messages shown by a part under `limit`, in order of selection, shown by their
+        best part at `limit` instead while the budget allows."""
+        for s in list(self.sources.values()):
+            if s.conversation is None:
+                continue
+            lines = s.conversation.lines
+            for i in sorted(i for i in s.parts if s.limits[i] < limit):
+                _, before = self._line(s.source_id, lines, i, s.limits[i])
+                part, after = self._line(s.source_id, lines, i, limit)
+                if self.used + after - before > self.budget:
+                    continue
+                self.used += after - before
+                s.limits[i], s.shown[i] = limit, _message(*lines[i], part)
+                if part is None:
+                    del s.parts[i]
+                else:
+                    s.parts[i] = part
+
+    def _line(
+        self, source_id: str, lines: Sequence[tuple[str, str]], i: int, limit: int
+    ) -> tuple[Part | None, int]:
+        """Message `i`'s part shown at `limit` (None: whole) and its line's cost."""
+        key = (source_id, i, limit)
+        found = self.lines.get(key)
+        if found is None:
+            part = best_part(lines[i][1], self.stems, limit, self._places(source_id, lines, i))
+            cost = line_cost(self.count, digest(*lines[i]), part, lambda: _message(*lines[i], part))
+            found = self.lines[key] = (part, cost)
+        return found
+
+    def _places(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> Places | None:
+        """Where the query's stems occur in message `i` (None: not ASCII)."""
+        key = (source_id, i)
+        if key not in self.places:
+            content = lines[i][1]
+            ascii_ = content.isascii()  # normalised, it is only lower-cased
+            self.places[key] = Places(content.lower(), self.distinct) if ascii_ else None
+        return self.places[key]
 
     def matches(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> int:
         """How many of the query's words message `i` holds (each message looked at once)."""
         key = (source_id, i)
         if key not in self.matched:
-            self.matched[key] = shared(lines[i][1], self.stems)
+            at = self._places(source_id, lines, i)
+            self.matched[key] = at.count(0, at.size) if at else shared(lines[i][1], self.stems)
         return self.matched[key]
 
     def _take(self, cost: int, source: _Source) -> bool:
@@ -182,12 +234,11 @@ class _Block:
                 continue
             c = Candidate(s.source_id, s.revision, "", Range(0, 0), s.conversation)
             out.append(_session_line(n, c))
-            lines = s.conversation.lines
-            for run in _runs(s.chosen):
+            for run in runs(s.chosen):
                 if run.start > 0:
                     out.append(GAP)
-                out += [_message(*lines[i], s.parts.get(i)) for i in range(run.start, run.end + 1)]
-                cited += [Cited(s.source_id, s.revision, r, p) for r, p in _cuts(run, s.parts)]
+                out += [s.shown[i] for i in range(run.start, run.end + 1)]
+                cited += [Cited(s.source_id, s.revision, r, p) for r, p in cuts(run, s.parts)]
         out.append(FOOTER)
         return PromptBlock("".join(out), tuple(cited), self.used)
 
@@ -204,7 +255,7 @@ def assemble(
     block = _Block(count, token_budget, [t.stem for t in text.query_terms(query)])
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
-    owns = [_own_message(c, window) for c in candidates]
+    owns = [own_of(c, window) for c in candidates]
     named = named_speaker(candidates, query)
     if named:
         for c, own in zip(candidates, owns, strict=True):
@@ -214,70 +265,11 @@ def assemble(
         if own is not None:
             lines = c.conversation.lines if c.conversation is not None else ()
             matches = partial(block.matches, c.source_id, lines)
-            block.add(c, *first_pick(lines, _with_reply(c, own), own, matches))
+            block.add(c, *first_pick(lines, with_reply(c, own), own, matches))
     for c, own in zip(candidates, owns, strict=True):
-        block.add(c, _with_reply(c, own))
+        block.add(c, with_reply(c, own))
+    block.grow(PART_CHARS)
     return block.render()
-
-
-def _own_message(c: Candidate, window: Window) -> int | None:
-    """A passage's own message (`passages.own_message`)."""
-    if c.passage is None or c.conversation is None:
-        return None
-    contents = [content for _, content in c.conversation.lines]
-    return own_message(c.passage, contents, window)
-
-
-def _with_reply(c: Candidate, own: int | None) -> list[int]:
-    """The passage's messages, and the next one when its own message (`own`) asks something
-    (a passage indexed with its reply holds it already)."""
-    if c.passage is None or c.conversation is None or own is None:
-        return []
-    reply = [own + 1] if asks(c.conversation.lines[own][1]) else []
-    return [*range(c.passage.start, c.passage.end + 1), *reply]
-
-
-def named_speaker(candidates: Sequence[Candidate], query: str) -> str:
-    """The one speaker of the candidates' conversations the query names ("" for none or
-    several): names are matched as whole words, case kept."""
-    speakers = {
-        speaker
-        for c in candidates
-        if c.conversation is not None
-        for speaker, _ in c.conversation.lines
-    }
-    named = [s for s in speakers if s and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", query)]
-    return named[0] if len(named) == 1 else ""
-
-
-def _runs(chosen: set[int]) -> list[Range]:
-    runs: list[Range] = []
-    for i in sorted(chosen):
-        if runs and runs[-1].end == i - 1:
-            runs[-1] = Range(runs[-1].start, i)
-        else:
-            runs.append(Range(i, i))
-    return runs
-
-
-def _cuts(run: Range, parts: dict[int, Part]) -> list[tuple[Range, Part | None]]:
-    """A run's citations: its whole messages together, each message shown in part alone."""
-    out: list[tuple[Range, Part | None]] = []
-    start = run.start
-    for i in range(run.start, run.end + 1):
-        if i in parts:
-            if start < i:
-                out.append((Range(start, i - 1), None))
-            out.append((Range(i, i), parts[i]))
-            start = i + 1
-    if start <= run.end:
-        out.append((Range(start, run.end), None))
-    return out
-
-
-def _gaps(chosen: set[int]) -> int:
-    """How many "…" lines the messages need: one before each run not starting at 0."""
-    return sum(1 for i in chosen if i > 0 and i - 1 not in chosen)
 
 
 def _message(speaker: str, content: str, part: Part | None = None) -> str:

@@ -19,6 +19,8 @@ or gained less on the paraphrase set for what it lost there.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -95,5 +97,25 @@ def coverage(terms: Sequence[Term], text: str) -> float:
     """The share of the query's words (by stem) that occur in `text`."""
     if not terms:
         return 0.0
-    held = {stem(w) for w in words(text)}
-    return sum(t.stem in held for t in terms) / len(terms)
+    held = held_stems(text)
+    return sum(hash(t.stem) in held for t in terms) / len(terms)
+
+
+# The stems a text holds, by the text's digest, as the stems' hashes (no memory text is
+# kept): a passage is ranked by many queries, and finding every word of a long reply and
+# stemming it costs more than the rest of its fusion.
+STEMS_CACHED = 8192
+_stems: dict[bytes, frozenset[int]] = {}
+_lock = threading.Lock()
+
+
+def held_stems(text: str) -> frozenset[int]:
+    key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    found = _stems.get(key)
+    if found is None:
+        found = frozenset(hash(stem(w)) for w in set(words(text)))
+        with _lock:
+            _stems[key] = found
+            while len(_stems) > STEMS_CACHED:
+                del _stems[next(iter(_stems))]
+    return found

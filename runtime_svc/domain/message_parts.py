@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runtime_svc.domain import text
+from runtime_svc.domain.stem_places import Places
 
 PART_CHARS = 1_200
 _FENCE = re.compile(r"\s*(```|~~~)")
@@ -110,12 +111,17 @@ def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
     return tuple(out) or (Part(0, min(len(content), limit)),)
 
 
-def best_part(content: str, stems: Sequence[str], limit: int = PART_CHARS) -> Part | None:
+def best_part(
+    content: str, stems: Sequence[str], limit: int = PART_CHARS, places: Places | None = None
+) -> Part | None:
     """The part of a long message that shares the most of the query's stems (the first of
-    equals); None when the message fits the limit whole."""
+    equals); None when the message fits the limit whole. `places`: where the stems occur in
+    the message, when known (for an ASCII message, whose normalised form has its offsets)."""
     found = parts(content, limit)
     if len(found) == 1 and found[0] == Part(0, len(content)):
         return None
+    if places is not None:
+        return max(found, key=lambda p: places.count(p.start, p.end))
     return max(found, key=lambda p: shared(content[p.start : p.end], stems))
 
 
@@ -125,8 +131,12 @@ def shared(piece: str, stems: Sequence[str]) -> int:
     thousands of characters; a stem under four letters must begin a word)."""
     if not stems:
         return 0
-    found = text.normalise(piece)
-    return sum(1 for stem in set(stems) if _holds(found, stem))
+    return held(text.normalise(piece), set(stems))
+
+
+def held(normalised: str, stems: Iterable[str]) -> int:
+    """`shared` of a text already normalised (`text.normalise`), the stems distinct."""
+    return sum(1 for stem in stems if _holds(normalised, stem))
 
 
 def _holds(found: str, stem: str) -> bool:

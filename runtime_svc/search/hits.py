@@ -3,7 +3,7 @@ and what a hit shows of its source."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.entry_keys import EntryKey
@@ -34,6 +34,8 @@ class Hit:
     save_intent: str
     passage: Range | None = None  # the conversation's messages this hit is (None: whole)
     raw: str = ""  # a passage's: the conversation's stored form (prompt assembly reads it)
+    # A passage's: that form decoded (`Body.decoded`), shared by the transaction's searches.
+    decoded: passages.Decoded | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> EntryKey:
@@ -46,19 +48,23 @@ def make_hit(
     key: int,
     row: SourceRow,
     window: Window,
-    decoded: dict[int, passages.Decoded] | None = None,
+    decoded: dict[tuple[int, int], passages.Decoded] | None = None,
 ) -> Hit:
     """A hit of an entry (`key`) of the source `row`: a passage's text rendered from the
     stored conversation. `decoded`: the conversations decoded for the hits of one search so
-    far, by source (a long session's stored form is decoded once, not once per passage)."""
+    far, by source and revision (a long session's stored form is decoded once, not once per
+    passage)."""
     rng = entry_keys.range_of(key)
     if rng is None:
         return Hit(row.pk, row.source_id, row.revision, score, row.generated_form, row.save_intent)
     held = decoded if decoded is not None else {}
-    if row.pk not in held:
-        held[row.pk] = Body.decoded(row.raw)
-    text = passages.render_stored(row.raw, rng, window, held[row.pk])
-    return Hit(row.pk, row.source_id, row.revision, score, text, row.save_intent, rng, row.raw)
+    at = (row.pk, row.revision)
+    if at not in held:
+        held[at] = Body.decoded(row.raw)
+    text = passages.render_stored(row.raw, rng, window, held[at])
+    return Hit(
+        row.pk, row.source_id, row.revision, score, text, row.save_intent, rng, row.raw, held[at]
+    )
 
 
 @dataclass(frozen=True)

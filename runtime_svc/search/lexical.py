@@ -36,10 +36,13 @@ class LexicalSearch:
         window: Window | None = None,
         mirrors: Mirrors | None = None,
         budget: int = DEFAULT_BUDGET,
+        decoded: dict[tuple[int, int], Decoded] | None = None,
     ) -> None:
         """`mirrors`: large tenants' postings held in memory (None: every search reads the
         index tables); `budget`: postings read per word at most, unless fewer than k would
-        be found (see `search.tables`)."""
+        be found (see `search.tables`); `decoded`: conversations decoded in the transaction
+        so far, by source and revision (`hits.make_hit`)."""
+        self._decoded = decoded
         self.conn, self.tenant_id = conn, tenant_id
         self._window = window or Window()
         self._mirrors = mirrors
@@ -85,7 +88,7 @@ class LexicalSearch:
                     held, self.conn, self.tenant_id, stats, checker, limit, grouped, method
                 )
             cert = Certificate(True, 0.0)
-        decoded: dict[int, Decoded] = {}
+        decoded = self._decoded if self._decoded is not None else {}
         hits = [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
         return Ranked(hits, cert, ran)
 

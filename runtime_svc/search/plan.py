@@ -72,6 +72,7 @@ class VectorPlan:
     coarse: int  # candidates of the coarse pass
     min_similarity: float = -1.0  # nearer than this only
     grouped: bool = True  # each source once, by its nearest passage
+    margin: float = 2.0  # within this of the best eligible hit only (2: no relative floor)
 
 
 def vector(
@@ -85,6 +86,7 @@ def vector(
     min_similarity: float,
     grouped: bool,
     hnsw: bool = False,
+    margin: float = 2.0,
 ) -> VectorPlan:
     """The semantic side's ranker for a tenant of `entries` index entries (one vector each
     once embedded; `hnsw`: PostgreSQL has an HNSW index for the model's dimension)."""
@@ -96,7 +98,7 @@ def vector(
         method = Vector.IN_MEMORY
     else:
         method = Vector.IN_SQL
-    return VectorPlan(method, model_id, candidates * COARSE_FACTOR, min_similarity, grouped)
+    return VectorPlan(method, model_id, candidates * COARSE_FACTOR, min_similarity, grouped, margin)
 
 
 def describe(lexical_ran: str, vector_plan: VectorPlan | None) -> dict[str, str]:

@@ -135,31 +135,48 @@ def eligible_flag() -> Any:
 
 @lru_cache(maxsize=1)
 def _vectors_statement() -> Select[Any]:
-    """SQLite: those of the candidate vectors that still exist, each with what a hit shows
-    of its source and whether that is eligible."""
+    """SQLite: those of the candidate vectors that still exist, each with its source's pk
+    and whether that source is eligible."""
     return (
-        select(*SOURCE_COLUMNS, eligible_flag(), v.c.seq, v.c.passage)
+        select(sources.c.pk, eligible_flag(), v.c.seq, v.c.passage)
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
         .where(*candidate_filter())
+    )
+
+
+def _shown_statement(dialect: str) -> Select[Any]:
+    """What a hit shows of some of the tenant's sources."""
+    return select(*SOURCE_COLUMNS).where(
+        one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
     )
 
 
 class Vectors:
     """SQLite: checks candidate vectors by their seq. A vector whose source is refused is
     kept (the source may become eligible again; its vector stays); a vector gone (its
-    source's vectors purged or replaced) is dropped."""
+    source's vectors purged or replaced) is dropped. What a hit shows of a source is read
+    once per source (a long session has a passage, and a candidate vector, per message),
+    not once per vector."""
 
     def __init__(self, conn: Connection, tenant_id: str, model_id: str, now_us: int) -> None:
         self._conn = conn
         self._params = {"tenant_id": tenant_id, "model_id": model_id, "now_us": now_us}
+        self._shown: dict[int, SourceRow] = {}  # by pk, for the search
 
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
         import json
 
         params = self._params | {"seqs": json.dumps(refs)}
+        found = driver_rows(self._conn, _vectors_statement(), params)
+        wanted = list({r[0] for r in found if r[0] not in self._shown})
+        if wanted:
+            shown = {"pks": wanted, "tenant_id": self._params["tenant_id"]}
+            for r in driver_rows(self._conn, _shown_statement, shown):
+                self._shown[r[0]] = source_row(r)
         out: dict[int, Checked] = {}
-        for r in driver_rows(self._conn, _vectors_statement(), params):
-            ok, seq, key = r[_WIDTH], r[_WIDTH + 1], entry_keys.with_passage(r[0], r[_WIDTH + 2])
+        for pk, ok, seq, passage in found:
+            if pk not in self._shown:
+                continue  # gone between the two reads
             verdict = Verdict.ELIGIBLE if ok else Verdict.KEPT
-            out[seq] = Checked(verdict, source_row(r), key)
+            out[seq] = Checked(verdict, self._shown[pk], entry_keys.with_passage(pk, passage))
         return out

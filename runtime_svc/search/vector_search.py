@@ -7,6 +7,12 @@ The coarse pass over a large SQLite tenant only proposes candidates; whenever it
 leaves fewer than k eligible results while some candidates were ineligible or gone, the exact
 search runs instead, so the coarse pass never drops eligible results below k (a proposal of
 every vector the tenant has is the exact search already).
+
+Two floors: an absolute one (`min_similarity`, applied while ranking) and one relative to
+the query's best eligible hit (`within_margin`, on the eligible top k): a hit is kept when it
+is within `margin` of the best, so a query with a close match does not take in what is
+merely above the absolute floor, while a short paraphrase whose best match is itself low
+still finds it.
 """
 
 from __future__ import annotations
@@ -37,9 +43,16 @@ v = vector_sql.v
 
 class VectorSearch:
     def __init__(
-        self, conn: Connection, tenant_id: str, window: Window, signatures: Signatures
+        self,
+        conn: Connection,
+        tenant_id: str,
+        window: Window,
+        signatures: Signatures,
+        decoded: dict[tuple[int, int], Decoded] | None = None,
     ) -> None:
+        """`decoded`: conversations decoded in the transaction so far (`hits.make_hit`)."""
         self.conn, self.tenant_id = conn, tenant_id
+        self._decoded = decoded
         self._sqlite = conn.dialect.name == "sqlite"
         self._window = window
         self._signatures = signatures
@@ -71,12 +84,15 @@ class VectorSearch:
         }
 
     def _hits(self, taken: list[take.Taken]) -> list[Hit]:
-        decoded: dict[int, Decoded] = {}
+        decoded = self._decoded if self._decoded is not None else {}
         return [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
 
     def search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
-        similarity (score = similarity)."""
+        similarity (score = similarity), within `plan.margin` of the best of them."""
+        return within_margin(self._search(plan, query, limit, now_us), plan.margin)
+
+    def _search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         if plan.method is Method.IN_MEMORY:
             if plan.model_id not in self._all:
                 self.prepare(plan)
@@ -212,6 +228,14 @@ class VectorSearch:
             if held is not None:
                 return Stored(held)
         return stored_vectors.lookup(self.conn, self.tenant_id, model_id, entries)
+
+
+def within_margin(hits: list[Hit], margin: float) -> list[Hit]:
+    """The hits (best first) at least as similar as the best one less `margin`."""
+    if not hits:
+        return hits
+    floor = max(h.score for h in hits) - margin
+    return [h for h in hits if h.score >= floor]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.passages import date_of_time
 from runtime_svc.domain.retrieval import Match
-from runtime_svc.domain.sources import Status
+from runtime_svc.domain.sources import Body, Status
 from runtime_svc.domain.text import Term
 from runtime_svc.search import plan
 from runtime_svc.search.hits import Hit
@@ -72,6 +73,7 @@ class Retrieval:
             window=tx.window,
             mirrors=self._mirrors,
             budget=self._budget,
+            decoded=tx.decoded,
         )
 
     def _embed(self, query: str, tenant_id: str) -> Future[Vector] | None:
@@ -279,7 +281,9 @@ def _candidates(hits: list[Hit], dated: bool) -> list[Candidate]:
         if h.passage is not None and h.raw:
             conv = conversations.get(h.source_id)
             if conv is None:
-                conv = conversations[h.source_id] = assembly.conversation(h.raw, dated)
+                lines, sent_at_us = h.decoded or Body.decoded(h.raw)
+                day = date_of_time(sent_at_us) if dated else ""
+                conv = conversations[h.source_id] = Conversation(lines, day)
         out.append(Candidate(h.source_id, h.revision, h.text, h.passage, conv))
     return out
 

@@ -39,6 +39,7 @@ class HybridSettings:
     exact_max: int
     min_similarity: float
     held_max_vectors: int
+    similarity_margin: float = 2.0  # within this of the best eligible hit (2: any)
 
 
 Key = tuple[str, int]  # (source id, passage: its index entry key's low bits, 0 for whole)
@@ -139,10 +140,11 @@ class Semantic:
             min_similarity=self._s.min_similarity,
             grouped=grouped,
             hnsw=not sqlite and self.dimension in pg_hnsw.features(tx.conn).indexed,
+            margin=self._s.similarity_margin,
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:
-        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures)
+        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures, tx.decoded)
 
     def rank(
         self,

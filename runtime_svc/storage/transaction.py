@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection
 
-from runtime_svc.domain.passages import Window
+from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.storage import event_log, repositories
 from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
@@ -40,6 +40,9 @@ class Transaction:
         tenant's search index (postings held in memory follow it)."""
         self.conn = conn
         self.window = window or Window()
+        # Conversations decoded by this transaction's searches, by (source pk, revision):
+        # both sides of a hybrid search and the prompt block share one decoding.
+        self.decoded: dict[tuple[int, int], Decoded] = {}
         self._on_words_removed = words_removed
         self._on_index_changed = index_changed
         self._index_changes: list[IndexChange] = []

@@ -1,0 +1,24 @@
+"""Where a query's stems occur, found once per message, counts every slice exactly as
+looking through that slice does (`message_parts.held`)."""
+
+from __future__ import annotations
+
+import random
+
+from runtime_svc.domain.message_parts import held
+from runtime_svc.domain.stem_places import Places
+
+WORDS = ["set", "reset", "cache", "caches", "db", "index", "a", "sets", "ex", "ab", "x"]
+
+
+def test_a_slice_counts_as_looking_through_it() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "".join(rng.choice(WORDS) + rng.choice([" ", "", "\n", "-", "_"]) for _ in range(40))
+        stems = set(rng.sample(["set", "cach", "db", "ex", "index", "ab", "x"], 4))
+        places = Places(text, stems)
+        assert places.count(0, len(text)) == held(text, stems)
+        for _ in range(10):
+            a = rng.randrange(len(text))
+            b = rng.randrange(a, len(text) + 1)
+            assert places.count(a, b) == held(text[a:b], stems)
