@@ -103,7 +103,9 @@ class AsyncClient(ClientBase, AsyncMethods):
                 await asyncio.sleep(delay)
 
     async def call(self, rpc: str, request: Message, *, timeout: float | None = None) -> Message:
-        """As `Client.call`: one public RPC by name with its request message."""
+        """One public RPC by name with its request message (`call("GetSource",
+        sources_pb2.GetSourceRequest(...))`): this client's credential, retries and typed
+        errors, for code that names RPCs at run time."""
         return await self._call(rpc, request, Message, timeout)
 
     async def close(self) -> None:
