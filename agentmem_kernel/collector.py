@@ -1,14 +1,12 @@
 """The garbage collector of a service process, settled once it serves.
 
 What startup made (modules, settings, protobuf descriptors, a loaded model, the runtime's
-held postings) lives as long as the process, yet every full collection walked it again: in
-the runtime serving a 20k-memory tenant, full collections during a run of searches paused
-it for 127 and 517 ms (the gateway for 71), each pause the latency of the calls that met
-it. `gc.freeze` moves what startup made out of the collector's generations (after one full
-collection, so that no garbage is kept): no full collection met during that run. The
-thresholds stay CPython's: the runtime's calls leave small reference cycles (a transaction
-and its repositories), and collecting them 700 allocations at a time keeps each young
-collection short.
+held postings) lives as long as the process, yet every full collection walked it again, each
+pause the latency of the calls that met it (docs/benchmarks.md, design measurements).
+`gc.freeze` moves what startup made out of the collector's generations (after one full
+collection, so that no garbage is kept). The thresholds stay CPython's: the runtime's calls
+leave small reference cycles (a transaction and its repositories), and collecting them 700
+allocations at a time keeps each young collection short.
 """
 
 from __future__ import annotations

@@ -44,9 +44,7 @@ v = MemoryVectorRow.__table__
 DIMENSIONS = (384, 768, 1024, 1536)
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 # The scan's candidate list at least (hnsw.ef_search; pgvector's default is 40). Its cost
-# grows with it: at 100k random unit vectors on a loaded 2-core machine, 33 ms at 40 and
-# 100, 70 ms at 200, 128 ms at 400, while recall@10 against exact on such vectors (the
-# hardest case: their nearest are barely nearer than the rest) stays low (0.35 at 400).
+# grows with it faster than its recall does (docs/benchmarks.md, design measurements).
 EF_SEARCH_MIN = 100
 SCAN_FACTOR = 2  # vectors the scan yields per result wanted (passages of one source group)
 

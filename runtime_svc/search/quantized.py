@@ -4,11 +4,9 @@ component), compared to the query's codes with SimSIMD's int8 dot product, the e
 mask applied before the shortlist is taken, so that a vector whose source is not eligible
 never takes a place in it. The shortlist is then ranked exactly (`vector_memory`).
 
-Measured at 100k vectors of 384 dimensions on a 2-core machine: the int8 pass takes about
-1.3 ms, an exact float32 pass 3.3 to 6.5 ms (numpy, BLAS) and the 1-bit signatures 0.3 ms; the
-int8 shortlist of 40 keeps every one of the exact top 10 (recall 1.0) where the signatures'
-shortlist of 4,000 keeps 0.83 of them on random vectors. Without SimSIMD the pass is exact,
-in float32 (numpy).
+Chosen over an exact float32 pass and the 1-bit signatures by speed and by how much of the
+exact top 10 the shortlist keeps (docs/benchmarks.md, design measurements). Without SimSIMD
+the pass is exact, in float32 (numpy).
 """
 
 from __future__ import annotations
