@@ -107,3 +107,16 @@ def test_other_threads_read_through_the_pool(kept):
         other.join(timeout=30)
         assert seen and seen[0] is not here.conn
         assert seen[1] == 2  # this read's connection and the other thread's
+
+
+def test_the_index_scan_settings_of_a_read_hold_for_its_scan(kept):
+    """PostgreSQL: a read runs each statement as its own transaction (autocommit); the
+    HNSW scan's settings, made by the statement before it, still hold when it runs."""
+    from runtime_svc.search import pg_hnsw
+
+    uow, db = kept
+    if db.dialect != "postgresql":
+        pytest.skip("the HNSW scan is PostgreSQL's")
+    with uow.read("t") as tx:
+        pg_hnsw.configure(tx.conn, 300)
+        assert tx.conn.exec_driver_sql("SHOW hnsw.ef_search").scalar_one() == "300"

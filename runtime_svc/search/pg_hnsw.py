@@ -100,11 +100,15 @@ def scan_size(limit: int) -> int:
 
 
 def configure(conn: Connection, scan: int) -> None:
-    """The transaction's index scan settings (SET LOCAL)."""
+    """The index scan's settings: the transaction's (SET LOCAL); on a read in autocommit
+    (`storage.unit_of_work`: each statement its own transaction, so a local setting would be
+    gone before the scan) the session's, which every scan sets again before it runs."""
     ef = min(EF_SEARCH_MAX, max(scan, EF_SEARCH_MIN))
-    conn.exec_driver_sql("SELECT set_config('hnsw.ef_search', %(n)s, true)", {"n": str(ef)})
+    autocommit = conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
+    local = "false" if autocommit else "true"
+    conn.exec_driver_sql(f"SELECT set_config('hnsw.ef_search', %(n)s, {local})", {"n": str(ef)})
     if features(conn).iterative:
-        conn.exec_driver_sql("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        conn.exec_driver_sql(f"SELECT set_config('hnsw.iterative_scan', 'relaxed_order', {local})")
 
 
 @lru_cache(maxsize=16)
