@@ -8,7 +8,7 @@ messages. Postings are re-keyed and vectors' `passage` (the key's low bits) re-e
 place: every entry and vector stays, readable under the new layout.
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 Create Date: 2026-12-03
 """
 
