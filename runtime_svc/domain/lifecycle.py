@@ -50,7 +50,9 @@ class Derived(StrEnum):
     PURGE = "purge"  # delete every one of them (the registry lists them all)
     ERASE = "erase"  # purge, and destroy the stored bytes too
     # Derive the new part only: the appended messages' passages, vectors and facts are
-    # added, the others kept (a passage whose range the new messages change is replaced).
+    # added, the others kept as they were (a question that ended the conversation keeps
+    # its passage without the answer appended after it; with `passages.before` 1 or more,
+    # the default, the answer's passage holds both).
     # A source without derived records (pending review) gets none: approval builds them.
     EXTEND = "extend"
 
