@@ -2,7 +2,7 @@
 (the `pgserver` package's server), through both services next to the two-hop echo floor.
 
 Two shapes of `size` vectors (100k by default, 1M with `--million`): one tenant holding them
-all (ranked through the HNSW index of migration 0020) and 1,000 tenants of `size / 1000`
+all (ranked through the HNSW index of migration 0021) and 1,000 tenants of `size / 1000`
 each (each small enough to be ranked exactly). Memories are the bench's synthetic corpus,
 their vectors random unit vectors (384 dimensions, bulk-copied; the index built after the
 copy, its build time reported). Reported per shape: hybrid and lexical Search p50 / p99 /

@@ -1,7 +1,7 @@
 """PostgreSQL: a large tenant's vectors ranked through pgvector's HNSW index, the tenant and
 eligibility filters inside the index scan.
 
-The index (migration 0020) is one partial index per dimension over the stored `real[]` cast
+The index (migration 0021) is one partial index per dimension over the stored `real[]` cast
 to `vector(d)`, cosine distance: `ix_memory_vectors_hnsw_<d>`. The statement orders the
 tenant's vectors of the model by distance to the query with the tenant check and the whole
 eligibility predicate in its WHERE clause, under a LIMIT: the executor pulls vectors from the
@@ -40,7 +40,7 @@ from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.source_rows import sources
 
 v = MemoryVectorRow.__table__
-# Dimensions migration 0020 indexes (the default model's 384 and common others).
+# Dimensions migration 0021 indexes (the default model's 384 and common others).
 DIMENSIONS = (384, 768, 1024, 1536)
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 # The scan's candidate list at least (hnsw.ef_search; pgvector's default is 40). Its cost

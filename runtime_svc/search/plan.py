@@ -10,7 +10,7 @@ while they fit `IN_MEMORY_MAX` floats, else in SQL; a larger one is narrowed to 
 first (the coarse pass: the held vectors' int8 codes, else their signatures, eligibility
 masked inside it), ranked in memory when the vectors are held, else in SQL. On PostgreSQL
 pgvector ranks a tenant with at most `retrieval.exact_search_max` entries exactly, a larger
-one through its HNSW index (`search.pg_hnsw`) when migration 0020 made one for the model's
+one through its HNSW index (`search.pg_hnsw`) when migration 0021 made one for the model's
 dimension.
 
 The plan is said in `ExplainRetrieval`'s debug log line (`describe`).

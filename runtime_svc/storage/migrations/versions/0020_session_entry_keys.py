@@ -7,8 +7,8 @@ message + 1 in 8 bits each (a conversation of at most 254 messages). It becomes
 messages. Postings are re-keyed and vectors' `passage` (the key's low bits) re-encoded in
 place: every entry and vector stays, readable under the new layout.
 
-Revision ID: 0021
-Revises: 0020
+Revision ID: 0020
+Revises: 0019
 Create Date: 2026-12-03
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0021"
-down_revision = "0020"
+revision = "0020"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

@@ -6,10 +6,12 @@ index per common dimension over the stored `real[]` cast to `vector(d)` (cosine 
 tenant and eligibility filters inside the index scan (`runtime_svc.search.pg_hnsw`). As the
 runtime does when hybrid retrieval starts, the extension is created when the server has it
 and it is not created yet; when it cannot be, this migration does nothing (the runtime then
-searches by words only, or ranks vectors exactly if the extension comes later).
+searches by words only, or ranks vectors exactly if the extension comes later). It follows
+the session entry keys (0020), which rewrite every stored vector's passage: before it, each
+rewrite would also have been written into these indexes.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-12-03
 """
 
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
