@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -87,15 +88,18 @@ def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
     digest = hashlib.sha256(content.encode()).digest()
     found = _parts.get((digest, limit))
     if found is None:
-        found = _parts[(digest, limit)] = _cut_parts(content, limit)
-        while len(_parts) > PARTS_CACHED:
-            del _parts[next(iter(_parts))]
+        found = _cut_parts(content, limit)
+        with _parts_lock:  # searches run on several threads; trimming must not race
+            _parts[(digest, limit)] = found
+            while len(_parts) > PARTS_CACHED:
+                del _parts[next(iter(_parts))]
     return found
 
 
 # Long messages' parts, by the message's digest (character ranges only: no text is kept).
 PARTS_CACHED = 4096
 _parts: dict[tuple[bytes, int], tuple[Part, ...]] = {}
+_parts_lock = threading.Lock()
 
 
 def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
