@@ -244,7 +244,7 @@ def test_mcp_without_the_extra_names_it(monkeypatch, capsys):
         main(["mcp"])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "agentmem-service[mcp]" in err and "Traceback" not in err
+    assert "agentmem-client[mcp]" in err and "./client[mcp]" in err and "Traceback" not in err
 
 
 def test_no_choice_list_in_help_offers_an_empty_choice():

@@ -20,8 +20,8 @@ COMMANDS = "agentmem.commands"
 SERVICE_COMMANDS = ("up", "gateway", "runtime")
 SERVICE_DISTRIBUTION = "agentmem-service"
 MCP_EXTRA_MISSING = (
-    "agentmem mcp needs the `mcp` extra: pipx install 'agentmem-service[mcp]' "
-    "(or uv tool install 'agentmem-service[mcp]', or pip install 'agentmem-service[mcp]')"
+    "agentmem mcp needs the client's `mcp` extra, agentmem-client[mcp]: from a checkout, "
+    "pip install './client[mcp]' (or pipx install \"$PWD/client[mcp]\"; docs/mcp.md)"
 )
 
 
