@@ -19,13 +19,12 @@ or gained less on the paraphrase set for what it lost there.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
 
+from runtime_svc.domain.digest_cache import DigestCache, text_digest
 from runtime_svc.domain.text import Term, stem, words
 
 # The power of the share of the query's words a lexical candidate holds (1: the plain share).
@@ -104,18 +103,8 @@ def coverage(terms: Sequence[Term], text: str) -> float:
 # The stems a text holds, by the text's digest, as the stems' hashes (no memory text is
 # kept): a passage is ranked by many queries, and finding every word of a long reply and
 # stemming it costs more than the rest of its fusion.
-STEMS_CACHED = 8192
-_stems: dict[bytes, frozenset[int]] = {}
-_lock = threading.Lock()
+_stems: DigestCache[bytes, frozenset[int]] = DigestCache(8192)
 
 
 def held_stems(text: str) -> frozenset[int]:
-    key = hashlib.blake2b(text.encode(), digest_size=16).digest()
-    found = _stems.get(key)
-    if found is None:
-        found = frozenset(hash(stem(w)) for w in set(words(text)))
-        with _lock:
-            _stems[key] = found
-            while len(_stems) > STEMS_CACHED:
-                del _stems[next(iter(_stems))]
-    return found
+    return _stems.get(text_digest(text), lambda: frozenset(hash(stem(w)) for w in set(words(text))))

@@ -6,19 +6,16 @@ no memory text."""
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from collections.abc import Callable
 
+from runtime_svc.domain.digest_cache import DigestCache, text_digest
 from runtime_svc.domain.message_parts import Part
 
-COSTS_CACHED = 65_536
-_costs: dict[tuple[object, bytes, int, int], int] = {}
-_lock = threading.Lock()
+_costs: DigestCache[tuple[object, bytes, int, int], int] = DigestCache(65_536)
 
 
 def digest(speaker: str, content: str) -> bytes:
-    return hashlib.blake2b(f"{speaker}\0{content}".encode(), digest_size=16).digest()
+    return text_digest(speaker, content)
 
 
 def line_cost(
@@ -27,11 +24,4 @@ def line_cost(
     """The cost of the line `render` writes (a message by its `digest`, shown as `part`),
     counted by `count`, rendered only when not known."""
     at = (count, key, part.start if part else -1, part.end if part else -1)
-    found = _costs.get(at)
-    if found is None:
-        found = count(render())
-        with _lock:
-            _costs[at] = found
-            while len(_costs) > COSTS_CACHED:
-                del _costs[next(iter(_costs))]
-    return found
+    return _costs.get(at, lambda: count(render()))

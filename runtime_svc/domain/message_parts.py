@@ -10,13 +10,12 @@ the message. `best_part` picks the part that shares the most of a query's words.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runtime_svc.domain import text
+from runtime_svc.domain.digest_cache import DigestCache, text_digest
 from runtime_svc.domain.stem_places import Places
 
 PART_CHARS = 1_200
@@ -85,21 +84,11 @@ def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
     """The message's parts (one, the whole message, when it fits the limit)."""
     if len(content) <= limit:
         return (Part(0, len(content)),)
-    digest = hashlib.sha256(content.encode()).digest()
-    found = _parts.get((digest, limit))
-    if found is None:
-        found = _cut_parts(content, limit)
-        with _parts_lock:  # searches run on several threads; trimming must not race
-            _parts[(digest, limit)] = found
-            while len(_parts) > PARTS_CACHED:
-                del _parts[next(iter(_parts))]
-    return found
+    return _parts.get((text_digest(content), limit), lambda: _cut_parts(content, limit))
 
 
 # Long messages' parts, by the message's digest (character ranges only: no text is kept).
-PARTS_CACHED = 4096
-_parts: dict[tuple[bytes, int], tuple[Part, ...]] = {}
-_parts_lock = threading.Lock()
+_parts: DigestCache[tuple[bytes, int], tuple[Part, ...]] = DigestCache(4096)
 
 
 def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
