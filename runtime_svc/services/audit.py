@@ -34,28 +34,13 @@ class Audit:
         return rows, paging.encode(key, rows[-1].sequence) if more else ""
 
     def verify(self, caller: Caller) -> audit.Verification:
-        """The chain against its head. A read's statements may each see what committed
-        before it (PostgreSQL): a chain that does not end at the head read first is judged
-        only if the head is still that one after the receipts were read (every write of a
-        receipt moves it); otherwise it is read again."""
-        for _ in range(VERIFY_READS):
-            with self._uow.read(caller.tenant_id) as tx:
-                head = tx.tenant.get()
-                found = audit.verify(
-                    tx.receipts.all(),
-                    caller.tenant_id,
-                    head_sequence=head.receipt_sequence,
-                    head_hash=head.receipt_head_hash,
-                )
-                if found.ok:
-                    return found
-                now = tx.tenant.get()
-                if (now.receipt_sequence, now.receipt_head_hash) == (
-                    head.receipt_sequence,
-                    head.receipt_head_hash,
-                ):
-                    return found
-        return found
-
-
-VERIFY_READS = 5  # reads of a chain that writes kept moving before its verdict stands
+        """The chain against its head, both read in one snapshot (a receipt committed
+        meanwhile is in neither)."""
+        with self._uow.read(caller.tenant_id) as tx:
+            head = tx.tenant.get()
+            return audit.verify(
+                tx.receipts.all(),
+                caller.tenant_id,
+                head_sequence=head.receipt_sequence,
+                head_hash=head.receipt_head_hash,
+            )

@@ -119,7 +119,7 @@ class Retrieval:
         top passages, several of one conversation possibly."""
         _check(query, thread_id, limit)
         embedding = self._embed(query, caller.tenant_id)
-        with self._uow.read(caller.tenant_id) as tx:
+        with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
             terms, hits = self._eligible(tx, query, limit, embedding, group_by_source)
@@ -135,7 +135,7 @@ class Retrieval:
         _check(query, thread_id, 1)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         embedding = self._embed(query, caller.tenant_id)
-        with self._uow.read(caller.tenant_id) as tx:
+        with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
             block = self._render(tx, query, token_budget, embedding)
@@ -173,7 +173,7 @@ class Retrieval:
     def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context)."""
         embedding = self._embed(query, caller.tenant_id)
-        with self._uow.read(caller.tenant_id) as tx:
+        with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
             return self._eligible(tx, query, limit, embedding)[1]
 
     def explain(

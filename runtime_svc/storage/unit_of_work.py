@@ -204,9 +204,16 @@ class UnitOfWork:
             yield conn
 
     @contextmanager
-    def read(self, tenant_id: str) -> Iterator[Transaction]:
+    def read(self, tenant_id: str, *, one_snapshot: bool = True) -> Iterator[Transaction]:
+        """A read: all its statements see the database as of one moment (`one_snapshot`), so
+        what it reads in several statements agrees (a compaction mark and the events after
+        it; a chain's head and its receipts; a source and its derived records). A search
+        passes `one_snapshot=False`: on PostgreSQL each of its statements then sees what
+        committed before it, without the BEGIN and ROLLBACK round trips (two of a search's
+        six); what a prompt cites is checked again when its record is written. SQLite reads
+        are always one snapshot (a transaction of its own, begun at the first read)."""
         try:
-            with self._reader() as conn:
+            with self._reader(one_snapshot) as conn:
                 try:
                     yield Transaction(conn, tenant_id, window=self.window)
                 finally:
@@ -226,7 +233,7 @@ class UnitOfWork:
             self._kept_on = threading.get_ident()
 
     @contextmanager
-    def _reader(self) -> Iterator[Connection]:
+    def _reader(self, one_snapshot: bool = True) -> Iterator[Connection]:
         """The kept connection on its thread, unless a read there is using it already (a
         read inside a read); else one from the pool. A kept connection that SQLAlchemy
         invalidated (its driver connection failed), or left in a transaction, is replaced
@@ -234,10 +241,13 @@ class UnitOfWork:
         if threading.get_ident() != self._kept_on or self._kept_busy:
             with self._db.reader.connect() as conn:
                 if self._db.dialect == "postgresql":
-                    # Each statement its own snapshot, as under READ COMMITTED inside a
-                    # transaction, without the BEGIN and ROLLBACK round trips around them
-                    # (two of a search's six; reads write nothing).
-                    conn.execution_options(isolation_level="AUTOCOMMIT")
+                    # Given back to the pool, the connection's own settings are restored.
+                    if one_snapshot:
+                        conn.execution_options(
+                            isolation_level="REPEATABLE READ", postgresql_readonly=True
+                        )
+                    else:
+                        conn.execution_options(isolation_level="AUTOCOMMIT")
                 yield conn
             return
         kept = self._kept

@@ -1,6 +1,6 @@
 """VerifyAuditChain while the tenant writes: a receipt committed during the verification
-never reads as a chain extended behind the head's back (on PostgreSQL each statement of a
-read sees what committed before it)."""
+never reads as a chain extended behind the head's back: the head and the receipts are read in
+one snapshot (on PostgreSQL, each statement of a read used to see what committed before it)."""
 
 from __future__ import annotations
 
