@@ -1,7 +1,8 @@
 """Model-based test of the source lifecycle on the use cases.
 
 Random sequences of inserts (every policy and save intent; the agent's credential is trusted
-for client_auto_save only, so its other claims are held for review), classification, review
+for client_auto_save only, so its other claims are held for review), appends to conversations
+(the same policies and claims), classification, review
 (by a user and by the inserting agent), revocation, assent revocation, erasure, foreign
 admission (valid and invalid assent) and thread-mode changes run against a small model of
 what must hold; after every step every retrieval surface is checked against the model:
@@ -53,6 +54,7 @@ from runtime_svc.domain.review import Decision
 from runtime_svc.domain.sources import Classification, Message, SaveIntent
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.search import plan
+from runtime_svc.services.appends import AppendCommand
 from runtime_svc.services.facts import FactQuery
 from runtime_svc.services.foreign import AdmitCommand
 from runtime_svc.services.inserts import InsertCommand
@@ -212,8 +214,54 @@ class LifecycleMachine(RuleBasedStateMachine):
                 "pending_review" if pending else "active",
                 conversation=conversation,
                 held=held,
+                threaded=threaded,
             )
         )
+        self.mutations += 1
+
+    def append(self, data) -> None:  # type: ignore[no-untyped-def]
+        """A session's next turn (no lantern in it: the retrieval checks stay as they are);
+        what would hold an insert holds the conversation."""
+        by = data.draw(st.sampled_from(["agent", "user", "admin"]))
+        intent = data.draw(st.sampled_from(INTENTS))
+        stale = data.draw(st.integers(0, 3)) == 0
+        m = self._pick(data, prefer=lambda m: m.conversation)
+        if m is None:
+            return
+        cmd = AppendCommand(
+            m.source_id,
+            m.revision + (4 if stale else 0),
+            (Message("user", "Thanks, sleep well."),),
+            SaveIntent(intent),
+        )
+        call = lambda: self.cases.appends.append(self.c[by], cmd)  # noqa: E731
+        if intent == "bogus":
+            return self._refused(call, "SAVE_INTENT_INVALID")
+        if m.erased:
+            return self._refused(call, "SOURCE_ERASED")
+        if m.revoked:
+            return self._refused(call, "SOURCE_REVOKED")
+        if stale:
+            return self._refused(call, "REVISION_MISMATCH")
+        if m.status == "rejected" or not m.conversation:
+            return self._refused(call, "INVALID_FIELD")
+        if not intent and self.policy[0] == "require_save_intent":
+            return self._refused(call, "SAVE_INTENT_REQUIRED")
+        if m.threaded and self.thread_disabled[0]:
+            return self._refused(call, "THREAD_MEMORY_DISABLED")
+        r = call()
+        held = by == "agent" and intent not in ("", "client_auto_save")
+        pending = held or (not intent and self.policy[0] == "review_pending")
+        if pending:
+            m.status, m.held = "pending_review", m.held or held
+        assert r.source.status.value == m.status
+        assert (r.source.revision, len(r.source.body.messages), bool(r.held_reason)) == (
+            m.revision + 1,
+            m.turns + 1,
+            held,
+        )
+        assert r.receipt.save_intent_held == held
+        m.revision, m.turns = m.revision + 1, m.turns + 1
         self.mutations += 1
 
     def set_policy(self, data) -> None:  # type: ignore[no-untyped-def]
@@ -382,6 +430,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         "set_policy",
         "insert",
         "set_thread_mode",
+        "append",
+        "append",
     )
 
     @rule(data=st.data(), op=st.sampled_from(OPS))
