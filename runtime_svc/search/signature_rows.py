@@ -40,6 +40,9 @@ class HeldRows:
     version: int = 0  # changes whenever anything held does (a proposal is for one version)
     _codes: Array | None = None  # the buffers `codes` and `factor` are views of
     _factor: Array | None = None
+    # `keys` sorted (stably: of equal keys, the later row last) and the row of each, made
+    # for the `keys` array they were sorted from (`key_index`).
+    _index: tuple[Array, Array, Array] | None = None
 
     def __len__(self) -> int:
         return 0 if self.seqs is None else len(self.seqs)
@@ -93,6 +96,21 @@ class HeldRows:
         assert self._factor is not None
         self._codes[n : n + len(codes)], self._factor[n : n + len(codes)] = codes, factor
         self.codes, self.factor = self._codes[: n + len(codes)], self._factor[: n + len(codes)]
+
+    def rows_of(self, wanted: Array) -> tuple[Array, Array]:
+        """For entry keys `wanted`, those held and the row of each (a key held twice: its
+        later row, the latest vector); under `lock`. Looked up in `keys` sorted once per
+        change of the rows, not searched through for every query."""
+        keys = self.keys
+        if keys is None or not len(keys):
+            return wanted[:0], np.zeros(0, np.int64)
+        if self._index is None or self._index[0] is not keys:
+            order = np.argsort(keys, kind="stable")
+            self._index = (keys, keys[order], order)
+        _, ordered, order = self._index
+        at = np.searchsorted(ordered, wanted, side="right") - 1
+        found = (at >= 0) & (ordered[np.maximum(at, 0)] == wanted)
+        return wanted[found], order[at[found]]
 
     def set_ok(self, ok: Array, stamp: int) -> None:
         self.version += 1

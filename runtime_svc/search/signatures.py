@@ -266,14 +266,14 @@ class Signatures:
             held = self._held.get((tenant_id, model_id))
         if held is None:
             return None
-        with held.lock:
-            keys, vectors = held.keys, held.vectors
-        if keys is None or vectors is None or len(keys) != len(vectors):
-            return None
         wanted: dict[int, tuple[int, int]] = {with_passage(pk, p): (pk, p) for pk, p in entries}
         wanted_keys = np.fromiter(wanted, np.int64, len(wanted))
-        rows = np.flatnonzero(np.isin(keys, wanted_keys))  # in seq order: the latest wins
-        return {wanted[int(keys[r])]: vectors[r] for r in rows.tolist()}
+        with held.lock:
+            keys, vectors = held.keys, held.vectors
+            if keys is None or vectors is None or len(keys) != len(vectors):
+                return None
+            found, rows = held.rows_of(wanted_keys)
+        return {wanted[k]: vectors[r] for k, r in zip(found.tolist(), rows.tolist(), strict=True)}
 
     def forget(self, tenant_id: str, model_id: str, seqs: list[int]) -> None:
         """Drops vectors found deleted."""

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runtime_svc.search.signature_rows import HeldRows
 from runtime_svc.search.signature_rows import packed as _words
 from runtime_svc.search.signatures import _distances, _nearest
 
@@ -26,6 +27,27 @@ def test_distances_are_the_hamming_distances_of_the_signatures(signatures, data)
         sum(bin(a ^ b).count("1") for a, b in zip(s, query, strict=True)) for s in signatures
     ]
     assert _distances(_words(signatures), query).tolist() == expected
+
+
+@given(
+    st.lists(st.integers(0, 30), max_size=60),
+    st.lists(st.integers(0, 30), max_size=60),
+    st.lists(st.integers(0, 30), max_size=20, unique=True),
+)
+def test_entries_are_found_at_their_latest_row_after_every_change(first, more, wanted):
+    held = HeldRows()
+    for batch in (first, more):  # rows appended after the index was made: it is made anew
+        keys = np.array(batch, np.int64)
+        if not len(keys):
+            continue
+        seqs = np.arange(len(held), len(held) + len(keys), dtype=np.int64) + 1
+        held.append(seqs, _words([b"\0" * 8] * len(keys)), None, keys, np.ones(len(keys), bool))
+        every = [] if held.keys is None else held.keys.tolist()
+        found, rows = held.rows_of(np.array(wanted, np.int64))
+        latest = {k: r for r, k in enumerate(every)}  # a later row of a key wins
+        assert dict(zip(found.tolist(), rows.tolist(), strict=True)) == {
+            k: latest[k] for k in wanted if k in latest
+        }
 
 
 def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 1):  # type: ignore[no-untyped-def]
