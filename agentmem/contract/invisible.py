@@ -30,8 +30,15 @@ _INVISIBLE = re.compile(
 )
 
 
+# Any of those characters, wherever it stands: text without one (nearly all text) is shown
+# as it is after one quick scan (the pattern above looks around every joiner it meets).
+_ANY = re.compile(f"[{_ALWAYS}{_JOINERS}]")
+
+
 def shown(text: str) -> str:
     """`text` with every invisible character written as `U+XXXX`."""
+    if _ANY.search(text) is None:
+        return text
     return _INVISIBLE.sub(lambda m: f"U+{ord(m.group()):04X}", text)
 
 

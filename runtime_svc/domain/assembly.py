@@ -34,7 +34,7 @@ from functools import partial
 from runtime_svc.domain import text
 from runtime_svc.domain.first_pick import first_pick
 from runtime_svc.domain.line_costs import digest, line_cost
-from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, shared
+from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, holds_any, shared
 from runtime_svc.domain.message_runs import cuts, gaps, runs
 from runtime_svc.domain.passage_picks import named_speaker, own_of, with_reply
 from runtime_svc.domain.passages import Range, Window, date_of_time
@@ -122,7 +122,7 @@ class _Block:
     def __init__(self, count: Count, budget: int, stems: Sequence[str] = ()) -> None:
         self.count, self.budget = count, budget
         self.stems, self.distinct = tuple(stems), set(stems)
-        self.matched: dict[tuple[str, int], int] = {}
+        self.matched: dict[tuple[str, int], bool] = {}
         self.used = count(HEADER) + count(FOOTER)
         self.gap = count(GAP)
         self.sources: dict[str, _Source] = {}  # in order of first selection
@@ -205,12 +205,19 @@ class _Block:
             self.places[key] = Places(content.lower(), self.distinct) if ascii_ else None
         return self.places[key]
 
-    def matches(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> int:
-        """How many of the query's words message `i` holds (each message looked at once)."""
+    def matches(self, source_id: str, lines: Sequence[tuple[str, str]], i: int) -> bool:
+        """Whether message `i` holds one of the query's words (each message looked at once;
+        where the words occur is found only for a message shown in part)."""
         key = (source_id, i)
         if key not in self.matched:
-            at = self._places(source_id, lines, i)
-            self.matched[key] = at.count(0, at.size) if at else shared(lines[i][1], self.stems)
+            at = self.places.get(key)
+            content = lines[i][1]
+            if at is not None:
+                self.matched[key] = at.count(0, at.size) > 0
+            elif content.isascii():  # normalised, it is only lower-cased
+                self.matched[key] = holds_any(content.lower(), self.distinct)
+            else:
+                self.matched[key] = shared(content, self.stems) > 0
         return self.matched[key]
 
     def _take(self, cost: int, source: _Source) -> bool:

@@ -27,14 +27,14 @@ def first_pick(
     lines: Sequence[tuple[str, str]],
     messages: Sequence[int],
     own: int,
-    matches: Callable[[int], int],
+    matches: Callable[[int], bool],
 ) -> tuple[list[int], int]:
     """The messages to take first of a passage (`messages`, its own message `own`) and the
     part limit they are shown with; `lines`: the conversation's (speaker, content);
-    `matches`: how many of the query's words a message holds (`message_parts.shared`)."""
+    `matches`: whether a message holds one of the query's words (`message_parts.shared`),
+    asked of the shortest messages first, until one does."""
     inside = [i for i in messages if 0 <= i < len(lines)]
     if all(len(lines[i][1]) <= LONG_CHARS for i in inside):
         return list(messages), PART_CHARS
-    return [
-        min(inside, key=lambda i: (matches(i) == 0, len(lines[i][1]), i != own))
-    ], FIRST_PART_CHARS
+    ordered = sorted(inside, key=lambda i: (len(lines[i][1]), i != own))
+    return [next((i for i in ordered if matches(i)), ordered[0])], FIRST_PART_CHARS

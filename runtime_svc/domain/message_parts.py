@@ -114,7 +114,7 @@ def best_part(
     if len(found) == 1 and found[0] == Part(0, len(content)):
         return None
     if places is not None:
-        return max(found, key=lambda p: places.count(p.start, p.end))
+        return found[places.best([(p.start, p.end) for p in found])]
     return max(found, key=lambda p: shared(content[p.start : p.end], stems))
 
 
@@ -125,6 +125,12 @@ def shared(piece: str, stems: Sequence[str]) -> int:
     if not stems:
         return 0
     return held(text.normalise(piece), set(stems))
+
+
+def holds_any(normalised: str, stems: Iterable[str]) -> bool:
+    """Whether a text already normalised holds one of the stems (`held` > 0, stopping at
+    the first)."""
+    return any(_holds(normalised, stem) for stem in stems)
 
 
 def held(normalised: str, stems: Iterable[str]) -> int:

@@ -31,13 +31,16 @@ GAP = "…\n"
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;"}
 _UNESCAPES = {v: k for k, v in _ESCAPES.items()}
 # `[` only where it opens a citation marker: "[7]", "[ 12 ]" (digits, maybe spaced).
-_SPECIAL = re.compile(r"[&<>]|\[(?=\s*\d+\s*\])")
+_MARKER = re.compile(r"\[(?=\s*\d+\s*\])")
 _ENTITY = re.compile("|".join(re.escape(e) for e in _UNESCAPES))
 
 
 def escape(text: str) -> str:
-    """Text as the block may hold it: nothing in it reads as the block's own markup."""
-    return _SPECIAL.sub(lambda m: _ESCAPES[m.group()], text)
+    """Text as the block may hold it: nothing in it reads as the block's own markup. (`&`
+    first, so no entity written here is escaped again; replacing is several times faster
+    than one pattern over a reply full of code.)"""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKER.sub("&#91;", text) if "[" in text else text
 
 
 def unescape(text: str) -> str:

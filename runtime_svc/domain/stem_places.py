@@ -5,7 +5,7 @@ again: `count(start, end)` is exactly `message_parts.held` of that slice of the 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class Places:
@@ -34,3 +34,18 @@ class Places:
             if size >= 4 or any(not inside[k] or found[k] == start for k in range(lo, hi)):
                 n += 1
         return n
+
+    def best(self, spans: Sequence[tuple[int, int]]) -> int:
+        """Which of the spans (sorted, not overlapping) holds the most stems: the index of
+        the first of equals; `count` of each, in one pass over the stems' places instead
+        of one look per span and stem."""
+        starts = [a for a, _ in spans]
+        held: list[set[int]] = [set() for _ in spans]
+        for n, (size, found, inside) in enumerate(self._at):
+            for k, at in enumerate(found):
+                j = bisect_right(starts, at) - 1
+                if j < 0 or at + size > spans[j][1]:
+                    continue
+                if size >= 4 or not inside[k] or at == starts[j]:
+                    held[j].add(n)
+        return max(range(len(spans)), key=lambda j: len(held[j]))

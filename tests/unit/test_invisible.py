@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentmem.contract import invisible
 from agentmem.contract.invisible import has_invisible, shown
 from agentmem.mcp_toolbox import visible
 
@@ -39,3 +40,18 @@ def test_nothing_invisible_is_left(text):
 def test_mcp_tool_results_are_shown_visibly_in_every_string():
     result = {"hits": [{"snippet": "pin \u202e4321", "score": 1.0}], "id": "src_1"}
     assert visible(result) == {"hits": [{"snippet": "pin U+202E4321", "score": 1.0}], "id": "src_1"}
+
+
+@given(
+    st.text(
+        st.one_of(
+            st.characters(exclude_categories=("Cs",)),
+            st.sampled_from("\u200c\u200d\u200b\u202e\U000e0041\x07é"),
+        ),
+        max_size=40,
+    )
+)
+def test_text_shown_as_is_after_the_quick_scan_is_text_with_nothing_to_show(raw):
+    # The quick scan passes text on unchanged only where the full pattern finds nothing.
+    full = invisible._INVISIBLE.sub(lambda m: f"U+{ord(m.group()):04X}", raw)
+    assert invisible.shown(raw) == full
