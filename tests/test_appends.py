@@ -29,13 +29,14 @@ def start(client, messages=None):
     return client.InsertMemory(sources_pb2.InsertMemoryRequest(messages=rows))
 
 
-def append(client, source_id, expected, messages, **metadata):
+def append(client, source_id, expected, messages, request_id="", **metadata):
     return client.AppendMessages(
         sources_pb2.AppendMessagesRequest(
             source_id=source_id,
             expected_revision=expected,
             messages=messages,
             metadata=sources_pb2.InsertMetadata(**metadata),
+            request_id=request_id,
         )
     )
 
@@ -200,6 +201,32 @@ def test_an_untrusted_claim_holds_the_appended_turns(make_stack):
         assert "explicit_user_request" in done.save_intent_held_reason
     else:  # this agent is trusted for the claim
         assert done.status == sources_pb2.STATUS_ACTIVE
+
+
+def test_a_retried_append_returns_its_first_result(stack):
+    client = stack.client()
+    s = start(client)
+    once = turns(["The zqretry turn, sent once."])
+    first = append(client, s.source_id, 1, once, request_id="turn-7")
+    again = append(client, s.source_id, 1, once, request_id="turn-7")
+    assert (again.revision, again.message_count) == (first.revision, first.message_count) == (2, 3)
+    assert again.receipt.receipt_id == first.receipt.receipt_id
+    stored = get_source(client, s.source_id, include_content=True)
+    assert (stored.revision, len(stored.messages)) == (2, 3)
+    # The next turn goes on; the key of another append stays its own.
+    later = append(client, s.source_id, 2, turns(["zqnext"]), request_id="turn-8")
+    assert (later.revision, later.message_count) == (3, 4)
+    assert append(client, s.source_id, 1, once, request_id="turn-7").revision == 2
+    # The same key for other messages, or another source, is refused naming the field.
+    other = start(client)
+    for call in (
+        lambda: append(client, s.source_id, 1, turns(["something else"]), request_id="turn-7"),
+        lambda: append(client, other.source_id, 1, once, request_id="turn-7"),
+    ):
+        err = refused(call)
+        assert reason(err) == "INVALID_FIELD"
+        assert "request_id" in str(err.details())
+    assert get_source(client, s.source_id).revision == 3
 
 
 def test_facts_of_appended_turns_cite_their_passage(stack):
