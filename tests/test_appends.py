@@ -249,3 +249,51 @@ def _erase(source_id, expected):
     from agentmem.v1 import foreign_pb2
 
     return foreign_pb2.EraseSourceRequest(source_id=source_id, expected_revision=expected)
+
+
+def test_a_grown_session_reads_back_whole_with_the_hash_of_all_its_bytes(stack):
+    import hashlib
+    import json
+
+    client = stack.client()
+    s = start(client)
+    revision = 1
+    for text in ("the zqfirst appended turn", "the zqsecond", "the zqthird?"):
+        revision = append(client, s.source_id, revision, turns([text], "assistant")).revision
+    stored = get_source(client, s.source_id, include_content=True)
+    rows = [[m.role, m.content] for m in stored.messages]
+    assert rows == [list(m) for m in SESSION] + [
+        ["assistant", t] for t in ("the zqfirst appended turn", "the zqsecond", "the zqthird?")
+    ]
+    whole = json.dumps(rows, ensure_ascii=False)
+    assert stored.content_sha256 == hashlib.sha256(whole.encode()).hexdigest()
+    # The row keeps the inserted messages; each append one row of its own messages only.
+    parts = stack.sql(
+        "SELECT t.rows FROM source_turns t JOIN sources s ON s.pk = t.source_pk "
+        "WHERE s.source_id = :sid ORDER BY t.first_message",
+        sid=s.source_id,
+    )
+    assert [json.loads(p[0]) for p in parts] == [[r] for r in rows[2:]]
+    assert search(client, "zqsecond").hits[0].source_id == s.source_id
+
+
+def test_erasing_a_grown_session_deletes_its_appended_messages(stack):
+    client = stack.client()
+    s = start(client)
+    append(client, s.source_id, 1, turns(["the zqgone turn"]), request_id="gone-1")
+    client.EraseSource(_erase(s.source_id, 2))
+    assert not stack.sql(
+        "SELECT t.pk FROM source_turns t JOIN sources s ON s.pk = t.source_pk "
+        "WHERE s.source_id = :sid",
+        sid=s.source_id,
+    )
+    row = stack.sql(
+        "SELECT raw, content_sha256, generated_form, message_count, content_chars, turn_rows "
+        "FROM sources WHERE source_id = :sid",
+        sid=s.source_id,
+    )
+    assert row == [("", "", "", 0, 0, 0)]
+    assert not search(client, "zqgone").hits
+    # A retry of the erased append finds no first result: the source is erased.
+    err = refused(lambda: append(client, s.source_id, 1, turns(["the zqgone turn"]), "gone-1"))
+    assert reason(err) == "SOURCE_ERASED"
