@@ -229,6 +229,10 @@ def test_a_retried_append_returns_its_first_result(stack):
         assert reason(err) == "INVALID_FIELD"
         assert "request_id" in str(err.details())
     assert get_source(client, s.source_id).revision == 3
+    # Its first result is no longer true once the source is revoked: the retry says so.
+    client.RevokeSource(_revoke(s.source_id))
+    err = refused(lambda: append(client, s.source_id, 1, once, request_id="turn-7"))
+    assert reason(err) == "REPLAYED_SOURCE_NOT_ACTIVE"
 
 
 def test_facts_of_appended_turns_cite_their_passage(stack):

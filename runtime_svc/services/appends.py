@@ -28,7 +28,6 @@ from runtime_svc.services.inserts import REPLAYABLE
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import Change, SourceChanges
 from runtime_svc.services.source_reads import check_source_id
-from runtime_svc.storage import turn_log
 from runtime_svc.storage.source_rows import Stored
 from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.turn_log import Turn
@@ -169,7 +168,7 @@ def _replay(
     """A retried append (its request id seen): the first result, as an insert's retry gets
     it. The same request id for other messages or another source is refused; a source no
     longer eligible nor pending says so (REPLAYED_SOURCE_NOT_ACTIVE)."""
-    if earlier.source_pk != stored.pk or earlier.rows != turn_log.stored_form(cmd.messages):
+    if earlier.source_pk != stored.pk or earlier.rows != Body(messages=cmd.messages).raw():
         raise invalid_field("request_id", "was already used for a different request")
     s = stored.source
     state = s.state(now_us)
