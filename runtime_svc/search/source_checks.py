@@ -29,7 +29,7 @@ SOURCE_COLUMNS = (
     sources.c.generated_form,
     sources.c.save_intent,
     sources.c.kind,
-    turn_log.whole_raw(),  # a conversation's appended messages with the others
+    turn_log.whole_raw().label("raw"),  # a conversation's appended messages too
 )
 _WIDTH = len(SOURCE_COLUMNS)
 # The states that only the passage of time brings (the index's eligibility ignores time).
