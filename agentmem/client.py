@@ -15,7 +15,7 @@ are coroutines); a failure raises a typed `agentmem.ApiError` subclass decoded f
 ErrorInfo, whose `str()` says what failed (`NOT_FOUND: source src_… was not found`). A
 value the client cannot send (`classification="frozen"`) raises `agentmem.InvalidArgument`
 naming the field and what it accepts, before any call. Idempotent
-calls (reads, and inserts carrying a `request_id`) are retried on UNAVAILABLE with
+calls (reads, and inserts and appends carrying a `request_id`) are retried on UNAVAILABLE with
 exponential backoff (tenacity). `watch()` iterates events and resumes from the last
 sequence it saw across disconnects.
 """

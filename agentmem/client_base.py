@@ -22,6 +22,7 @@ from agentmem.client_errors import (
 from agentmem.client_settings import RetryPolicy, settings
 from agentmem.client_values import IDEMPOTENT, Reply
 from agentmem.contract import experimental as experimental_optin
+from agentmem.contract import rpcs
 from agentmem.v1 import memory_service_pb2_grpc
 
 # The generated stub's constructor (generated code carries no annotations): its methods are
@@ -110,7 +111,7 @@ class ClientBase:
             return False
         if name in IDEMPOTENT:
             return True
-        return name == "InsertMemory" and bool(getattr(request, "request_id", ""))
+        return name in rpcs.KEYED and bool(getattr(request, "request_id", ""))
 
 
 def checked(name: str, result: object, reply: type[Reply]) -> Reply:

@@ -30,8 +30,8 @@ class SessionMethods(Caller):
         `RevisionMismatch` with the current revision); the reply's `revision` is the next
         append's `expected_revision`. The conversation's limits apply to what it becomes;
         what would hold an insert for review (an untrusted `save_intent`, the insert
-        policy, instruction-like text) holds the conversation. Not retried: a retry after
-        a lost reply meets the new revision."""
+        policy, instruction-like text) holds the conversation. Retried on UNAVAILABLE only
+        with a `request_id` (a retry then returns the first result)."""
         return self._call(
             "AppendMessages",
             sources_pb2.AppendMessagesRequest(

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
+from agentmem.contract import rpcs
 from agentmem.v1 import (
     audit_pb2,
     facts_pb2,
@@ -46,7 +47,7 @@ class Forwarding:
         idempotent = rule.idempotent
         if "request_id" in request.DESCRIPTOR.fields_by_name and request.request_id:
             call = rpb.CallContext(**{**_fields(call), "request_id": request.request_id})
-            idempotent = idempotent or name == "InsertMemory"  # the runtime deduplicates it
+            idempotent = idempotent or name in rpcs.KEYED  # the runtime deduplicates it
         answer: R = await self._runtime.unary(
             name, request, call, time_remaining=context.time_remaining(), idempotent=idempotent
         )

@@ -4,6 +4,8 @@ through the one lifecycle (revision CAS, receipt, event), its derived records ex
 
 from __future__ import annotations
 
+import os
+
 import grpc
 import pytest
 
@@ -29,13 +31,14 @@ def start(client, messages=None):
     return client.InsertMemory(sources_pb2.InsertMemoryRequest(messages=rows))
 
 
-def append(client, source_id, expected, messages, **metadata):
+def append(client, source_id, expected, messages, request_id="", **metadata):
     return client.AppendMessages(
         sources_pb2.AppendMessagesRequest(
             source_id=source_id,
             expected_revision=expected,
             messages=messages,
             metadata=sources_pb2.InsertMetadata(**metadata),
+            request_id=request_id,
         )
     )
 
@@ -202,6 +205,36 @@ def test_an_untrusted_claim_holds_the_appended_turns(make_stack):
         assert done.status == sources_pb2.STATUS_ACTIVE
 
 
+def test_a_retried_append_returns_its_first_result(stack):
+    client = stack.client()
+    s = start(client)
+    once = turns(["The zqretry turn, sent once."])
+    first = append(client, s.source_id, 1, once, request_id="turn-7")
+    again = append(client, s.source_id, 1, once, request_id="turn-7")
+    assert (again.revision, again.message_count) == (first.revision, first.message_count) == (2, 3)
+    assert again.receipt.receipt_id == first.receipt.receipt_id
+    stored = get_source(client, s.source_id, include_content=True)
+    assert (stored.revision, len(stored.messages)) == (2, 3)
+    # The next turn goes on; the key of another append stays its own.
+    later = append(client, s.source_id, 2, turns(["zqnext"]), request_id="turn-8")
+    assert (later.revision, later.message_count) == (3, 4)
+    assert append(client, s.source_id, 1, once, request_id="turn-7").revision == 2
+    # The same key for other messages, or another source, is refused naming the field.
+    other = start(client)
+    for call in (
+        lambda: append(client, s.source_id, 1, turns(["something else"]), request_id="turn-7"),
+        lambda: append(client, other.source_id, 1, once, request_id="turn-7"),
+    ):
+        err = refused(call)
+        assert reason(err) == "INVALID_FIELD"
+        assert "request_id" in str(err.details())
+    assert get_source(client, s.source_id).revision == 3
+    # Its first result is no longer true once the source is revoked: the retry says so.
+    client.RevokeSource(_revoke(s.source_id))
+    err = refused(lambda: append(client, s.source_id, 1, once, request_id="turn-7"))
+    assert reason(err) == "REPLAYED_SOURCE_NOT_ACTIVE"
+
+
 def test_facts_of_appended_turns_cite_their_passage(stack):
     from tests.test_facts import facts
 
@@ -222,3 +255,55 @@ def _erase(source_id, expected):
     from agentmem.v1 import foreign_pb2
 
     return foreign_pb2.EraseSourceRequest(source_id=source_id, expected_revision=expected)
+
+
+def test_a_grown_session_reads_back_whole_with_the_hash_of_all_its_bytes(stack):
+    import hashlib
+    import json
+
+    client = stack.client()
+    s = start(client)
+    revision = 1
+    for text in ("the zqfirst appended turn", "the zqsecond", "the zqthird?"):
+        revision = append(client, s.source_id, revision, turns([text], "assistant")).revision
+    stored = get_source(client, s.source_id, include_content=True)
+    rows = [[m.role, m.content] for m in stored.messages]
+    assert rows == [list(m) for m in SESSION] + [
+        ["assistant", t] for t in ("the zqfirst appended turn", "the zqsecond", "the zqthird?")
+    ]
+    whole = json.dumps(rows, ensure_ascii=False)
+    assert stored.content_sha256 == hashlib.sha256(whole.encode()).hexdigest()
+    # The row keeps the inserted messages; each append one row of its own messages only.
+    parts = stack.sql(
+        "SELECT t.rows FROM source_turns t JOIN sources s ON s.pk = t.source_pk "
+        "WHERE s.source_id = :sid ORDER BY t.first_message",
+        sid=s.source_id,
+    )
+    assert [json.loads(p[0]) for p in parts] == [[r] for r in rows[2:]]
+    assert search(client, "zqsecond").hits[0].source_id == s.source_id
+
+
+def test_erasing_a_grown_session_deletes_its_appended_messages(stack):
+    client = stack.client()
+    s = start(client)
+    append(client, s.source_id, 1, turns(["the zqgone turn"]), request_id="gone-1")
+    client.EraseSource(_erase(s.source_id, 2))
+    if not os.environ.get("AGENTMEM_TEST_DATABASE_URL"):  # no page of the files holds it
+        path = stack.db_path
+        for p in path.parent.glob(path.name + "*"):
+            assert b"zqgone" not in p.read_bytes(), p.name
+    assert not stack.sql(
+        "SELECT t.pk FROM source_turns t JOIN sources s ON s.pk = t.source_pk "
+        "WHERE s.source_id = :sid",
+        sid=s.source_id,
+    )
+    row = stack.sql(
+        "SELECT raw, content_sha256, generated_form, message_count, content_chars, turn_rows "
+        "FROM sources WHERE source_id = :sid",
+        sid=s.source_id,
+    )
+    assert row == [("", "", "", 0, 0, 0)]
+    assert not search(client, "zqgone").hits
+    # A retry of the erased append finds no first result: the source is erased.
+    err = refused(lambda: append(client, s.source_id, 1, turns(["the zqgone turn"]), "gone-1"))
+    assert reason(err) == "SOURCE_ERASED"

@@ -203,3 +203,16 @@ def test_async_client(stack):
             assert events == [1]
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_keyed_appends_are_retried_like_keyed_inserts():
+    from agentmem.v1 import sources_pb2
+
+    policy = RetryPolicy(attempts=3, initial=0.05, maximum=0.2, deadline=5, before_sleep=None)
+    with Client("127.0.0.1:1", ADMIN_A.token, retry=policy) as c:
+        for name, request in (
+            ("AppendMessages", sources_pb2.AppendMessagesRequest),
+            ("InsertMemory", sources_pb2.InsertMemoryRequest),
+        ):
+            assert c._retried(name, request(request_id="turn-1"))
+            assert not c._retried(name, request())

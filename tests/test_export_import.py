@@ -175,3 +175,26 @@ def test_a_round_trip_keeps_what_is_current(make_stack, tmp_path, cli):
     assert current(target.client()) == ["Berlin"]
     again, _ = cli(target.address, "export")
     assert comparable(again) == comparable(exported)
+
+
+def test_an_appended_conversation_is_exported_with_every_message(make_stack, cli):
+    stack = make_stack()
+    a = stack.client()
+    talk = a.insert_memory(messages=[{"role": "user", "content": "I moved to Lisbon"}])
+    a.append_messages(
+        source_id=talk.source_id,
+        expected_revision=1,
+        messages=[{"role": "assistant", "content": "Congratulations!"}],
+    )
+    a.append_messages(
+        source_id=talk.source_id,
+        expected_revision=2,
+        messages=[{"role": "user", "content": "My cat came too"}],
+    )
+    out, _ = cli(stack.address, "export")
+    (line,) = [json.loads(x) for x in out.splitlines()]
+    assert [(m["role"], m["content"]) for m in line["messages"]] == [
+        ("user", "I moved to Lisbon"),
+        ("assistant", "Congratulations!"),
+        ("user", "My cat came too"),
+    ]

@@ -643,6 +643,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         for table, column in (
             ("sources", "raw"),
             ("sources", "generated_form"),
+            ("source_turns", "rows"),
             ("facts", "statement"),
             ("facts", "object"),
         ):

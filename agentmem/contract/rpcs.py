@@ -63,6 +63,10 @@ R, W, P = Scope.READ, Scope.WRITE, Scope.POLICY
 REVIEW, ADMIT, ADMIN = Scope.REVIEW, Scope.ADMIT, Scope.ADMIN
 SOURCES, INTENT, FACTS, FOREIGN = "source_policy", "save_intent", "facts", "foreign_sources"
 
+# Calls the runtime answers with their first result when sent again with the same
+# `request_id`: with one, they are retried like idempotent calls (gateway and clients).
+KEYED = frozenset({"InsertMemory", "AppendMessages"})
+
 TABLE: tuple[Rpc, ...] = (
     Rpc("GetCapabilities", R, None, idempotent=True),
     Rpc("ReadThreadMemoryMode", R, "thread_memory_mode", idempotent=True),
@@ -89,7 +93,8 @@ TABLE: tuple[Rpc, ...] = (
         idempotent=False,
         events=(Event("source_classification_updated", "memory/sources/classification/updated"),),
     ),
-    # A retry after a commit would meet the new revision (REVISION_MISMATCH): not retried.
+    # A retry after a commit would meet the new revision (REVISION_MISMATCH): retried
+    # only with a request id (`KEYED`).
     Rpc(
         "AppendMessages",
         W,

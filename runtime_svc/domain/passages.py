@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from runtime_svc.domain import tails
 from runtime_svc.domain.sources import Body, Message
 
 
@@ -46,7 +47,7 @@ def line(speaker: str, content: str) -> str:
 
 
 def date_of(messages: Sequence[Message]) -> str:
-    return date_of_time(next((m.sent_at_us for m in messages if m.sent_at_us), 0))
+    return date_of_time(tails.first_sent_at_us(messages))
 
 
 DAY_S = 86_400

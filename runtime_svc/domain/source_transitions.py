@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from agentmem.contract import validation
 from agentmem.contract.errors import invalid_field, revision_mismatch
-from runtime_svc.domain import lifecycle
+from runtime_svc.domain import lifecycle, tails
 from runtime_svc.domain.foreign import Assent
 from runtime_svc.domain.lifecycle import Phase, Transition
 from runtime_svc.domain.sources import (
@@ -107,10 +107,11 @@ def append(
     lifecycle.check(Transition.APPEND, source.phase)
     if source.kind is not SourceKind.CONVERSATION:
         raise invalid_field("source_id", "only a conversation takes appended messages")
+    # A stored session is read as its tail (`tails.Tail`): what it grows into is one too.
     grown = source.body.messages + messages
     if len(grown) > limits.messages:
         raise invalid_field("messages", f"the conversation would hold over {limits.messages}")
-    if sum(len(m.content) for m in grown) > limits.conversation_chars:
+    if tails.chars(grown) > limits.conversation_chars:
         raise invalid_field(
             "messages", f"the conversation would hold over {limits.conversation_chars} characters"
         )

@@ -25,10 +25,10 @@ class AppendRpcs(ServicerBase):
         done = await self._write(self._appends.append, CALLER.get(), cmd)
         return sources_pb2.AppendMessagesResponse(
             source_id=done.source.source_id,
-            revision=done.source.revision,
+            revision=done.revision,
             status=STATUSES.to_proto(done.source.status),
             receipt=mapping.receipt(done.receipt),
-            message_count=len(done.source.body.messages),
+            message_count=done.message_count,
             save_intent_held=bool(done.held_reason),
             save_intent_held_reason=done.held_reason,
             hold_reason=done.hold_reason,

@@ -14,7 +14,7 @@ from runtime_svc.domain import entry_keys
 from runtime_svc.domain.eligibility import RULES, Expired, State
 from runtime_svc.search.hits import SourceRow
 from runtime_svc.search.take import Checked, Verdict
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import eligibility_sql, turn_log
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.read_rows import driver_rows, one_of
 from runtime_svc.storage.source_rows import sources
@@ -29,7 +29,7 @@ SOURCE_COLUMNS = (
     sources.c.generated_form,
     sources.c.save_intent,
     sources.c.kind,
-    sources.c.raw,
+    turn_log.whole_raw().label("raw"),  # a conversation's appended messages too
 )
 _WIDTH = len(SOURCE_COLUMNS)
 # The states that only the passage of time brings (the index's eligibility ignores time).

@@ -24,10 +24,13 @@ from runtime_svc.domain.lifecycle import Transition
 from runtime_svc.domain.sources import Body, Message, SaveIntent, Source, Status
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.facts import FactExtraction
+from runtime_svc.services.inserts import REPLAYABLE
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.source_changes import Change, SourceChanges
 from runtime_svc.services.source_reads import check_source_id
+from runtime_svc.storage.source_rows import Stored
 from runtime_svc.storage.transaction import Transaction
+from runtime_svc.storage.turn_log import Turn
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
 
@@ -42,8 +45,10 @@ class AppendCommand:
 
 @dataclass(frozen=True)
 class Appended:
-    source: Source
+    source: Source  # its state now (a conversation read as its tail)
     receipt: Receipt
+    revision: int  # the revision the append made
+    message_count: int  # the conversation's messages with the append's
     held_reason: str = ""  # the claimed save intent was not trusted: why, in words
     hold_reason: str = ""  # these messages read as instructions ("instruction_like")
 
@@ -79,7 +84,12 @@ class Appends:
         steers = insert_policy.steering(added)
         triples = self._extraction.triples(added)  # before the write lock (rules: fast)
         with self._uow.write(caller.tenant_id) as tx:
-            stored = tx.sources.require(cmd.source_id)
+            # Its tail: the messages the new ones' passages show, and its size (not all).
+            stored = tx.sources.tail(cmd.source_id, keep=tx.window.before)
+            if caller.request_id:
+                earlier = tx.sources.turn_by_request_id(caller.request_id)
+                if earlier is not None:
+                    return _replay(tx, stored, earlier, cmd, self._clock())
             before = stored.source
             grown = source_transitions.append(
                 before,
@@ -115,6 +125,8 @@ class Appends:
         return Appended(
             grown,
             receipt,
+            grown.revision,
+            len(grown.body.messages),
             insert_policy.held_reason(cmd.intent.intent) if decision.held else "",
             decision.hold_reason,
         )
@@ -148,3 +160,30 @@ class Appends:
 def _after(triples: list[Triple], first: int) -> list[Triple]:
     """Facts of the appended messages, named by their place in the whole conversation."""
     return [t if t.message is None else replace(t, message=t.message + first) for t in triples]
+
+
+def _replay(
+    tx: Transaction, stored: Stored, earlier: Turn, cmd: AppendCommand, now_us: int
+) -> Appended:
+    """A retried append (its request id seen): the first result, as an insert's retry gets
+    it. The same request id for other messages or another source is refused; a source no
+    longer eligible nor pending says so (REPLAYED_SOURCE_NOT_ACTIVE)."""
+    if earlier.source_pk != stored.pk or earlier.rows != Body(messages=cmd.messages).raw():
+        raise invalid_field("request_id", "was already used for a different request")
+    s = stored.source
+    state = s.state(now_us)
+    if state not in REPLAYABLE:
+        raise AgentmemError(
+            Reason.REPLAYED_SOURCE_NOT_ACTIVE,
+            metadata={"state": state, "source_id": s.source_id, "revision": str(s.revision)},
+        )
+    receipt = tx.receipts.of_revision(s.source_id, earlier.revision)
+    assert receipt is not None  # written with the turn row, in its transaction
+    return Appended(
+        s,
+        receipt,
+        earlier.revision,
+        earlier.first_message + len(cmd.messages),
+        insert_policy.held_reason(cmd.intent.intent) if s.save_intent_held else "",
+        s.hold_reason,
+    )

@@ -65,7 +65,8 @@ class SourceChanges:
         effect = RULES[change.transition].derived
         if effect in (Derived.PURGE, Derived.ERASE):
             derived.purge(tx, stored)
-        updated = tx.writer.save(stored, change.source)
+        grown = change.transition is Transition.APPEND
+        updated = tx.writer.save(stored, change.source, caller.request_id if grown else "")
         if effect is Derived.EXTEND:
             updated = self._extend(tx, stored, updated, change)
         elif effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:

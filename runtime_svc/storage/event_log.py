@@ -212,6 +212,23 @@ class ReceiptChain(_Repository):
             stmt = stmt.where(_receipts.c.target_id == target_id)
         return [Receipt(**r._mapping) for r in self.conn.execute(stmt)]
 
+    def of_revision(self, target_id: str, revision: int) -> Receipt | None:
+        """The receipt of the change that made `revision` of `target_id`."""
+        if self._rows is not None:
+            self._rows.flush()
+        stmt = (
+            select(*_receipt_columns())
+            .where(
+                _receipts.c.tenant_id == self.tenant_id,
+                _receipts.c.target_id == target_id,
+                _receipts.c.target_revision == revision,
+            )
+            .order_by(_receipts.c.sequence)
+            .limit(1)
+        )
+        row = self.conn.execute(stmt).first()
+        return Receipt(**row._mapping) if row else None
+
     def all(self, batch: int = 1000) -> Iterator[Receipt]:
         after = 0
         while True:

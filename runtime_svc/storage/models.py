@@ -154,6 +154,13 @@ class SourceRow(Base):
     erased_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
     # When the content was said or true (default: when it was received).
     observed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    # A conversation's size with its appended messages (`raw` holds those it was inserted
+    # with, `source_turns` those appended since, `turn_rows` of them), its characters and
+    # the first `sent_at` any message gives: an append reads and writes these, not `raw`.
+    message_count: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    content_chars: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    first_sent_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    turn_rows: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     __table_args__ = (
         UniqueConstraint("tenant_id", "source_id"),
@@ -167,6 +174,35 @@ class SourceRow(Base):
         ),
         # Listings, newest first (ListSources, ListMemories).
         Index("ix_sources_created", "tenant_id", "created_at_us", "source_id"),
+    )
+
+
+class SourceTurnRow(Base):
+    """The messages one append added to a conversation, in its stored form (a JSON array,
+    as `raw` holds the inserted ones): the whole conversation is `raw` followed by its turn
+    rows by `first_message`. `request_id`: the append's, for a retry (unique per tenant);
+    `revision`: the source revision it made. Erasure deletes them with the source's bytes."""
+
+    __tablename__ = "source_turns"
+    pk: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    source_pk: Mapped[int] = mapped_column(BigInteger)
+    first_message: Mapped[int] = mapped_column(BigInteger)
+    rows: Mapped[str] = mapped_column(Text)
+    content_sha256: Mapped[str] = mapped_column(String(64))
+    revision: Mapped[int] = mapped_column(BigInteger)
+    request_id: Mapped[str] = mapped_column(String(128), server_default="")
+
+    __table_args__ = (
+        Index("ix_source_turns_source", "source_pk", "first_message", unique=True),
+        Index(
+            "ix_source_turns_request",
+            "tenant_id",
+            "request_id",
+            unique=True,
+            sqlite_where=text("request_id != ''"),
+            postgresql_where=text("request_id != ''"),
+        ),
     )
 
 

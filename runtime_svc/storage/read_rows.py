@@ -42,6 +42,19 @@ def one_of(column: ColumnElement[Any], name: str, dialect: str) -> ColumnElement
 _NOT_A_PLAIN_FILTER = re.compile(r"\b(ORDER BY|LIMIT|GROUP BY|DISTINCT|UNION)\b")
 
 
+_PARENTHESISED = re.compile(r"\([^()]*\)")
+
+
+def _top_level(sql: str) -> str:
+    """The statement without what is in parentheses (its subqueries and calls: an ORDER BY
+    inside one does not stop it being read once per value)."""
+    while True:
+        flat = _PARENTHESISED.sub("_", sql)
+        if flat == sql:
+            return sql
+        sql = flat
+
+
 @lru_cache(maxsize=64)
 def _read_sql(
     make: Statement, dialect: Dialect
@@ -54,7 +67,7 @@ def _read_sql(
     assert isinstance(compiled, SQLCompiler)
     order = tuple(compiled.positiontup or ()) if compiled.positional else None
     sql = str(compiled)
-    if "__[POSTCOMPILE_" in sql and _NOT_A_PLAIN_FILTER.search(sql):
+    if "__[POSTCOMPILE_" in sql and _NOT_A_PLAIN_FILTER.search(_top_level(sql)):
         raise ValueError("a statement with a list parameter must be a plain filter (one_of)")
     return sql, order, dict(compiled.params)
 

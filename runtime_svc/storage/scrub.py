@@ -27,6 +27,7 @@ from runtime_svc.storage.db import Database
 log = logging.getLogger("agentmem.runtime.scrub")
 PG_TABLES = (
     "sources",
+    "source_turns",
     "facts",
     "prompt_records",
     "derived_provenance",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    Row,
     Select,
     and_,
     or_,
@@ -13,7 +15,7 @@ from sqlalchemy import (
 )
 
 from runtime_svc.domain.sources import Status
-from runtime_svc.storage import eligibility_sql
+from runtime_svc.storage import eligibility_sql, turn_log
 from runtime_svc.storage.repositories import _Repository
 from runtime_svc.storage.source_rows import Stored, now_param, sources, stored_from
 
@@ -79,7 +81,13 @@ class SourcePages(_Repository):
         stmt = select(sources).where(
             sources.c.tenant_id == self.tenant_id, sources.c.status.in_(statuses)
         )
-        return [stored_from(r) for r in self.conn.execute(_newest_first(stmt, after).limit(limit))]
+        return self._whole(self.conn.execute(_newest_first(stmt, after).limit(limit)).all())
+
+    def _whole(self, rows: Sequence[Row[Any]]) -> list[Stored]:
+        """The sources of rows, each conversation whole (its appended messages read from
+        its turn rows)."""
+        appended = turn_log.parts(self.conn, [r.pk for r in rows if r.turn_rows])
+        return [stored_from(r, turn_log.join(r.raw, appended.get(r.pk, ()))) for r in rows]
 
     def page(
         self, f: SourceFilter, after: Position | None, limit: int, now_us: int

@@ -13,6 +13,7 @@ from sqlalchemy import (
     bindparam,
 )
 
+from runtime_svc.domain import tails
 from runtime_svc.domain.sources import (
     Body,
     Classification,
@@ -68,6 +69,17 @@ def row_values(tenant_id: str, s: Source) -> dict[str, object]:
         "assent_id": s.assent_id,
         "assent_key_id": s.assent_key_id,
         "observed_at_us": s.observed_at_us or s.created_at_us,
+        **sizes(s.body),
+    }
+
+
+def sizes(body: Body) -> dict[str, int]:
+    """A conversation's size columns (a text's are 0)."""
+    messages = body.messages
+    return {
+        "message_count": len(messages),
+        "content_chars": tails.chars(messages),
+        "first_sent_at_us": tails.first_sent_at_us(messages),
     }
 
 
@@ -75,7 +87,9 @@ def now_param(now_us: int) -> ColumnElement[int]:
     return bindparam("now_us", now_us)
 
 
-def stored_from(r: Row[Any]) -> Stored:
+def stored_from(r: Row[Any], raw: str | None = None, body: Body | None = None) -> Stored:
+    """The source of a row: its body from `body`, else from `raw` (the whole
+    conversation's stored form, `source_store.whole`), else from the row's `raw`."""
     kind = SourceKind(r.kind)
     return Stored(
         pk=r.pk,
@@ -86,7 +100,7 @@ def stored_from(r: Row[Any]) -> Stored:
             classification=Classification(r.classification),
             status=Status(r.status),
             thread_id=r.thread_id,
-            body=Body.from_raw(kind, r.raw),
+            body=body or Body.from_raw(kind, r.raw if raw is None else raw),
             provenance=Provenance(r.principal_id, r.principal_kind, r.surface, r.request_id),
             save_intent=SaveIntent(r.save_intent, r.save_intent_source, r.save_intent_evidence),
             save_intent_held=r.save_intent_held,

@@ -32,11 +32,14 @@ class SourceWriter:
         self._put(Stored(pk, source, indexed_revision=0), revision_recorded=True)
         return Stored(pk, source, source.revision)
 
-    def save(self, stored: Stored, updated: Source) -> Stored:
-        """A new revision's state; an existing index entry follows the new eligibility."""
+    def save(self, stored: Stored, updated: Source, request_id: str = "") -> Stored:
+        """A new revision's state; an existing index entry follows the new eligibility.
+        Messages appended (a conversation's tail grown) are written as one turn row, with
+        the append's `request_id`."""
         tx = self._tx
-        grown = updated.body is not stored.source.body  # messages appended
-        tx.sources.save_state(stored.pk, updated, body=grown)
+        first = len(stored.source.body.messages)
+        grown = updated.body is not stored.source.body and len(updated.body.messages) > first
+        tx.sources.save_state(stored.pk, updated, (first, request_id) if grown else None)
         indexed = tx.index.has(stored.pk)
         # An append that leaves eligibility as it was leaves the entries it had untouched
         # (`extend` adds the new ones and records the revision).

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     Select,
@@ -16,10 +15,18 @@ from sqlalchemy import (
 )
 
 from agentmem.contract.errors import AgentmemError, Reason
-from runtime_svc.domain.sources import Source
-from runtime_svc.storage import compiled, eligibility_sql
+from runtime_svc.domain import tails
+from runtime_svc.domain.sources import Body, Message, Source, SourceKind
+from runtime_svc.storage import compiled, eligibility_sql, turn_log
 from runtime_svc.storage.source_pages import SourcePages
-from runtime_svc.storage.source_rows import Stored, now_param, row_values, sources, stored_from
+from runtime_svc.storage.source_rows import (
+    Stored,
+    now_param,
+    row_values,
+    sizes,
+    sources,
+    stored_from,
+)
 
 _INSERT_SOURCE = insert(sources)
 _ELIGIBLE_OF = select(sources.c.source_id, sources.c.revision).where(
@@ -37,6 +44,13 @@ _BY_REQUEST_ID = select(sources).where(
     sources.c.request_id == bindparam("key"),
     sources.c.request_id != literal_column("''"),
 )
+
+
+# A source's row without its bytes and generated form (an append reads its size instead).
+_HEAD_BY_SOURCE_ID = select(
+    *(c for c in sources.c if c.name not in ("raw", "generated_form"))
+).where(sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key"))
+_SIZES = ("message_count", "content_chars", "first_sent_at_us", "turn_rows")
 
 
 class SourceRepository(SourcePages):
@@ -75,13 +89,40 @@ class SourceRepository(SourcePages):
 
     def _one(self, stmt: Select[Any], key: str) -> Stored | None:
         row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
-        return stored_from(row) if row else None
+        return self._whole([row])[0] if row else None
 
-    def save_state(self, pk: int, s: Source, body: bool = False) -> None:
+    def tail(self, source_id: str, keep: int) -> Stored:
+        """The source, or NOT_FOUND, with a conversation read as its tail (`tails.Tail`):
+        its last `keep` messages (or more) and its size, not the rest (an append)."""
+        row = self.conn.execute(
+            _HEAD_BY_SOURCE_ID, {"tenant": self.tenant_id, "key": source_id}
+        ).one_or_none()
+        if row is None:
+            raise AgentmemError(Reason.NOT_FOUND)
+        if row.kind != SourceKind.CONVERSATION.value or row.erased_at_us:
+            return self.require(source_id)
+        held = turn_log.decode(turn_log.last(self.conn, row.pk)) if row.turn_rows else ()
+        if len(held) < min(keep, row.message_count):  # the first append reads the row's
+            held = self.require(source_id).source.body.messages
+        body = Body(
+            messages=cast(
+                tuple[Message, ...],
+                tails.Tail(row.message_count, held, row.content_chars, row.first_sent_at_us),
+            )
+        )
+        return stored_from(row, body=body)
+
+    def turn_by_request_id(self, request_id: str) -> turn_log.Turn | None:
+        """The append that `request_id` made, if one did (in this tenant)."""
+        return turn_log.by_request_id(self.conn, self.tenant_id, request_id)
+
+    def save_state(self, pk: int, s: Source, appended: tuple[int, str] | None = None) -> None:
         """Writes a new revision's state (classification, status, review, save intent and
-        holds, revocation, assent; an erased source's emptied bytes; with `body`, its bytes
-        and generated form: messages appended). Called by the source writer only
-        (`runtime_svc.storage.source_writer`)."""
+        holds, revocation, assent; an erased source's emptied bytes, its turn rows deleted).
+        `appended`: (the place of its first message, the append's request id) when `s` is
+        a conversation (its tail) with messages appended: they are written as one turn row
+        and the conversation's size follows; its other bytes are not read nor rewritten.
+        Called by the source writer only (`runtime_svc.storage.source_writer`)."""
         review = s.review
         values: dict[str, object] = dict(
             revision=s.revision,
@@ -103,16 +144,16 @@ class SourceRepository(SourcePages):
             save_intent_held=s.save_intent_held,
             hold_reason=s.hold_reason,
         )
-        if body:
-            raw = s.body.raw()
-            values |= {
-                "raw": raw,
-                "content_sha256": hashlib.sha256(raw.encode()).hexdigest(),
-                "generated_form": s.body.generated_form(),
-                "generated_revision": s.revision,
-            }
+        if appended is not None:
+            first, request_id = appended
+            added = tuple(s.body.messages[first:])
+            turn = turn_log.Turn(pk, first, turn_log.stored_form(added), s.revision)
+            turn_log.add(self.conn, self.tenant_id, turn, request_id)
+            values |= sizes(s.body) | {"turn_rows": sources.c.turn_rows + 1}
         if s.erased_at_us:  # no byte of the content and no hash of it is kept
             values |= {"raw": "", "content_sha256": "", "labels": "{}", "generated_form": ""}
+            values |= dict.fromkeys(_SIZES, 0)
+            turn_log.remove(self.conn, pk)
         self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
@@ -151,8 +192,7 @@ class SourceRepository(SourcePages):
             .order_by(sources.c.source_id)
         )
         out = []
-        for row in self.conn.execute(stmt):
-            stored = stored_from(row)
+        for stored in self._whole(self.conn.execute(stmt).all()):
             if stems & {text.stem(w) for w in text.words(stored.source.matchable_text())}:
                 out.append(stored)
                 if len(out) >= limit:
@@ -167,7 +207,7 @@ class SourceRepository(SourcePages):
                 sources.c.assent_key_id == key_id,
             )
         )
-        return [stored_from(r) for r in rows]
+        return self._whole(rows.all())
 
     def purge_generated_form(self, pk: int) -> None:
         self.conn.execute(

@@ -34,7 +34,7 @@ from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
-from runtime_svc.storage import compiled, vector_growth
+from runtime_svc.storage import compiled, turn_log, vector_growth
 from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
 from runtime_svc.storage.source_rows import sources
 
@@ -171,7 +171,7 @@ def take(conn: Connection, limit: int, window: Window, model_id: str = "") -> li
             vector_outbox.c.source_id,
             func.coalesce(sources.c.generated_form, ""),
             sources.c.kind,
-            sources.c.raw,
+            turn_log.whole_raw(),
         )
         .select_from(vector_outbox.outerjoin(sources, sources.c.pk == vector_outbox.c.source_pk))
         .order_by(vector_outbox.c.seq)

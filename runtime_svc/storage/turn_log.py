@@ -1,0 +1,147 @@
+"""A conversation's appended messages: one `source_turns` row per append, holding only the
+messages it added (the rows of the source writer, `runtime_svc.storage.source_writer`).
+
+The source row's `raw` holds the messages the conversation was inserted with; the whole
+conversation is that array followed by its turn rows' arrays, joined (`join`) into exactly
+the bytes one array of all its messages is (`Body.raw`). An append writes one small row and
+reads the last one (its passages' context), whatever the session's length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Table,
+    Text,
+    aggregate_order_by,
+    case,
+    delete,
+    func,
+    insert,
+    literal,
+    select,
+    type_coerce,
+)
+
+from runtime_svc.domain.sources import Message
+from runtime_svc.storage.models import SourceRow, SourceTurnRow
+
+turns = cast(Table, SourceTurnRow.__table__)
+_sources = cast(Table, SourceRow.__table__)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One append's row: the source, the place of its first message, its messages in
+    stored form, the revision it made."""
+
+    source_pk: int
+    first_message: int
+    rows: str
+    revision: int
+
+
+def stored_form(messages: Sequence[Message]) -> str:
+    """Messages as `raw` stores them (`Body.raw`)."""
+    return json.dumps([m.row() for m in messages], ensure_ascii=False)
+
+
+def decode(rows: str) -> tuple[Message, ...]:
+    return tuple(Message(*row) for row in json.loads(rows)) if rows else ()
+
+
+def join(raw: str, parts: Sequence[str]) -> str:
+    """The whole conversation's stored form: its row's array, then each turn row's."""
+    if not parts or not raw:
+        return raw
+    return raw[:-1] + "".join(", " + p[1:-1] for p in parts) + "]"
+
+
+def add(
+    conn: Connection,
+    tenant_id: str,
+    turn: Turn,
+    request_id: str,
+) -> None:
+    conn.execute(
+        insert(turns).values(
+            tenant_id=tenant_id,
+            source_pk=turn.source_pk,
+            first_message=turn.first_message,
+            rows=turn.rows,
+            content_sha256=hashlib.sha256(turn.rows.encode()).hexdigest(),
+            revision=turn.revision,
+            request_id=request_id,
+        )
+    )
+
+
+def parts(conn: Connection, pks: Sequence[int]) -> dict[int, list[str]]:
+    """The turn rows of these sources, in order."""
+    out: dict[int, list[str]] = {}
+    if not pks:
+        return out
+    stmt = (
+        select(turns.c.source_pk, turns.c.rows)
+        .where(turns.c.source_pk.in_(list(pks)))
+        .order_by(turns.c.source_pk, turns.c.first_message)
+    )
+    for pk, rows in conn.execute(stmt):
+        out.setdefault(pk, []).append(rows)
+    return out
+
+
+def last(conn: Connection, pk: int) -> str:
+    """The last turn row's messages (stored form) of a source ("" if it has none)."""
+    stmt = (
+        select(turns.c.rows)
+        .where(turns.c.source_pk == pk)
+        .order_by(turns.c.first_message.desc())
+        .limit(1)
+    )
+    return conn.execute(stmt).scalar() or ""
+
+
+def by_request_id(conn: Connection, tenant_id: str, request_id: str) -> Turn | None:
+    row = conn.execute(
+        select(turns.c.source_pk, turns.c.first_message, turns.c.rows, turns.c.revision).where(
+            turns.c.tenant_id == tenant_id,
+            turns.c.request_id == request_id,
+            turns.c.request_id != "",
+        )
+    ).one_or_none()
+    return Turn(*row) if row else None
+
+
+def remove(conn: Connection, pk: int) -> None:
+    """Every turn row of a source (erasure: its bytes go)."""
+    conn.execute(delete(turns).where(turns.c.source_pk == pk))
+
+
+def whole_raw() -> ColumnElement[str]:
+    """A source row's whole stored form, in SQL (`join`: its turn rows' arrays after its
+    row's, in order), for statements that read sources with their bytes."""
+    inner = type_coerce(func.substr(turns.c.rows, 2, func.length(turns.c.rows) - 2), Text)
+    joined = (
+        select(
+            aggregate_order_by(
+                func.string_agg(literal(", ") + inner, literal("")), turns.c.first_message
+            )
+        )
+        .where(turns.c.source_pk == _sources.c.pk)
+        .scalar_subquery()
+    )
+    raw = _sources.c.raw
+    return case(
+        (_sources.c.turn_rows == 0, raw),
+        else_=type_coerce(func.substr(raw, 1, func.length(raw) - 1), Text)
+        + type_coerce(joined, Text)
+        + literal("]"),
+    )
