@@ -228,6 +228,8 @@ def test_ask_answers_only_what_was_asked(stack):
     insert(client, "My dog is called Pixel")
     assert ask(client, "what is my dog called?").answer == "The user's dog is called Pixel."
     insert(client, "I live in Lisbon and I'm allergic to peanuts")
+    a = ask(client, "where do I live?")
+    assert a.answer == "The user lives in Lisbon."
     a = ask(client, "where do I live, and what about peanuts?")
     assert sorted(a.answer.splitlines()) == [
         "The user is allergic to peanuts.",

@@ -129,3 +129,29 @@ def test_a_long_reply_first_shown_by_a_small_part_gets_its_larger_part_when_room
         shown[name] = REPLY[part.char_start : part.char_end]
         assert "PostgreSQL for the billing ledger" in shown[name]
     assert len(shown["small"]) <= 200 < len(shown["large"]) <= 1200
+
+
+def test_a_long_passage_first_gives_its_exchange_the_question_and_the_reply_it_ranked_for(
+    stack,
+):
+    # A passage ranked for a long reply first gives both the user's message that shares the
+    # query's words and that reply's small part: a budget with no room for the reply's larger
+    # part still holds the answer, not only the question.
+    client = stack.client()
+    long = conversation(
+        client,
+        [
+            sources_pb2.Message(role="user", content="Set up the billing ledger database."),
+            sources_pb2.Message(role="assistant", content=REPLY),
+        ],
+    )
+    r = assemble(client, "which database for the billing ledger invoices", token_budget=120)
+    assert r.tokens_used <= 120
+    cited = {
+        (c.passage.message_start, c.passage.message_end): c.passage
+        for c in r.citations
+        if c.source_id == long.source_id
+    }
+    assert set(cited) == {(0, 0), (1, 1)}
+    reply = cited[(1, 1)]
+    assert "PostgreSQL for the billing ledger" in REPLY[reply.char_start : reply.char_end]
