@@ -34,7 +34,7 @@ from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.event_feed import EventFeed
 from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import migrate
-from runtime_svc.storage.db import Database, open_database
+from runtime_svc.storage.db import Database, UnsupportedSQLite, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
@@ -140,7 +140,10 @@ def _check(settings: Settings) -> None:
 
 def _open_database(settings: Settings) -> Database:
     """The database, migrated to the newest schema."""
-    db = open_database(settings.storage, vectors=settings.retrieval.enabled)
+    try:
+        db = open_database(settings.storage, vectors=settings.retrieval.enabled)
+    except UnsupportedSQLite as e:
+        raise SystemExit(f"agentmem runtime: {e}") from None
     migrate.upgrade(db.writer)
     return db
 

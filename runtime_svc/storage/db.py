@@ -34,12 +34,34 @@ class Database:
             self.reader.dispose()
 
 
+# The oldest SQLite the runtime's statements run on: a conversation's whole stored form is
+# joined in order by an aggregate's ORDER BY (3.44), FTS5 secure-delete needs 3.42.
+SQLITE_MIN = (3, 44, 0)
+
+
+class UnsupportedSQLite(RuntimeError):
+    """The SQLite library found is older than `SQLITE_MIN` (the message says what to do)."""
+
+
+def check_sqlite_version(found: tuple[int, ...]) -> None:
+    if tuple(found) < SQLITE_MIN:
+        need, have = ".".join(map(str, SQLITE_MIN)), ".".join(map(str, found))
+        raise UnsupportedSQLite(
+            f"SQLite {need} or later is needed, this Python's is {have}: install the "
+            "`vectors` extra (sqlean.py), or run on Linux x86-64 (pysqlite3-binary)"
+        )
+
+
 def open_database(storage: Storage, *, vectors: bool = False) -> Database:
-    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`)."""
+    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`). SQLite
+    older than `SQLITE_MIN`: `UnsupportedSQLite`."""
     url = make_url(storage.url)
     if url.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         return Database(writer=engine, reader=engine)
+    import sqlite3
+
+    check_sqlite_version((sqlite_module() or sqlite3).sqlite_version_info)
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     return Database(
@@ -52,7 +74,7 @@ def open_database(storage: Storage, *, vectors: bool = False) -> Database:
 
 def sqlite_module() -> ModuleType | None:
     """The one SQLite library the runtime uses: the `pysqlite3-binary` build where it is
-    installed (a current SQLite: FTS5 secure-delete needs 3.42, and it loads extensions such
+    installed (a current SQLite, which loads extensions such
     as sqlite-vec), else `sqlean.py` (the `vectors` extra, for platforms without that
     wheel), else Python's own (None). One library per process: two do not see each other's
     locks."""

@@ -195,6 +195,7 @@ class SourceTurnRow(Base):
 
     __table_args__ = (
         Index("ix_source_turns_source", "source_pk", "first_message", unique=True),
+        Index("ix_source_turns_tenant", "tenant_id"),  # a tenant's stored bytes (quotas)
         Index(
             "ix_source_turns_request",
             "tenant_id",

@@ -53,6 +53,9 @@ _HEAD_BY_SOURCE_ID = select(
 _SIZES = ("message_count", "content_chars", "first_sent_at_us", "turn_rows")
 
 
+_UNINDEXED_CHUNK = 100  # sources read (and their appended turns) at a time, for explanations
+
+
 class SourceRepository(SourcePages):
     def add(self, s: Source, indexed_revision: int = 0) -> int:
         """A new source's row; `indexed_revision` if its index entry is written in the same
@@ -99,7 +102,9 @@ class SourceRepository(SourcePages):
         ).one_or_none()
         if row is None:
             raise AgentmemError(Reason.NOT_FOUND)
-        if row.kind != SourceKind.CONVERSATION.value or row.erased_at_us:
+        # A conversation has messages: a size of 0 was never written (a row inserted by a
+        # runtime from before the size columns, during an upgrade), so it is read whole.
+        if row.kind != SourceKind.CONVERSATION.value or row.erased_at_us or not row.message_count:
             return self.require(source_id)
         held = turn_log.decode(turn_log.last(self.conn, row.pk)) if row.turn_rows else ()
         if len(held) < min(keep, row.message_count):  # the first append reads the row's
@@ -191,12 +196,14 @@ class SourceRepository(SourcePages):
             )
             .order_by(sources.c.source_id)
         )
-        out = []
-        for stored in self._whole(self.conn.execute(stmt).all()):
-            if stems & {text.stem(w) for w in text.words(stored.source.matchable_text())}:
-                out.append(stored)
-                if len(out) >= limit:
-                    break
+        out: list[Stored] = []
+        # A chunk of rows at a time, each made whole: reading stops at the limit.
+        for chunk in self.conn.execute(stmt).partitions(_UNINDEXED_CHUNK):
+            for stored in self._whole(chunk):
+                if stems & {text.stem(w) for w in text.words(stored.source.matchable_text())}:
+                    out.append(stored)
+                    if len(out) >= limit:
+                        return out
         return out
 
     def by_owner_key(self, owner: str, key_id: str) -> list[Stored]:

@@ -55,6 +55,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_source_turns_source", "source_turns", ["source_pk", "first_message"], unique=True
     )
+    op.create_index("ix_source_turns_tenant", "source_turns", ["tenant_id"])
     op.create_index(
         "ix_source_turns_request",
         "source_turns",
@@ -117,6 +118,7 @@ def downgrade() -> None:
         )
     op.drop_index("ix_source_turns_request", table_name="source_turns")
     op.drop_index("ix_source_turns_source", table_name="source_turns")
+    op.drop_index("ix_source_turns_tenant", table_name="source_turns")
     op.drop_table("source_turns")
     with op.batch_alter_table("sources") as batch:
         for name in reversed(_SIZES):
