@@ -272,7 +272,8 @@ def assemble(
         if own is not None:
             lines = c.conversation.lines if c.conversation is not None else ()
             matches = partial(block.matches, c.source_id, lines)
-            block.add(c, *first_pick(lines, with_reply(c, own), own, matches))
+            choices, limit = first_pick(lines, with_reply(c, own), own, matches)
+            any(block.add(c, chosen, limit) for chosen in choices)
     for c, own in zip(candidates, owns, strict=True):
         block.add(c, with_reply(c, own))
     block.grow(PART_CHARS)

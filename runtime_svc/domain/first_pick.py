@@ -33,14 +33,17 @@ def first_pick(
     messages: Sequence[int],
     own: int,
     matches: Callable[[int], bool],
-) -> tuple[list[int], int]:
-    """The messages to take first of a passage (`messages`, its own message `own`) and the
-    part limit they are shown with; `lines`: the conversation's (speaker, content);
-    `matches`: whether a message holds one of the query's words (`message_parts.shared`),
-    asked of the shortest messages first, until one does."""
+) -> tuple[list[list[int]], int]:
+    """What to take first of a passage (`messages`, its own message `own`), in order of
+    preference (the first that fits the room left is taken: near the end of the budget, the
+    matching message alone), and the part limit they are shown with; `lines`: the
+    conversation's (speaker, content); `matches`: whether a message holds one of the
+    query's words (`message_parts.shared`), asked of the shortest messages first, until one
+    does."""
     inside = [i for i in messages if 0 <= i < len(lines)]
     if all(len(lines[i][1]) <= LONG_CHARS for i in inside):
-        return list(messages), PART_CHARS
+        return [list(messages)], PART_CHARS
     ordered = sorted(inside, key=lambda i: (len(lines[i][1]), i != own))
     shortest = next((i for i in ordered if matches(i)), ordered[0])
-    return sorted({shortest, own} & set(inside)), FIRST_PART_CHARS
+    exchange = sorted({shortest, own} & set(inside))
+    return ([exchange, [shortest]] if len(exchange) > 1 else [exchange]), FIRST_PART_CHARS

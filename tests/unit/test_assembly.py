@@ -117,3 +117,24 @@ def test_no_room_no_block():
 
 def test_the_candidates_follow_the_budget():
     assert [candidates_for(b) for b in (1, 400, 1000, 2000, 100_000)] == [10, 20, 50, 100, 100]
+
+
+def test_near_the_end_of_the_budget_a_long_passage_gives_its_matching_message_alone():
+    reply = "Paddles: " + "the blade is carbon and light. " * 40  # a long reply (1,200+ chars)
+    talk = Conversation(
+        (("Bob", "Hi!"), ("Ann", "Which kayak paddle should I buy?"), ("Bob", reply)),
+        "08 May 2023",
+    )
+    ranked = Candidate("src_b", 3, "", Range(1, 2), talk)  # the reply's passage
+    both = assemble([ranked], "kayak paddle", 10_000, len)
+    assert shown(both) == {1, 2}  # the exchange, with room
+    # Room for the question's line but not for the reply's part beside it.
+    question = len("Ann: Which kayak paddle should I buy?\n") + len("[1] 08 May 2023\n…\n")
+    tight = len(HEADER) + len(FOOTER) + question + 20
+    alone = assemble([ranked], "kayak paddle", tight, len)
+    assert shown(alone) == {1}
+    assert alone.tokens <= tight
+
+
+def shown(block) -> set[int]:  # type: ignore[no-untyped-def]
+    return {i for c in block.cited for i in range(c.passage.start, c.passage.end + 1)}
