@@ -130,6 +130,7 @@ class _Block:
         # pass and every passage holding it offers it again; this is the block's main work.
         self.lines: dict[tuple[str, int, int], tuple[Part | None, int]] = {}
         self.places: dict[tuple[str, int], Places | None] = {}  # by (source, message)
+        self.digests: dict[tuple[str, int], bytes] = {}  # each message's, made once
 
     def add(self, c: Candidate, messages: Sequence[int], limit: int = PART_CHARS) -> bool:
         """Adds the messages (or the plain-text memory) if what is new fits."""
@@ -191,8 +192,15 @@ class _Block:
         key = (source_id, i, limit)
         found = self.lines.get(key)
         if found is None:
-            part = best_part(lines[i][1], self.stems, limit, self._places(source_id, lines, i))
-            cost = line_cost(self.count, digest(*lines[i]), part, lambda: _message(*lines[i], part))
+            content = lines[i][1]
+            made = self.digests.get((source_id, i))
+            if made is None:
+                made = self.digests[(source_id, i)] = digest(*lines[i])
+            part = None  # shown whole: no need to know where the words are
+            if len(content) > limit:
+                at = self._places(source_id, lines, i)
+                part = best_part(content, self.stems, limit, at, made)
+            cost = line_cost(self.count, made, part, lambda: _message(*lines[i], part))
             found = self.lines[key] = (part, cost)
         return found
 

@@ -80,11 +80,13 @@ def _cut(content: str, p: Part, limit: int) -> list[Part]:
     return out
 
 
-def parts(content: str, limit: int = PART_CHARS) -> tuple[Part, ...]:
-    """The message's parts (one, the whole message, when it fits the limit)."""
+def parts(content: str, limit: int = PART_CHARS, key: bytes = b"") -> tuple[Part, ...]:
+    """The message's parts (one, the whole message, when it fits the limit); `key`: a digest
+    of the message already made (`text_digest` of it, or of it with its speaker)."""
     if len(content) <= limit:
         return (Part(0, len(content)),)
-    return _parts.get((text_digest(content), limit), lambda: _cut_parts(content, limit))
+    at = (key or text_digest(content), limit)
+    return _parts.get(at, lambda: _cut_parts(content, limit))
 
 
 # Long messages' parts, by the message's digest (character ranges only: no text is kept).
@@ -105,12 +107,17 @@ def _cut_parts(content: str, limit: int) -> tuple[Part, ...]:
 
 
 def best_part(
-    content: str, stems: Sequence[str], limit: int = PART_CHARS, places: Places | None = None
+    content: str,
+    stems: Sequence[str],
+    limit: int = PART_CHARS,
+    places: Places | None = None,
+    key: bytes = b"",
 ) -> Part | None:
     """The part of a long message that shares the most of the query's stems (the first of
     equals); None when the message fits the limit whole. `places`: where the stems occur in
-    the message, when known (for an ASCII message, whose normalised form has its offsets)."""
-    found = parts(content, limit)
+    the message, when known (for an ASCII message, whose normalised form has its offsets);
+    `key`: as for `parts`."""
+    found = parts(content, limit, key)
     if len(found) == 1 and found[0] == Part(0, len(content)):
         return None
     if places is not None:
