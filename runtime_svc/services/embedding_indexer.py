@@ -4,7 +4,9 @@ Inserts only queue the source (in their own transaction); this worker takes the 
 queued sources, embeds the text of each of their search index entries (a whole-text memory
 has one, a conversation one per passage: the message with its context window, as the
 lexical side indexes it) outside any transaction (the model may take hundreds of
-milliseconds), then stores the vectors in one write transaction per chunk. A
+milliseconds), then stores the vectors in one write transaction per chunk. The sources
+taken are chunked in order of their texts' length, so that each forward pass pads its
+texts to about their own length. A
 source purged in between (revoked, erased) is no longer queued when the vectors are
 stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
 
@@ -105,7 +107,7 @@ class EmbeddingIndexer:
             self._held_since = None
             return 0
         done = 0
-        for chunk in _chunks(items):
+        for chunk in _chunks(sorted(items, key=_longest)):
             if not self._wait_for_quiet():
                 break  # stopping; the rest stays queued
             started = time.monotonic()
@@ -157,6 +159,10 @@ class EmbeddingIndexer:
                             vectors.store(
                                 tx.conn, item, self._embedder.model_id, embedded_entries, now
                             )
+
+
+def _longest(item: vectors.Queued) -> int:
+    return max((len(e.text) for e in item.entries), default=0)
 
 
 def _chunks(items: list[vectors.Queued]) -> list[list[vectors.Queued]]:
