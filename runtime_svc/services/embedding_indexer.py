@@ -152,13 +152,7 @@ class EmbeddingIndexer:
         with self._uow.batch():
             for tenant_id, group in by_tenant.items():
                 with self._uow.write(tenant_id) as tx:
-                    for item, embedded_entries in group:
-                        if not item.entries:
-                            vectors.drop(tx.conn, item)
-                        else:
-                            vectors.store(
-                                tx.conn, item, self._embedder.model_id, embedded_entries, now
-                            )
+                    vectors.store_many(tx.conn, group, self._embedder.model_id, now)
 
 
 def _longest(item: vectors.Queued) -> int:
