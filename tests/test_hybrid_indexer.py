@@ -108,6 +108,22 @@ def test_each_source_gets_the_vector_of_its_own_text(parts, local_model):  # noq
     assert (got * expected).sum(axis=1).min() > 0.9999
 
 
+def test_a_source_purged_while_its_chunk_is_embedded_gets_no_vector(parts):
+    db, uow, embedder = parts
+    with db.reader.connect() as conn:
+        taken = vectors.take(conn, 64, uow.window, MODEL_ID)
+    assert len(taken) == 2
+    with uow.write(CALLER.tenant_id) as tx:  # revoked or erased meanwhile
+        vectors.purge(tx.conn, CALLER.tenant_id, taken[0].source_id)
+    unit = [1.0] + [0.0] * (embedder.dimension - 1)
+    with uow.write(CALLER.tenant_id) as tx:
+        got = vectors.store_many(tx.conn, [(item, [unit]) for item in taken], MODEL_ID, 1)
+    assert got == 1 and backlog(db) == 0
+    with db.reader.connect() as conn:
+        ids = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
+    assert ids == [taken[1].source_id]
+
+
 def test_a_stopping_indexer_leaves_what_it_did_not_embed_queued(parts):
     db, uow, embedder = parts
     indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, Writes().idle_for)
