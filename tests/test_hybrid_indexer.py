@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
 import pytest
 from sqlalchemy import select
 
@@ -18,6 +19,7 @@ from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
+from runtime_svc.storage.source_rows import sources
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.hybrid_support import MODEL_ID, local_model  # noqa: F401  (a fixture)
 from tests.service.wiring import wired
@@ -82,6 +84,44 @@ def test_writes_that_never_pause_still_let_the_backlog_drain(parts):
     indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, writes.idle_for, max_hold_s=0.2)
     assert indexer.run_once() == 2  # held back past max_hold_s, it takes its share
     assert backlog(db) == 0 and stored(db) == 2
+
+
+def test_each_source_gets_the_vector_of_its_own_text(parts, local_model):  # noqa: F811
+    db, uow, embedder = parts
+    inserts = wired(config.load(None, {}), uow).inserts
+    # Of many lengths, out of length order, one text twice: taken in one batch, chunked.
+    texts = [f"note {n}: " + "the garden and the weather " * (n % 7) for n in range(40)]
+    texts.append(texts[3])
+    for text in texts:
+        cmd = InsertCommand(content=text)
+        inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))
+    indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64, Writes().idle_for, max_hold_s=0)
+    assert indexer.run_once() == len(texts) + 2 and backlog(db) == 0
+    s, v = sources.c, vectors.memory_vectors.c
+    with db.reader.connect() as conn:
+        rows = conn.execute(
+            select(s.generated_form, v.embedding).join(sources, sources.c.pk == v.source_pk)
+        ).all()
+    assert len(rows) == len(texts) + 2
+    got = np.array([np.frombuffer(e, np.float32) for _, e in rows])
+    expected = np.array(embedder._model.encode([t for t, _ in rows], normalize_embeddings=True))
+    assert (got * expected).sum(axis=1).min() > 0.9999
+
+
+def test_a_source_purged_while_its_chunk_is_embedded_gets_no_vector(parts):
+    db, uow, embedder = parts
+    with db.reader.connect() as conn:
+        taken = vectors.take(conn, 64, uow.window, MODEL_ID)
+    assert len(taken) == 2
+    with uow.write(CALLER.tenant_id) as tx:  # revoked or erased meanwhile
+        vectors.purge(tx.conn, CALLER.tenant_id, taken[0].source_id)
+    unit = [1.0] + [0.0] * (embedder.dimension - 1)
+    with uow.write(CALLER.tenant_id) as tx:
+        got = vectors.store_many(tx.conn, [(item, [unit]) for item in taken], MODEL_ID, 1)
+    assert got == 1 and backlog(db) == 0
+    with db.reader.connect() as conn:
+        ids = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
+    assert ids == [taken[1].source_id]
 
 
 def test_a_stopping_indexer_leaves_what_it_did_not_embed_queued(parts):

@@ -1,5 +1,6 @@
-"""A search's query is embedded through ONNX Runtime with the local model's own weights: the
-same vectors as the model gives (what the indexer stored), or not used at all."""
+"""A search's query and the indexer's batches are embedded through ONNX Runtime with the
+local model's own weights: the same vectors as the model's own pipeline gives, or not used
+at all."""
 
 from __future__ import annotations
 
@@ -16,16 +17,36 @@ TEXTS = [
 ]
 
 
+def own_pipeline(embedder, texts: list[str]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The model's vectors through sentence-transformers on torch."""
+    return np.asarray(embedder._model.encode(texts, normalize_embeddings=True, batch_size=64))
+
+
 def test_one_text_gets_the_same_vector_as_in_a_batch(local_model):  # noqa: F811
     pytest.importorskip("onnxruntime")
     from runtime_svc.adapters.local_embeddings import LocalEmbedder
 
     embedder = LocalEmbedder(local_model, MODEL_ID)
     assert embedder._query is not None  # the ONNX encoder is in use
-    batch = np.array(embedder.embed(TEXTS))  # several texts: on torch, padded
+    batch = np.array(embedder.embed(TEXTS))  # several texts: padded together
     one = np.array([embedder.embed([t])[0] for t in TEXTS])
     assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
     assert (one * batch).sum(axis=1).min() > 0.9999
+    assert (own_pipeline(embedder, TEXTS) * batch).sum(axis=1).min() > 0.9999
+
+
+def test_a_batch_keeps_its_order_through_sorting_and_repeated_texts(local_model):  # noqa: F811
+    pytest.importorskip("onnxruntime")
+    from runtime_svc.adapters import onnx_query
+    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+
+    embedder = LocalEmbedder(local_model, MODEL_ID)
+    # Longest first, a text twice, more texts than one forward pass takes.
+    texts = [("word " * n).strip() + f" {n}" for n in range(40, 0, -1)] + [TEXTS[2], TEXTS[2]]
+    assert len(texts) > onnx_query.BATCH
+    got = np.array(embedder.embed(texts))
+    assert got.shape == (len(texts), embedder.dimension)
+    assert (own_pipeline(embedder, texts) * got).sum(axis=1).min() > 0.9999
 
 
 def test_an_encoder_that_differs_from_the_model_is_not_used(local_model, monkeypatch):  # noqa: F811

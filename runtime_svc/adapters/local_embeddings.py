@@ -1,9 +1,11 @@
 """A sentence-transformers model on this machine (`retrieval.embeddings: local`; the
 `embeddings` extra). The model is a name (fetched once into the Hugging Face cache) or a
 local directory; with HF_HUB_OFFLINE=1 nothing is fetched. Loaded once per process and
-model: loading takes seconds, and runtimes in one process share it. A single text (a
-search's query) is embedded through ONNX Runtime when the same weights exported there give
-the same vectors (`adapters.onnx_query`): about twice as fast; batches use torch."""
+model: loading takes seconds, and runtimes in one process share it. Texts (a search's
+query, the indexer's batches) are embedded through ONNX Runtime on one thread when the same
+weights exported there give the same vectors (`adapters.onnx_query`): a query about twice
+as fast, a batch sorted by length into groups padded to their own length; otherwise
+through sentence-transformers on torch."""
 
 from __future__ import annotations
 
@@ -34,9 +36,10 @@ class LocalEmbedder:
         return self._dimension
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        if len(texts) == 1 and self._query is not None:
-            # Runs on the caller's thread, beside any batch under way on torch.
-            return [self._query(texts[0]).tolist()]
+        if self._query is not None:  # on the caller's thread, beside any other call
+            if len(texts) == 1:
+                return [self._query(texts[0]).tolist()]
+            return [v.tolist() for v in self._query.batch(texts)] if texts else []
         with self._lock, _one_thread(len(texts) == 1):
             vectors = self._model.encode(
                 list(texts),

@@ -1,13 +1,20 @@
-"""One query's embedding through ONNX Runtime, for the local model (`adapters.local_embeddings`).
+"""The local model's embeddings through ONNX Runtime (`adapters.local_embeddings`): one
+query's, and the background indexer's batches.
 
 sentence-transformers on torch spends most of a short query's time in per-call and per-op
 overhead (more than twice the time taken here: docs/benchmarks.md, design measurements); a
 hybrid search waits for that embedding. The transformer of the loaded model is exported once with
 torch's ONNX exporter (cached on disk by a hash of its weights and the library versions),
 run on one thread, mean-pooled and normalized as the model's own pipeline does. Before it
-is used, it must give the same vectors as the model itself on probe texts (cosine above
-`MIN_COSINE`): otherwise (another pooling, a module it does not reproduce, the `onnx` and
-`onnxruntime` packages missing) queries stay on torch. Batches (the indexer) stay on torch.
+is used, it must give the same vectors as the model itself on probe texts, one at a time
+and padded together in a batch (cosine above `MIN_COSINE`): otherwise (another pooling, a
+module it does not reproduce, the `onnx` and `onnxruntime` packages missing) the model's
+own pipeline on torch is used.
+
+A batch is tokenized once, its distinct texts sorted by length and run in groups of
+`BATCH`, so that each group is padded to about its own texts' length (texts of one length
+in one forward pass; padding is most of the work of unsorted groups of short texts), on
+the same single thread: the other core stays with the database and the write path.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MIN_COSINE = 0.9999  # to the model's own vectors, on every probe text
+BATCH = 16  # texts per forward pass of a batch (larger ones were slower per text, one thread)
 PROBES = (
     "What did I say about the garden and the weather?",
     "ok",
@@ -36,13 +45,15 @@ PROBES = (
 
 
 class QueryEncoder:
-    """Embeds one text; thread-safe (each call runs on its caller's thread)."""
+    """Embeds one text (a call) or several (`batch`); thread-safe (each call runs on its
+    caller's thread)."""
 
     def __init__(self, session: Any, tokenizer: Any, max_length: int) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._max_length = max_length
         self._inputs = [i.name for i in session.get_inputs()]
+        self._pad = {"input_ids": int(getattr(tokenizer, "pad_token_id", None) or 0)}
 
     def __call__(self, text: str) -> np.ndarray:
         encoded = self._tokenizer(
@@ -53,6 +64,38 @@ class QueryEncoder:
         mean: np.ndarray = hidden.mean(axis=0)
         norm = float(np.linalg.norm(mean))
         return mean / norm if norm else mean
+
+    def batch(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of `texts` (one row each, in order); a text given twice is embedded
+        once."""
+        distinct = list(dict.fromkeys(texts))
+        encoded = self._tokenizer(distinct, truncation=True, max_length=self._max_length)
+        names = [n for n in self._inputs if n in encoded]
+        ids = encoded["input_ids"]
+        order = sorted(range(len(distinct)), key=lambda i: len(ids[i]))
+        rows: list[np.ndarray] = [np.empty(0, np.float32)] * len(distinct)
+        for start in range(0, len(order), BATCH):
+            group = order[start : start + BATCH]
+            width = max(len(ids[i]) for i in group)
+            feed = {
+                n: np.array(
+                    [_padded(encoded[n][i], width, self._pad.get(n, 0)) for i in group], np.int64
+                )
+                for n in names
+            }
+            mask = np.array([_padded([1] * len(ids[i]), width, 0) for i in group], np.float32)
+            hidden: np.ndarray = self._session.run(None, feed)[0]  # (texts, tokens, dim)
+            means = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            norms = np.linalg.norm(means, axis=1, keepdims=True)
+            means = means / np.where(norms == 0, 1, norms)
+            for at, i in enumerate(group):
+                rows[i] = means[at]
+        where = {text: i for i, text in enumerate(distinct)}
+        return np.stack([rows[where[t]] for t in texts]) if texts else np.empty((0, 0))
+
+
+def _padded(values: list[int], width: int, pad: int) -> list[int]:
+    return [*values, *[pad] * (width - len(values))]
 
 
 def load(model: Any) -> QueryEncoder | None:
@@ -172,8 +215,11 @@ def _session(model: Path | bytes) -> Any:
 
 
 def _worst_cosine(model: Any, encoder: QueryEncoder) -> float:
+    """The least cosine between the model's vectors of the probes and the encoder's, one at a
+    time and in one batch (padded to the longest)."""
     expected = model.encode(
         list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
     )
-    got = np.stack([encoder(t) for t in PROBES])
-    return float((expected * got).sum(axis=1).min())
+    one = np.stack([encoder(t) for t in PROBES])
+    batched = encoder.batch(list(PROBES))
+    return float(min((expected * got).sum(axis=1).min() for got in (one, batched)))

@@ -4,7 +4,9 @@ Inserts only queue the source (in their own transaction); this worker takes the 
 queued sources, embeds the text of each of their search index entries (a whole-text memory
 has one, a conversation one per passage: the message with its context window, as the
 lexical side indexes it) outside any transaction (the model may take hundreds of
-milliseconds), then stores the vectors in one write transaction per chunk. A
+milliseconds), then stores the vectors in one write transaction per chunk. The sources
+taken are chunked in order of their texts' length, so that each forward pass pads its
+texts to about their own length. A
 source purged in between (revoked, erased) is no longer queued when the vectors are
 stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
 
@@ -105,7 +107,7 @@ class EmbeddingIndexer:
             self._held_since = None
             return 0
         done = 0
-        for chunk in _chunks(items):
+        for chunk in _chunks(sorted(items, key=_longest)):
             if not self._wait_for_quiet():
                 break  # stopping; the rest stays queued
             started = time.monotonic()
@@ -150,13 +152,11 @@ class EmbeddingIndexer:
         with self._uow.batch():
             for tenant_id, group in by_tenant.items():
                 with self._uow.write(tenant_id) as tx:
-                    for item, embedded_entries in group:
-                        if not item.entries:
-                            vectors.drop(tx.conn, item)
-                        else:
-                            vectors.store(
-                                tx.conn, item, self._embedder.model_id, embedded_entries, now
-                            )
+                    vectors.store_many(tx.conn, group, self._embedder.model_id, now)
+
+
+def _longest(item: vectors.Queued) -> int:
+    return max((len(e.text) for e in item.entries), default=0)
 
 
 def _chunks(items: list[vectors.Queued]) -> list[list[vectors.Queued]]:

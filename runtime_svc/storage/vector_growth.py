@@ -2,7 +2,7 @@
 vector of the model are embedded, and storing them keeps the vectors it has.
 
 `missing` leaves out of a queued source's entries those that already have a vector of the
-model (made from the same text: an append never changes a passage it had); `clear_for`
+model (made from the same text: an append never changes a passage it had); `clear_for_many`
 deletes, before the new vectors are stored, the source's vectors of other models and any
 of the entries about to be stored.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from sqlalchemy import Connection, Table, delete, or_, select
+from sqlalchemy import Connection, Table, delete, select, tuple_
 
 from runtime_svc.storage.models import MemoryVectorRow
 
@@ -40,11 +40,14 @@ def missing(
     }
 
 
-def clear_for(conn: Connection, source_pk: int, model_id: str, passages: Sequence[int]) -> None:
-    """The source's vectors of other models, and those of `passages` (about to be stored)."""
+def clear_for_many(conn: Connection, model_id: str, entries: Sequence[tuple[int, int]]) -> None:
+    """For (source pk, passage) entries about to get a vector of `model_id`: their sources'
+    vectors of other models, and the entries' own vectors."""
+    v = memory_vectors.c
+    pks = sorted({pk for pk, _ in entries})
+    conn.execute(delete(memory_vectors).where(v.source_pk.in_(pks), v.model_id != model_id))
     conn.execute(
         delete(memory_vectors).where(
-            memory_vectors.c.source_pk == source_pk,
-            or_(memory_vectors.c.model_id != model_id, memory_vectors.c.passage.in_(passages)),
+            v.model_id == model_id, tuple_(v.source_pk, v.passage).in_(list(entries))
         )
     )

@@ -249,24 +249,48 @@ def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
     return out
 
 
-def store(
-    conn: Connection, item: Queued, model_id: str, embedded: Sequence[Vector], now_us: int
-) -> bool:
-    """Stores the vectors of the source's entries (`embedded`: one per `item.entries`) if the
-    source is still queued and still has its text (a purge in between wins), beside its
-    vectors of this model (`vector_growth`); dequeues it either way. Returns whether
-    vectors were stored."""
-    still_queued = conn.execute(
-        delete(vector_outbox).where(vector_outbox.c.seq == item.seq)
-    ).rowcount
-    row = conn.execute(
-        select(sources.c.revision, sources.c.generated_form, sources.c.indexed_revision).where(
-            sources.c.pk == item.source_pk, sources.c.tenant_id == item.tenant_id
+def store_many(
+    conn: Connection,
+    stored: Sequence[tuple[Queued, Sequence[Vector]]],
+    model_id: str,
+    now_us: int,
+) -> int:
+    """Stores, for each (queued source, the vectors of its entries) of one tenant, the
+    vectors if the source is still queued and still has its text (a purge in between wins),
+    beside its vectors of this model (`vector_growth`); dequeues every one either way. A few
+    statements for them all, whatever their number. Returns how many sources got vectors."""
+    if not stored:
+        return 0
+    still_queued = set(
+        conn.execute(
+            delete(vector_outbox)
+            .where(vector_outbox.c.seq.in_([item.seq for item, _ in stored]))
+            .returning(vector_outbox.c.seq)
+        ).scalars()
+    )
+    wanted = [
+        (item, embedded) for item, embedded in stored if item.seq in still_queued and item.entries
+    ]
+    if not wanted:
+        return 0
+    s = sources.c
+    revisions: dict[int, int] = {
+        pk: revision
+        for pk, revision in conn.execute(
+            select(s.pk, s.revision).where(
+                s.pk.in_([item.source_pk for item, _ in wanted]),
+                s.tenant_id == wanted[0][0].tenant_id,
+                func.coalesce(func.length(s.generated_form), 0) > 0,
+                s.indexed_revision > 0,
+            )
         )
-    ).one_or_none()
-    if not still_queued or row is None or not row.generated_form or not row.indexed_revision:
-        return False
-    vector_growth.clear_for(conn, item.source_pk, model_id, [e.passage for e in item.entries])
+    }
+    wanted = [(item, embedded) for item, embedded in wanted if item.source_pk in revisions]
+    if not wanted:
+        return 0
+    vector_growth.clear_for_many(
+        conn, model_id, [(item.source_pk, e.passage) for item, _ in wanted for e in item.entries]
+    )
     conn.execute(
         insert(memory_vectors),
         [
@@ -276,21 +300,17 @@ def store(
                 "model_id": model_id,
                 "tenant_id": item.tenant_id,
                 "source_id": item.source_id,
-                "source_revision": row.revision,
+                "source_revision": revisions[item.source_pk],
                 "dimension": len(vector),
                 "embedding": encode(conn, vector),
                 "signature": signature(vector),
                 "created_at_us": now_us,
             }
+            for item, embedded in wanted
             for entry, vector in zip(item.entries, embedded, strict=True)
         ],
     )
-    return True
-
-
-def drop(conn: Connection, item: Queued) -> None:
-    """Dequeues a source that cannot be embedded (no text)."""
-    conn.execute(delete(vector_outbox).where(vector_outbox.c.seq == item.seq))
+    return len(wanted)
 
 
 def encode(conn: Connection, vector: Sequence[float]) -> object:
