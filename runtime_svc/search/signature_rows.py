@@ -15,6 +15,20 @@ if TYPE_CHECKING:
     Array = NDArray[Any]
 
 
+@dataclass(frozen=True)
+class HeldView:
+    """What a first pass reads of `HeldRows`, taken under its lock and read after it is let
+    go: the arrays are never changed in place (rows are appended past the views, a change
+    of flags or a removal makes new arrays)."""
+
+    seqs: Array
+    words: Array
+    vectors: Array | None
+    codes: Array | None
+    factor: Array | None
+    ok: Array | None
+
+
 @dataclass
 class HeldRows:
     seqs: Array | None = None
@@ -46,6 +60,11 @@ class HeldRows:
 
     def __len__(self) -> int:
         return 0 if self.seqs is None else len(self.seqs)
+
+    def view(self) -> HeldView:
+        """The rows as they are (under `lock`, with rows held)."""
+        assert self.seqs is not None and self.words is not None
+        return HeldView(self.seqs, self.words, self.vectors, self.codes, self.factor, self.ok)
 
     def held_vectors(self) -> int:
         return len(self) if self.holds_vectors else 0

@@ -33,7 +33,14 @@ from sqlalchemy import Connection, bindparam, func, select
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.entry_keys import with_passage
 from runtime_svc.search import quantized, vector_mask
-from runtime_svc.search.signature_rows import HeldRows, _distances, _nearest, as_matrix, packed
+from runtime_svc.search.signature_rows import (
+    HeldRows,
+    HeldView,
+    _distances,
+    _nearest,
+    as_matrix,
+    packed,
+)
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
 
@@ -90,12 +97,11 @@ def _key(query: Vector) -> bytes:
     return np.asarray(query, np.float32).tobytes()
 
 
-def _choose(held: HeldRows, query: Vector, n: int) -> Array:
+def _choose(held: HeldView, query: Vector, n: int) -> Array:
     """The positions of the `n` held rows nearest to the query among those that may take a
     place (`held.ok`; every one of them when there are no more): by the int8 codes or the
     vectors when held (`search.quantized`), else by the signatures' Hamming distance."""
 
-    assert held.seqs is not None and held.words is not None
     if held.vectors is not None:
         sims = quantized.similarities(held.codes, held.factor, held.vectors, query)
         return quantized.shortlist(sims, held.ok, n)
@@ -229,7 +235,7 @@ class Signatures:
                 if proposed is not None and proposed[0] == version:  # nothing changed since
                     chosen = proposed[1]
                 else:
-                    chosen = _choose(held, query, n)
+                    chosen = _choose(held.view(), query, n)
         if seqs is None or chosen is None:
             return Nearest(np.zeros(0, np.int64), None, last, True)
         complete = len(chosen) < n  # every eligible vector held was proposed
@@ -249,10 +255,11 @@ class Signatures:
             held = self._held.get((tenant_id, model_id))
         if held is None:
             return
-        with held.lock:
+        with held.lock:  # let go for the pass: a search's catch-up need not wait for it
             if held.seqs is None or not len(held.seqs):
                 return
-            version, chosen = held.version, _choose(held, query, n)
+            version, view = held.version, held.view()
+        chosen = _choose(view, query, n)
         with self._lock:
             self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen)
             while len(self._proposals) > PROPOSALS:
