@@ -107,6 +107,35 @@ def marker(n: int) -> str:
     return f"zq{syllables}x"
 
 
+def append_refusal(m: Model, intent: str, stale: bool, policy: str, disabled: bool) -> str:
+    """The reason an append to `m` is refused with, in the order the runtime checks ("": it
+    is not)."""
+    if intent == "bogus":
+        return "SAVE_INTENT_INVALID"
+    if m.erased:
+        return "SOURCE_ERASED"
+    if m.revoked:
+        return "SOURCE_REVOKED"
+    if stale:
+        return "REVISION_MISMATCH"
+    if m.status == "rejected" or not m.conversation:
+        return "INVALID_FIELD"
+    if not intent and policy == "require_save_intent":
+        return "SAVE_INTENT_REQUIRED"
+    if m.threaded and disabled:
+        return "THREAD_MEMORY_DISABLED"
+    return ""
+
+
+def appended(m: Model, by: str, intent: str, policy: str) -> bool:
+    """What an accepted append does to the model: what would hold an insert holds the
+    conversation. Whether the claim was held (not trusted for the caller)."""
+    held = by == "agent" and intent not in ("", "client_auto_save")
+    if held or (not intent and policy == "review_pending"):
+        m.status, m.held = "pending_review", m.held or held
+    return held
+
+
 @dataclass
 class Model:
     source_id: str
@@ -287,25 +316,11 @@ class LifecycleMachine(RuleBasedStateMachine):
             metadata=sources_pb2.InsertMetadata(save_intent=intent),
         )
         call = lambda: self.c[by].AppendMessages(request)  # noqa: E731
-        if intent == "bogus":
-            return self._refused(call, "SAVE_INTENT_INVALID")
-        if m.erased:
-            return self._refused(call, "SOURCE_ERASED")
-        if m.revoked:
-            return self._refused(call, "SOURCE_REVOKED")
-        if stale:
-            return self._refused(call, "REVISION_MISMATCH")
-        if m.status == "rejected" or not m.conversation:
-            return self._refused(call, "INVALID_FIELD")
-        if not intent and self.policy[0] == "require_save_intent":
-            return self._refused(call, "SAVE_INTENT_REQUIRED")
-        if m.threaded and self.thread_disabled[0]:
-            return self._refused(call, "THREAD_MEMORY_DISABLED")
+        refused = append_refusal(m, intent, stale, self.policy[0], self.thread_disabled[0])
+        if refused:
+            return self._refused(call, refused)
         r = call()
-        held = by == "agent" and intent not in ("", "client_auto_save")
-        pending = held or (not intent and self.policy[0] == "review_pending")
-        if pending:
-            m.status, m.held = "pending_review", m.held or held
+        held = appended(m, by, intent, self.policy[0])
         assert r.status == (
             sources_pb2.STATUS_PENDING_REVIEW
             if m.status == "pending_review"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from agentmem.contract import validation
 from agentmem.contract.errors import AgentmemError, Reason, invalid_field
 from runtime_svc.domain import insert_policy, source_transitions, sources, thread_mode
-from runtime_svc.domain.audit import Action, Receipt
+from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.events import MessagesAppended
 from runtime_svc.domain.facts import Triple
@@ -119,7 +119,12 @@ class Appends:
                 caller,
                 stored,
                 Change(
-                    Transition.APPEND, grown, Action.MESSAGES_APPEND, event, _after(triples, first)
+                    Transition.APPEND,
+                    grown,
+                    Action.MESSAGES_APPEND,
+                    event,
+                    _after(triples, first),
+                    claim=Claim(cmd.intent.intent, decision.held),  # as an insert's receipt
                 ),
             )
         return Appended(

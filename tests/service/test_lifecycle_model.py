@@ -68,7 +68,17 @@ from runtime_svc.storage.source_pages import SourceFilter
 from tests.harness import words_held_in_memory
 from tests.service.wiring import Service
 from tests.test_foreign import OWNER
-from tests.test_lifecycle_model import EXAMPLES, INTENTS, POLICIES, POSTGRES, STEPS, Model, marker
+from tests.test_lifecycle_model import (
+    EXAMPLES,
+    INTENTS,
+    POLICIES,
+    POSTGRES,
+    STEPS,
+    Model,
+    append_refusal,
+    appended,
+    marker,
+)
 
 TENANTS = max(4 * EXAMPLES, 200)  # every example (shrinking included): a fresh tenant
 
@@ -235,25 +245,11 @@ class LifecycleMachine(RuleBasedStateMachine):
             SaveIntent(intent),
         )
         call = lambda: self.cases.appends.append(self.c[by], cmd)  # noqa: E731
-        if intent == "bogus":
-            return self._refused(call, "SAVE_INTENT_INVALID")
-        if m.erased:
-            return self._refused(call, "SOURCE_ERASED")
-        if m.revoked:
-            return self._refused(call, "SOURCE_REVOKED")
-        if stale:
-            return self._refused(call, "REVISION_MISMATCH")
-        if m.status == "rejected" or not m.conversation:
-            return self._refused(call, "INVALID_FIELD")
-        if not intent and self.policy[0] == "require_save_intent":
-            return self._refused(call, "SAVE_INTENT_REQUIRED")
-        if m.threaded and self.thread_disabled[0]:
-            return self._refused(call, "THREAD_MEMORY_DISABLED")
+        refused = append_refusal(m, intent, stale, self.policy[0], self.thread_disabled[0])
+        if refused:
+            return self._refused(call, refused)
         r = call()
-        held = by == "agent" and intent not in ("", "client_auto_save")
-        pending = held or (not intent and self.policy[0] == "review_pending")
-        if pending:
-            m.status, m.held = "pending_review", m.held or held
+        held = appended(m, by, intent, self.policy[0])
         assert r.source.status.value == m.status
         assert (r.source.revision, len(r.source.body.messages), bool(r.held_reason)) == (
             m.revision + 1,
