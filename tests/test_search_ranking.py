@@ -94,6 +94,19 @@ def explained(client, query):
     return [(e.source_id, e.reason, e.score) for e in explain(client, query, 100).entries]
 
 
+def _ranks_as_exhaustive(tx, mirrors, terms, limit, now, query):  # type: ignore[no-untyped-def]
+    """The top `limit` equals the exhaustive ranking's first eligible matches (score, then
+    source id); the hits."""
+    every, _ = lexical(tx).matches(terms, now, 1000)
+    exact = sorted(
+        (m for m in every if m.state == "eligible"),
+        key=lambda m: (-m.score, m.source_id),
+    )[:limit]
+    hits = lexical(tx, mirrors).search(terms, limit, now)
+    assert [(h.source_id, h.score) for h in hits] == [(m.source_id, m.score) for m in exact], query
+    return hits
+
+
 def test_a_tenants_scores_do_not_depend_on_another_tenants_memories(stack):
     """Tenants A and B (whose memories once shared an index shard): whatever B stores, A's
     results, order and scores stay the same to the last bit."""
@@ -403,15 +416,7 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
             terms = text.query_terms(query)
             limit = rng.choice([1, 3, 10, 30])
             with held.read("t") as tx:
-                every, _ = lexical(tx).matches(terms, now, 1000)
-                exact = sorted(
-                    (m for m in every if m.state == "eligible"),
-                    key=lambda m: (-m.score, m.source_id),
-                )[:limit]
-                hits = lexical(tx, mirrors).search(terms, limit, now)
-            assert [(h.source_id, h.score) for h in hits] == [
-                (m.source_id, m.score) for m in exact
-            ], query
+                _ranks_as_exhaustive(tx, mirrors, terms, limit, now, query)
     finally:
         db.dispose()
         drop_database(url)
@@ -444,15 +449,7 @@ def test_a_long_tie_of_equal_scores_ranks_as_the_exhaustive_ranking(tmp_path, pl
         for query, limit in [("coffee", 10), ("tea coffee", 1), ("coffee", 50), ("tea", 3)]:
             terms = text.query_terms(query)
             with uow.read("t") as tx:
-                every, _ = lexical(tx).matches(terms, now, 1000)
-                exact = sorted(
-                    (m for m in every if m.state == "eligible"),
-                    key=lambda m: (-m.score, m.source_id),
-                )[:limit]
-                hits = lexical(tx, mirrors).search(terms, limit, now)
-            assert [(h.source_id, h.score) for h in hits] == [
-                (m.source_id, m.score) for m in exact
-            ], query
+                hits = _ranks_as_exhaustive(tx, mirrors, terms, limit, now, query)
             assert len(hits) == limit
     finally:
         db.dispose()

@@ -281,7 +281,9 @@ def assemble(
             lines = c.conversation.lines if c.conversation is not None else ()
             matches = partial(block.matches, c.source_id, lines)
             choices, limit = first_pick(lines, with_reply(c, own), own, matches)
-            any(block.add(c, chosen, limit) for chosen in choices)
+            for chosen in choices:  # the first that fits
+                if block.add(c, chosen, limit):
+                    break
     for c, own in zip(candidates, owns, strict=True):
         block.add(c, with_reply(c, own))
     block.grow(PART_CHARS)

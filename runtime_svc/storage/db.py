@@ -59,9 +59,7 @@ def open_database(storage: Storage, *, vectors: bool = False) -> Database:
     if url.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         return Database(writer=engine, reader=engine)
-    import sqlite3
-
-    check_sqlite_version((sqlite_module() or sqlite3).sqlite_version_info)
+    check_sqlite_version(sqlite_library().sqlite_version_info)
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     return Database(
@@ -88,14 +86,19 @@ def sqlite_module() -> ModuleType | None:
     return cast(ModuleType, module)
 
 
+def sqlite_library() -> ModuleType:
+    """The DB-API module of the SQLite agentmem runs with: `sqlite_module`, else Python's own."""
+    import sqlite3
+
+    return sqlite_module() or sqlite3
+
+
 def sqlite_connect(path: str | Path, **kwargs: Any) -> Any:
     """A DB-API connection with the SQLite build agentmem runs with. Within one process, two
     SQLite libraries do not see each other's locks (POSIX locks are per process; each
     library tracks its own), so anything opening the runtime's file in its process (tools,
     tests) must use this one."""
-    import sqlite3
-
-    return (sqlite_module() or sqlite3).connect(str(path), **kwargs)
+    return sqlite_library().connect(str(path), **kwargs)
 
 
 def sqlite_engine(url: str, **kwargs: Any) -> Engine:

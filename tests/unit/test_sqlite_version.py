@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from runtime_svc.storage.db import (
     SQLITE_MIN,
     UnsupportedSQLite,
     check_sqlite_version,
-    sqlite_module,
+    sqlite_library,
 )
 
 
@@ -24,4 +22,4 @@ def test_an_older_sqlite_is_refused_with_what_to_install():
 
 def test_the_sqlite_the_runtime_runs_with_here_is_recent_enough():
     check_sqlite_version(SQLITE_MIN)
-    check_sqlite_version((sqlite_module() or sqlite3).sqlite_version_info)
+    check_sqlite_version(sqlite_library().sqlite_version_info)
