@@ -26,7 +26,7 @@ def start(
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 600  # importing torch alone can take minutes on a busy machine
-    while not port_file.exists():
+    while not (port_file.exists() and port_file.read_text().strip()):  # written, not just made
         if proc.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"{args} did not start")
         time.sleep(0.02)
