@@ -19,7 +19,7 @@ or gained less on the paraphrase set for what it lost there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
@@ -92,11 +92,13 @@ def fuse(
     return out
 
 
-def coverage(terms: Sequence[Term], text: str) -> float:
-    """The share of the query's words (by stem) that occur in `text`."""
+def coverage(terms: Sequence[Term], text: str, entry: Hashable | None = None) -> float:
+    """The share of the query's words (by stem) that occur in `text`; `entry`: what names
+    that text for good (a passage's source, revision, range and window), if anything, so
+    that a long passage is not hashed again for every query that ranks it."""
     if not terms:
         return 0.0
-    held = held_stems(text)
+    held = held_stems(text) if entry is None else _by_entry.get(entry, lambda: held_stems(text))
     return sum(hash(t.stem) in held for t in terms) / len(terms)
 
 
@@ -104,6 +106,8 @@ def coverage(terms: Sequence[Term], text: str) -> float:
 # kept): a passage is ranked by many queries, and finding every word of a long reply and
 # stemming it costs more than the rest of its fusion.
 _stems: DigestCache[bytes, frozenset[int]] = DigestCache(8192)
+# The same, by what names a passage's text for good (ids and numbers only).
+_by_entry: DigestCache[Hashable, frozenset[int]] = DigestCache(8192)
 
 
 def held_stems(text: str) -> frozenset[int]:

@@ -73,6 +73,12 @@ def _key(h: Hit) -> Key:
     return (h.source_id, _passage(h))
 
 
+def _entry(h: Hit, tx: Transaction) -> tuple[object, ...] | None:
+    """What names a passage hit's text for good: its source at its revision, its range and
+    how passages are rendered (None for a plain-text memory: named by its text's digest)."""
+    return None if h.passage is None else (h.source_id, h.revision, h.passage, tx.window)
+
+
 class Semantic:
     def __init__(
         self, embedder: Embedder, settings: HybridSettings, query_cache: int = 1024
@@ -162,7 +168,7 @@ class Semantic:
         the embedding under way)."""
         # What needs no vector first, while the query is still being embedded: the lexical
         # candidates' coverage and vectors, the plan, the coarse pass's signatures.
-        coverage = {_key(h): fusion.coverage(terms, h.text) for h in lexical}
+        coverage = {_key(h): fusion.coverage(terms, h.text, _entry(h, tx)) for h in lexical}
         search = self._search(tx)
         chosen = self.vector_plan(tx, grouped)
         search.prepare(chosen)

@@ -102,6 +102,19 @@ def test_coverage_is_the_share_of_query_words_by_stem():
     assert fusion.coverage([], "anything") == 0.0
 
 
+def test_coverage_named_by_entry_is_the_texts_and_a_new_revision_is_worked_out_again():
+    from runtime_svc.domain.text import query_terms
+
+    terms = query_terms("which guitars does my sister play")
+    first = ("src-coverage", 1, "passage 0-1")
+    assert fusion.coverage(terms, "My sister played a yellow guitar", first) == 1.0
+    # The same name is the same text: what was worked out for it is reused.
+    assert fusion.coverage(terms, "My sister played a yellow guitar", first) == 1.0
+    # A new revision names another text, worked out from that text.
+    later = ("src-coverage", 2, "passage 0-1")
+    assert fusion.coverage(terms, "The guitar shop", later) == pytest.approx(1 / 3)
+
+
 @given(
     st.dictionaries(keys, bm25, max_size=6),
     st.dictionaries(keys, cosine, max_size=6),
