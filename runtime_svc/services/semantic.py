@@ -74,9 +74,12 @@ def _key(h: Hit) -> Key:
 
 
 def _entry(h: Hit, tx: Transaction) -> tuple[object, ...] | None:
-    """What names a passage hit's text for good: its source at its revision, its range and
-    how passages are rendered (None for a plain-text memory: named by its text's digest)."""
-    return None if h.passage is None else (h.source_id, h.revision, h.passage, tx.window)
+    """What names a passage hit's text for good: the tenant's source at its revision, the
+    range and how passages are rendered (None for a plain-text memory: named by its text's
+    digest)."""
+    if h.passage is None:
+        return None
+    return (tx.sources.tenant_id, h.source_id, h.revision, h.passage, tx.window)
 
 
 class Semantic:
