@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from agentmem.contract import validation
 from agentmem.contract.errors import invalid_field
-from runtime_svc.domain import eligibility
+from runtime_svc.domain import eligibility, stored_json
 from runtime_svc.domain.lifecycle import Phase
 
 MAX_MESSAGES = 262_143  # a passage's first message fits in its index key (`entry_keys`)
@@ -109,14 +109,14 @@ class Body:
     def decoded(raw: str) -> tuple[tuple[tuple[str, str], ...], int]:
         """A conversation's stored form as (speaker, content) lines, and the first
         `sent_at_us` any of its messages gives (0: none)."""
-        rows = json.loads(raw) if raw else []
+        rows = stored_json.loads(raw) if raw else []
         sent = next((r[3] for r in rows if len(r) > 3 and r[3]), 0)
         return tuple((speaker(r[0], r[2] if len(r) > 2 else ""), r[1]) for r in rows), sent
 
     @staticmethod
     def from_raw(kind: SourceKind, raw: str) -> Body:
         if kind is SourceKind.CONVERSATION and raw:  # an erased one keeps no bytes
-            return Body(messages=tuple(Message(*row) for row in json.loads(raw)))
+            return Body(messages=tuple(Message(*row) for row in stored_json.loads(raw)))
         return Body(content=raw)
 
 

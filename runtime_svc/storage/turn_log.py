@@ -30,6 +30,7 @@ from sqlalchemy import (
     type_coerce,
 )
 
+from runtime_svc.domain import stored_json
 from runtime_svc.domain.sources import Message
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
 
@@ -54,7 +55,7 @@ def stored_form(messages: Sequence[Message]) -> str:
 
 
 def decode(rows: str) -> tuple[Message, ...]:
-    return tuple(Message(*row) for row in json.loads(rows)) if rows else ()
+    return tuple(Message(*row) for row in stored_json.loads(rows)) if rows else ()
 
 
 def join(raw: str, parts: Sequence[str]) -> str:
