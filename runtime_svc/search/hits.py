@@ -4,6 +4,7 @@ and what a hit shows of its source."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.entry_keys import EntryKey
@@ -30,17 +31,26 @@ class Hit:
     source_id: str
     revision: int
     score: float  # higher is better
-    text: str  # the generated form, or the passage's text
+    form: str  # a plain-text memory's generated form ("" for a passage: see `text`)
     save_intent: str
     passage: Range | None = None  # the conversation's messages this hit is (None: whole)
     raw: str = ""  # a passage's: the conversation's stored form (prompt assembly reads it)
     # A passage's: that form decoded (`Body.decoded`), shared by the transaction's searches.
     decoded: passages.Decoded | None = field(default=None, compare=False, repr=False)
+    window: Window | None = field(default=None, compare=False, repr=False)  # a passage's
 
     @property
     def key(self) -> EntryKey:
         """The entry this hit is (the source's whole text, or one passage)."""
         return entry_keys.entry_key(self.pk, self.passage)
+
+    @cached_property
+    def text(self) -> str:
+        """The generated form, or the passage's text, rendered when first read: a prompt
+        block shows messages, not passages, and a search returns few of its candidates."""
+        if self.passage is None or self.window is None:
+            return self.form
+        return passages.render_stored(self.raw, self.passage, self.window, self.decoded)
 
 
 def make_hit(
@@ -50,10 +60,10 @@ def make_hit(
     window: Window,
     decoded: dict[tuple[int, int], passages.Decoded] | None = None,
 ) -> Hit:
-    """A hit of an entry (`key`) of the source `row`: a passage's text rendered from the
-    stored conversation. `decoded`: the conversations decoded for the hits of one search so
-    far, by source and revision (a long session's stored form is decoded once, not once per
-    passage)."""
+    """A hit of an entry (`key`) of the source `row` (a passage's text is rendered from the
+    stored conversation when read). `decoded`: the conversations decoded for the hits of one
+    search so far, by source and revision (a long session's stored form is decoded once,
+    not once per passage)."""
     rng = entry_keys.range_of(key)
     if rng is None:
         return Hit(row.pk, row.source_id, row.revision, score, row.generated_form, row.save_intent)
@@ -61,9 +71,17 @@ def make_hit(
     at = (row.pk, row.revision)
     if at not in held:
         held[at] = Body.decoded(row.raw)
-    text = passages.render_stored(row.raw, rng, window, held[at])
     return Hit(
-        row.pk, row.source_id, row.revision, score, text, row.save_intent, rng, row.raw, held[at]
+        row.pk,
+        row.source_id,
+        row.revision,
+        score,
+        "",
+        row.save_intent,
+        rng,
+        row.raw,
+        held[at],
+        window,
     )
 
 

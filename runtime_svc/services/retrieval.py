@@ -284,7 +284,8 @@ def _candidates(hits: list[Hit], dated: bool) -> list[Candidate]:
                 lines, sent_at_us = h.decoded or Body.decoded(h.raw)
                 day = date_of_time(sent_at_us) if dated else ""
                 conv = conversations[h.source_id] = Conversation(lines, day)
-        out.append(Candidate(h.source_id, h.revision, h.text, h.passage, conv))
+        shown = h.text if h.passage is None else ""  # a passage: its messages are shown
+        out.append(Candidate(h.source_id, h.revision, shown, h.passage, conv))
     return out
 
 
