@@ -13,7 +13,7 @@ from runtime_svc.domain.lexical import Certificate
 from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.domain.text import Term
 from runtime_svc.search import explain, held_rank, plan, statistics, tables
-from runtime_svc.search.hits import Hit, MatchRow, make_hit
+from runtime_svc.search.hits import Hit, MatchRow, SourceRow, make_hit
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.search.source_checks import Sources
 
@@ -37,12 +37,14 @@ class LexicalSearch:
         mirrors: Mirrors | None = None,
         budget: int = DEFAULT_BUDGET,
         decoded: dict[tuple[int, int], Decoded] | None = None,
+        shown: dict[int, SourceRow] | None = None,
     ) -> None:
         """`mirrors`: large tenants' postings held in memory (None: every search reads the
         index tables); `budget`: postings read per word at most, unless fewer than k would
         be found (see `search.tables`); `decoded`: conversations decoded in the transaction
-        so far, by source and revision (`hits.make_hit`)."""
-        self._decoded = decoded
+        so far, by source and revision (`hits.make_hit`); `shown`: what the transaction's
+        checks read of eligible sources, by pk (`source_checks`))."""
+        self._decoded, self._shown = decoded, shown
         self.conn, self.tenant_id = conn, tenant_id
         self._window = window or Window()
         self._mirrors = mirrors
@@ -78,10 +80,11 @@ class LexicalSearch:
                 now_us,
                 budget=self._budget,
                 grouped=grouped,
+                shown=self._shown,
             )
             ran = plan.Lexical.TABLES
         else:
-            checker = Sources(self.conn, self.tenant_id, now_us)
+            checker = Sources(self.conn, self.tenant_id, now_us, self._shown)
             with mirrors.hold(self.conn, self.tenant_id) as held:
                 method = held_rank.method(held, self.conn, self.tenant_id, stats)
                 taken, ran = held_rank.search(

@@ -78,9 +78,17 @@ class Sources:
     """Checks candidates by their source's pk. A source refused by time alone is kept (an
     index entry's eligibility ignores time); one gone or refused otherwise is dropped."""
 
-    def __init__(self, conn: Connection, tenant_id: str, now_us: int) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        now_us: int,
+        shown: dict[int, SourceRow] | None = None,
+    ) -> None:
+        """`shown`: what the transaction's checks read of sources, by pk (filled in here)."""
         self._conn, self._tenant_id, self._now_us = conn, tenant_id, now_us
         self._known: dict[int, Checked] = {}  # kept for the search: a ranking may restart
+        self._shown = shown if shown is not None else {}
 
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
         wanted = [pk for pk in refs if pk not in self._known]
@@ -89,7 +97,8 @@ class Sources:
             for r in driver_rows(self._conn, _states_statement, params):
                 state = r[_WIDTH]
                 if state == _ELIGIBLE:
-                    self._known[r[0]] = Checked(Verdict.ELIGIBLE, source_row(r))
+                    row = self._shown[r[0]] = source_row(r)
+                    self._known[r[0]] = Checked(Verdict.ELIGIBLE, row)
                 elif state in _TIMED:
                     self._known[r[0]] = Checked(Verdict.KEPT)
             for pk in wanted:
@@ -156,12 +165,20 @@ class Vectors:
     kept (the source may become eligible again; its vector stays); a vector gone (its
     source's vectors purged or replaced) is dropped. What a hit shows of a source is read
     once per source (a long session has a passage, and a candidate vector, per message),
-    not once per vector."""
+    not once per vector, nor again when the lexical side of the same transaction read it."""
 
-    def __init__(self, conn: Connection, tenant_id: str, model_id: str, now_us: int) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        model_id: str,
+        now_us: int,
+        shown: dict[int, SourceRow] | None = None,
+    ) -> None:
+        """`shown`: what the transaction's checks read of sources, by pk (shared)."""
         self._conn = conn
         self._params = {"tenant_id": tenant_id, "model_id": model_id, "now_us": now_us}
-        self._shown: dict[int, SourceRow] = {}  # by pk, for the search
+        self._shown = shown if shown is not None else {}
 
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
         import json

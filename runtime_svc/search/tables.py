@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Select, bindparam, select
 from runtime_svc.domain import entry_keys, lexical
 from runtime_svc.domain.lexical import Certificate, ListRead, TermStats
 from runtime_svc.search import take
+from runtime_svc.search.hits import SourceRow
 from runtime_svc.search.scores import SLACK, kth_score
 from runtime_svc.search.source_checks import Sources
 from runtime_svc.search.statistics import QueryStats
@@ -94,10 +95,12 @@ def search(
     *,
     budget: int,
     grouped: bool,
+    shown: dict[int, SourceRow] | None = None,
 ) -> tuple[list[take.Taken], Certificate]:
     """The best `limit` eligible sources (each by its best entry; with `grouped` off, the
     best entries), and what the result is certified to be: exact, or (only when a word's
-    eligible postings outnumber `budget`) missing nothing that scores above its bound."""
+    eligible postings outnumber `budget`) missing nothing that scores above its bound.
+    `shown`: what the transaction's checks read of eligible sources (`source_checks`)."""
     terms = stats.by_bound
     if not terms:
         return [], Certificate(True, 0.0)
@@ -106,7 +109,7 @@ def search(
     for t in terms:  # words with few postings are read to their end at once
         if t.docs <= FIRST_DEPTH:
             got.read(t, FIRST_DEPTH)
-    checker = Sources(conn, tenant_id, now_us)
+    checker = Sources(conn, tenant_id, now_us, shown)
     taken: list[take.Taken] = []
     kth: float | None = None
     cert = Certificate(False, 0.0)

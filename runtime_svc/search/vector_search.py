@@ -27,7 +27,7 @@ from sqlalchemy import Connection, bindparam, func, select
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.search import pg_hnsw, stored_vectors, take, vector_sql
-from runtime_svc.search.hits import Hit, MatchRow, make_hit
+from runtime_svc.search.hits import Hit, MatchRow, SourceRow, make_hit
 from runtime_svc.search.plan import Vector as Method
 from runtime_svc.search.plan import VectorPlan
 from runtime_svc.search.signatures import Nearest, Signatures
@@ -49,10 +49,12 @@ class VectorSearch:
         window: Window,
         signatures: Signatures,
         decoded: dict[tuple[int, int], Decoded] | None = None,
+        shown: dict[int, SourceRow] | None = None,
     ) -> None:
-        """`decoded`: conversations decoded in the transaction so far (`hits.make_hit`)."""
+        """`decoded`: conversations decoded in the transaction so far (`hits.make_hit`);
+        `shown`: what its checks read of eligible sources, by pk (`source_checks`)."""
         self.conn, self.tenant_id = conn, tenant_id
-        self._decoded = decoded
+        self._decoded, self._shown = decoded, shown
         self._sqlite = conn.dialect.name == "sqlite"
         self._window = window
         self._signatures = signatures
@@ -145,7 +147,7 @@ class VectorSearch:
             self._signatures.forget(self.tenant_id, plan.model_id, list(seqs))
 
         ranker = NearestRanker(near, query, plan.min_similarity, forget)
-        checker = Vectors(self.conn, self.tenant_id, plan.model_id, now_us)
+        checker = Vectors(self.conn, self.tenant_id, plan.model_id, now_us, self._shown)
         result = take.take(ranker, checker, limit, plan.grouped, limit)
         return _Taken(self._hits(result.taken), result.refused)
 

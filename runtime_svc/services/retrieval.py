@@ -74,6 +74,7 @@ class Retrieval:
             mirrors=self._mirrors,
             budget=self._budget,
             decoded=tx.decoded,
+            shown=tx.shown,
         )
 
     def _embed(self, query: str, tenant_id: str) -> Future[Vector] | None:

@@ -153,7 +153,9 @@ class Semantic:
         )
 
     def _search(self, tx: Transaction) -> VectorSearch:
-        return VectorSearch(tx.conn, tx.sources.tenant_id, tx.window, self._signatures, tx.decoded)
+        return VectorSearch(
+            tx.conn, tx.sources.tenant_id, tx.window, self._signatures, tx.decoded, tx.shown
+        )
 
     def rank(
         self,

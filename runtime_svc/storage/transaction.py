@@ -8,6 +8,7 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 from runtime_svc.domain.passages import Decoded, Window
+from runtime_svc.search.hits import SourceRow
 from runtime_svc.storage import event_log, repositories
 from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
@@ -43,6 +44,9 @@ class Transaction:
         # Conversations decoded by this transaction's searches, by (source pk, revision):
         # both sides of a hybrid search and the prompt block share one decoding.
         self.decoded: dict[tuple[int, int], Decoded] = {}
+        # What a hit shows of the sources its searches' checks read, by pk: both sides of a
+        # hybrid search read a long session's row once (its stored form is most of it).
+        self.shown: dict[int, SourceRow] = {}
         self._on_words_removed = words_removed
         self._on_index_changed = index_changed
         self._index_changes: list[IndexChange] = []
