@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 from runtime_svc.storage.db import Database
 
@@ -61,6 +62,20 @@ class WalCheckpointer:
         self._thread.join(timeout=30)
 
     def _loop(self) -> None:
+        # A connection of its own, kept: one taken from the writers' pool would be handed to
+        # the next write in turn, whose page cache SQLite then drops (another connection
+        # committed since that one's last transaction).
+        try:
+            raw = self._db.writer.raw_connection()
+        except Exception as e:  # the writers checkpoint past their own limit
+            log.warning("no checkpoint connection", extra={"error": type(e).__name__})
+            return
+        try:
+            self._run(raw)
+        finally:
+            raw.close()
+
+    def _run(self, raw: Any) -> None:
         seen = 0
         while not self._stop.is_set():
             self._idle = True
@@ -71,16 +86,12 @@ class WalCheckpointer:
             if self._stop.wait(self._interval):
                 return
             seen = self._commits
-            self._checkpoint()
+            self._checkpoint(raw)
 
-    def _checkpoint(self) -> None:
-        try:
-            raw = self._db.writer.raw_connection()  # autocommit: no BEGIN around it
-            try:
-                raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-            finally:
-                raw.close()
-        except Exception as e:  # the next commit's checkpoint tries again
+    def _checkpoint(self, raw: Any) -> None:
+        try:  # autocommit: no BEGIN around it
+            raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except Exception as e:  # the next burst's checkpoint tries again
             log.warning("checkpoint failed", extra={"error": type(e).__name__})
         with self._done:
             self.checkpoints += 1
