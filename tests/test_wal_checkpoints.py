@@ -12,6 +12,7 @@ from sqlalchemy import text
 from agentmem_kernel.config import Storage
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
+from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from runtime_svc.storage.wal_checkpoints import WalCheckpointer
 
@@ -71,3 +72,44 @@ def test_the_unit_of_work_tells_of_each_commit(tmp_path):
         assert len(told) == 2
     finally:
         db.dispose()
+
+
+class _Recording:
+    """A DB-API connection that records each statement and whether the checkpoint turn was
+    held while it ran."""
+
+    def __init__(self, db: Database) -> None:
+        self.db, self.ran = db, []
+
+    def cursor(self) -> _Recording:
+        return self
+
+    def execute(self, sql: str) -> _Recording:
+        self.ran.append((sql, self.db.checkpoint_turn.locked()))
+        return self
+
+    def fetchone(self) -> tuple[int, int, int]:
+        return (0, 0, 0)
+
+    def fetchall(self) -> list[tuple[int, int, int]]:
+        return [self.fetchone()]
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_checkpoint_thread_and_an_erasure_scrub_take_turns(db, monkeypatch):
+    """SQLite finds a checkpoint busy at once, without waiting, while another one runs: an
+    erasure's scrub (which truncates the log) waits for the thread's checkpoint to end."""
+    db, _ = db
+    recording = _Recording(db)
+    monkeypatch.setattr(db.writer, "raw_connection", lambda: recording)
+    checkpoints = WalCheckpointer(db, interval_s=0)
+    try:
+        checkpoints.committed()
+        assert checkpoints.wait_for(1, timeout=30)
+    finally:
+        checkpoints.close()
+    assert Scrubber(db, busy_timeout_ms=5000).scrub(wait_ms=100)
+    held = {sql: locked for sql, locked in recording.ran if "wal_checkpoint" in sql}
+    assert held == {"PRAGMA wal_checkpoint(PASSIVE)": True, "PRAGMA wal_checkpoint(TRUNCATE)": True}

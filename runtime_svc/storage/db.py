@@ -7,7 +7,8 @@ Reads use a separate engine with deferred transactions so they never wait for wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -23,6 +24,9 @@ from runtime_svc.storage import read_rows, sqlite_vectors
 class Database:
     writer: Engine
     reader: Engine
+    # SQLite: held by whoever checkpoints the write-ahead log on purpose (`wal_checkpoints`,
+    # `scrub`); a checkpoint finds another one running busy at once, without waiting.
+    checkpoint_turn: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
     @property
     def dialect(self) -> str:

@@ -90,7 +90,8 @@ class WalCheckpointer:
 
     def _checkpoint(self, raw: Any) -> None:
         try:  # autocommit: no BEGIN around it
-            raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            with self._db.checkpoint_turn:  # an erasure's scrub checkpoints too
+                raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except Exception as e:  # the next burst's checkpoint tries again
             log.warning("checkpoint failed", extra={"error": type(e).__name__})
         with self._done:
