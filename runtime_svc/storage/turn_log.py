@@ -31,10 +31,12 @@ from sqlalchemy import (
 )
 
 from runtime_svc.domain.sources import Message
+from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
 
 turns = cast(Table, SourceTurnRow.__table__)
 _sources = cast(Table, SourceRow.__table__)
+_ADD = insert(turns)
 
 
 @dataclass(frozen=True)
@@ -70,16 +72,18 @@ def add(
     turn: Turn,
     request_id: str,
 ) -> None:
-    conn.execute(
-        insert(turns).values(
-            tenant_id=tenant_id,
-            source_pk=turn.source_pk,
-            first_message=turn.first_message,
-            rows=turn.rows,
-            content_sha256=hashlib.sha256(turn.rows.encode()).hexdigest(),
-            revision=turn.revision,
-            request_id=request_id,
-        )
+    compiled.execute(
+        conn,
+        _ADD,
+        {
+            "tenant_id": tenant_id,
+            "source_pk": turn.source_pk,
+            "first_message": turn.first_message,
+            "rows": turn.rows,
+            "content_sha256": hashlib.sha256(turn.rows.encode()).hexdigest(),
+            "revision": turn.revision,
+            "request_id": request_id,
+        },
     )
 
 
