@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     Text,
     aggregate_order_by,
+    bindparam,
     case,
     delete,
     func,
@@ -37,6 +38,12 @@ from runtime_svc.storage.models import SourceRow, SourceTurnRow
 turns = cast(Table, SourceTurnRow.__table__)
 _sources = cast(Table, SourceRow.__table__)
 _ADD = insert(turns)
+_LAST = (
+    select(turns.c.rows)
+    .where(turns.c.source_pk == bindparam("source_pk"))
+    .order_by(turns.c.first_message.desc())
+    .limit(1)
+)
 
 
 @dataclass(frozen=True)
@@ -104,13 +111,7 @@ def parts(conn: Connection, pks: Sequence[int]) -> dict[int, list[str]]:
 
 def last(conn: Connection, pk: int) -> str:
     """The last turn row's messages (stored form) of a source ("" if it has none)."""
-    stmt = (
-        select(turns.c.rows)
-        .where(turns.c.source_pk == pk)
-        .order_by(turns.c.first_message.desc())
-        .limit(1)
-    )
-    return conn.execute(stmt).scalar() or ""
+    return conn.execute(_LAST, {"source_pk": pk}).scalar() or ""
 
 
 def by_request_id(conn: Connection, tenant_id: str, request_id: str) -> Turn | None:
