@@ -37,6 +37,7 @@ from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, UnsupportedSQLite, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
+from runtime_svc.storage.wal_checkpoints import WalCheckpointer
 
 log = logging.getLogger("agentmem.runtime")
 SERVICE = runtime_service_pb2.DESCRIPTOR.services_by_name["RuntimeService"].full_name
@@ -87,7 +88,14 @@ async def start(
         if indexer is not None:
             indexer.wake()
 
-    uow = _unit_of_work(settings, db, mirrors, vectors_queued if semantic else None)
+    checkpoints = WalCheckpointer(db) if db.dialect == "sqlite" else None
+    uow = _unit_of_work(
+        settings,
+        db,
+        mirrors,
+        vectors_queued if semantic else None,
+        checkpoints.committed if checkpoints else None,
+    )
     writer = GroupCommitter(uow, settings.runtime.group_commit)
     if semantic is not None:
         indexer = _start_indexer(settings, db, uow, writer, semantic)
@@ -122,6 +130,8 @@ async def start(
         writer.close()
         await loop.run_in_executor(None, parts.finisher.stop)
         uow.close()
+        if checkpoints is not None:
+            checkpoints.close()
         db.dispose()
         if tracer_provider is not None:
             tracer_provider.shutdown()
@@ -141,7 +151,9 @@ def _check(settings: Settings) -> None:
 def _open_database(settings: Settings) -> Database:
     """The database, migrated to the newest schema."""
     try:
-        db = open_database(settings.storage, vectors=settings.retrieval.enabled)
+        db = open_database(
+            settings.storage, vectors=settings.retrieval.enabled, checkpoints_apart=True
+        )
     except UnsupportedSQLite as e:
         raise SystemExit(f"agentmem runtime: {e}") from None
     migrate.upgrade(db.writer)
@@ -149,9 +161,13 @@ def _open_database(settings: Settings) -> Database:
 
 
 def _unit_of_work(
-    settings: Settings, db: Database, mirrors: Mirrors, vectors_queued: Callable[[], None] | None
+    settings: Settings,
+    db: Database,
+    mirrors: Mirrors,
+    vectors_queued: Callable[[], None] | None,
+    committed: Callable[[], None] | None,
 ) -> UnitOfWork:
-    uow = unit_of_work(settings, db, mirrors, vectors_queued)
+    uow = unit_of_work(settings, db, mirrors, vectors_queued, committed)
     uow.keep_reader()  # on the event loop's thread
     return uow
 

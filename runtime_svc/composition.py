@@ -82,9 +82,10 @@ def unit_of_work(
     db: Database,
     mirrors: Mirrors,
     vectors_queued: Callable[[], None] | None = None,
+    committed: Callable[[], None] | None = None,
 ) -> UnitOfWork:
     """The unit of work over the database as the runtime configures it (passages' window,
-    held postings told of removed words)."""
+    held postings told of removed words; `committed`: told of each commit)."""
     passages = settings.retrieval.passages
     return UnitOfWork(
         db,
@@ -93,6 +94,7 @@ def unit_of_work(
         words_removed=mirrors.forget_words,
         index_changed=mirrors.apply,
         busy_timeout_ms=settings.storage.busy_timeout_ms,
+        committed=committed,
     )
 
 

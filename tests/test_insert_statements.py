@@ -12,7 +12,8 @@ from sqlalchemy import event
 from agentmem_kernel import config
 from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
-from runtime_svc.domain.sources import Classification
+from runtime_svc.domain.sources import Classification, Message
+from runtime_svc.services.appends import AppendCommand
 from runtime_svc.services.inserts import InsertCommand, Inserts
 from runtime_svc.services.source_lifecycle import ClassifyCommand, EraseCommand
 from runtime_svc.storage import migrate
@@ -85,3 +86,31 @@ def assert_plans_avoid(db, reads, pattern) -> None:  # type: ignore[no-untyped-d
             plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
             wide = [row[3] for row in plan if pattern.search(row[3])]
             assert not wide, (statement, wide)
+
+
+def test_an_append_writes_its_source_row_once(parts):
+    """An append's new state, size and index revision are one UPDATE of the source's row (a
+    conversation's row holds the messages it was inserted with: SQLite reads and writes
+    the whole record for each UPDATE)."""
+    db, inserts, _ = parts
+    cases = wired(config.load(None, {}), UnitOfWork(db))
+    started = inserts.commit_insert(
+        CALLER,
+        cmd := InsertCommand(messages=[Message("user", "plan the garden shed")]),
+        inserts.prepare(CALLER, cmd),
+    )
+    statements: list[str] = []
+
+    def capture(*args):  # type: ignore[no-untyped-def]
+        statements.append(args[2])
+
+    event.listen(db.writer, "before_cursor_execute", capture)
+    try:
+        done = cases.appends.append(
+            CALLER,
+            AppendCommand(started.source_id, 1, (Message("assistant", "a blue door, then"),)),
+        )
+    finally:
+        event.remove(db.writer, "before_cursor_execute", capture)
+    assert done.revision == 2
+    assert len([s for s in statements if re.match(r"\s*UPDATE sources\b", s)]) == 1

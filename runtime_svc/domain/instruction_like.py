@@ -83,6 +83,20 @@ PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
+# Words every match of a pattern holds, lower-case (one of them at least: one for each
+# alternative of the pattern). A pattern is tried at every character of a text (about
+# 0.1 ms on a 2,500-character reply for each); on ASCII text one whose words are all
+# missing cannot match and is not tried. Only on ASCII text: there the patterns'
+# case-insensitive letters are exactly the lower-case ones (elsewhere, "İ" matches "i").
+WORDS: dict[str, tuple[str, ...]] = {
+    "override": ("ignore", "disregard", "forget", "override", "bypass", "overrule", "discard"),
+    "new_instructions": ("instruction",),
+    "persona": ("you", "mode", "unrestricted", "unfiltered", "jailbroken", "uncensored"),
+    "role_tag": ("<", "inst]", "system", "developer"),
+    "addressed_to_model": ("user", "system", "instruction", "when"),
+}
+
+
 def signals(text: str) -> list[str]:
     """The names of the patterns `text` matches (empty: it reads as a memory). Compared on
     the text's compatibility form with invisible characters taken out, so neither
@@ -90,7 +104,17 @@ def signals(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text)
     if has_invisible(folded):
         folded = "".join(c for c in folded if not has_invisible(c))
-    return [name for name, pattern in PATTERNS.items() if pattern.search(folded)]
+    lowered = folded.lower() if folded.isascii() else None
+    return [
+        name
+        for name, pattern in PATTERNS.items()
+        if (lowered is None or _may_match(name, lowered)) and pattern.search(folded)
+    ]
+
+
+def _may_match(name: str, lowered: str) -> bool:
+    words = WORDS.get(name)
+    return words is None or any(w in lowered for w in words)
 
 
 def instruction_like(*texts: str) -> bool:

@@ -5,7 +5,11 @@ The log in the database stays the truth: a stream always re-reads it after wakin
 also re-reads after `poll_interval` so it sees events that another replica wrote.
 
 Notifications coalesce: a group commit of many mutations notifies once per mutation, but the
-loop is woken once for every tenant notified until it runs (one cross-thread wake-up).
+loop is woken once for every tenant notified until it runs (one cross-thread wake-up). A
+tenant nobody watches wakes nothing: a write's thread then does not hand the interpreter to
+the loop for nothing while its caller waits for the write's outcome. A stream registers its
+waiter before it reads, so an event committed before the registration is read, and one
+committed after it is notified.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ class TenantWakeups:
 
     def notify(self, tenant_id: str) -> None:
         """Thread-safe."""
+        if tenant_id not in self._waiters:  # read as the loop last left it: see above
+            return
         with self._lock:
             scheduled = bool(self._notified)  # a `_wake` is already on its way
             self._notified.add(tenant_id)

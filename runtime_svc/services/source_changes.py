@@ -84,14 +84,14 @@ class SourceChanges:
         return stored
 
     def _extend(self, tx: Transaction, before: Stored, updated: Stored, change: Change) -> Stored:
-        """An append: the new messages' passages, vectors and facts (`change.triples`) beside
-        the source's others. A source with no derived records yet (pending review) gets
-        none: its approval derives them all. An append that held an active source for review
+        """An append: the new messages' vectors and facts (`change.triples`) beside the
+        source's others (their passages were written with the new state, `writer.save`). A
+        source with no derived records yet (pending review, no index entry) gets none: its
+        approval derives them all. An append that held an active source for review
         suspends what it has (its eligibility does) and drops its facts, which approval
         extracts again from the whole conversation."""
-        if not tx.index.has(before.pk):
+        if not updated.indexed_revision:
             return updated
-        updated = tx.writer.extend(updated, len(before.source.body.messages))
         held = before.source.phase is Phase.ACTIVE and change.source.phase is not Phase.ACTIVE
         if held:
             derived.purge_facts(tx, updated)

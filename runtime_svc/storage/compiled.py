@@ -58,6 +58,26 @@ def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]])
         conn.exec_driver_sql(sql, rows)
 
 
+def execute_rows(
+    conn: Connection, stmt: Executable, keys: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
+    """`execute_many` for rows given as tuples of the values of `keys`, in that order (no
+    dictionary made per row on SQLite)."""
+    if not rows:
+        return
+    if conn.dialect.name != "sqlite":
+        conn.execute(stmt, [dict(zip(keys, row, strict=True)) for row in rows])
+        return
+    sql, order = _compiled(stmt, conn.dialect, keys)
+    if order is None:
+        conn.exec_driver_sql(sql, [dict(zip(keys, row, strict=True)) for row in rows])
+        return
+    if order != keys:
+        at = [keys.index(k) for k in order]
+        rows = [tuple(row[i] for i in at) for row in rows]
+    conn.exec_driver_sql(sql, rows)
+
+
 def insert(conn: Connection, stmt: Executable, params: dict[str, Any]) -> int:
     """Runs a one-row INSERT; the new row's integer primary key."""
     result = execute(conn, stmt, params)

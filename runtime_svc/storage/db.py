@@ -7,7 +7,8 @@ Reads use a separate engine with deferred transactions so they never wait for wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -23,6 +24,9 @@ from runtime_svc.storage import read_rows, sqlite_vectors
 class Database:
     writer: Engine
     reader: Engine
+    # SQLite: held by whoever checkpoints the write-ahead log on purpose (`wal_checkpoints`,
+    # `scrub`); a checkpoint finds another one running busy at once, without waiting.
+    checkpoint_turn: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
     @property
     def dialect(self) -> str:
@@ -52,9 +56,13 @@ def check_sqlite_version(found: tuple[int, ...]) -> None:
         )
 
 
-def open_database(storage: Storage, *, vectors: bool = False) -> Database:
-    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`). SQLite
-    older than `SQLITE_MIN`: `UnsupportedSQLite`."""
+def open_database(
+    storage: Storage, *, vectors: bool = False, checkpoints_apart: bool = False
+) -> Database:
+    """With `vectors`, SQLite connections load sqlite-vec (see `sqlite_vectors`). With
+    `checkpoints_apart`, a commit checkpoints the write-ahead log only past
+    `CHECKPOINT_APART_PAGES`: a `wal_checkpoints.WalCheckpointer` does it. SQLite older
+    than `SQLITE_MIN`: `UnsupportedSQLite`."""
     url = make_url(storage.url)
     if url.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
@@ -64,7 +72,11 @@ def open_database(storage: Storage, *, vectors: bool = False) -> Database:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     return Database(
         writer=_sqlite_engine(
-            storage, begin="BEGIN IMMEDIATE", vectors=vectors, cache_kib=WRITER_CACHE_KIB
+            storage,
+            begin="BEGIN IMMEDIATE",
+            vectors=vectors,
+            cache_kib=WRITER_CACHE_KIB,
+            autocheckpoint=CHECKPOINT_APART_PAGES if checkpoints_apart else None,
         ),
         reader=_sqlite_engine(storage, begin="BEGIN", vectors=vectors),
     )
@@ -120,6 +132,9 @@ WRITER_CACHE_KIB = 64 * 1024
 # them. One connection, so one such cache; pages are allocated as they are used (its gain:
 # docs/benchmarks.md, design measurements).
 KEPT_READER_CACHE_KIB = 64 * 1024
+# A writer connection's own `wal_autocheckpoint` when a thread of its own checkpoints the log
+# (`wal_checkpoints`): only if that thread fell behind (80 MB of 4 KiB pages).
+CHECKPOINT_APART_PAGES = 20_000
 
 
 def set_page_cache(dbapi_connection: Any, kib: int) -> None:
@@ -128,7 +143,12 @@ def set_page_cache(dbapi_connection: Any, kib: int) -> None:
 
 
 def _sqlite_engine(
-    storage: Storage, *, begin: str, vectors: bool, cache_kib: int | None = None
+    storage: Storage,
+    *,
+    begin: str,
+    vectors: bool,
+    cache_kib: int | None = None,
+    autocheckpoint: int | None = None,
 ) -> Engine:
     engine = sqlite_engine(
         storage.url,
@@ -148,6 +168,8 @@ def _sqlite_engine(
         cursor.execute("PRAGMA foreign_keys=ON")
         # Erasure is physical: deleted content is overwritten, not left in free pages.
         cursor.execute("PRAGMA secure_delete=ON")
+        if autocheckpoint is not None:
+            cursor.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint)}")
         cursor.close()
         if cache_kib:
             set_page_cache(dbapi_connection, cache_kib)

@@ -10,9 +10,8 @@ stamp. Nothing here is text: entry keys, flags, words of the tenant's index and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,19 +21,6 @@ class Written:
 
     stamp: int
     entries: Sequence[tuple[int, bool, Mapping[str, float]]]
-
-    @staticmethod
-    def of_rows(stamp: int, rows: Iterable[Mapping[str, Any]], entry_word: str) -> Written:
-        """From posting rows (`pk`, `term`, `eligible`, `impact`); `entry_word` marks an
-        entry's own row."""
-        entries: dict[int, tuple[int, bool, dict[str, float]]] = {}
-        for row in rows:
-            key = row["pk"]
-            if key not in entries:
-                entries[key] = (key, bool(row["eligible"]), {})
-            if row["term"] != entry_word:
-                entries[key][2][row["term"]] = row["impact"]
-        return Written(stamp, list(entries.values()))
 
 
 @dataclass(frozen=True)

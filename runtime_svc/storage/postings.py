@@ -14,9 +14,9 @@ writer, the lifecycle's one write path), in the transaction of the change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Connection, Table, bindparam, delete, select, text, update
 
@@ -49,6 +49,7 @@ class _Entry:
 
 
 _INSERT = postings.insert()
+_COLUMNS = ("pk", "term", "tenant_id", "eligible", "impact", "stamp")
 # Every entry of one source (`lo`..`hi`, its key range) in the tenant. The tenant is compared
 # through an expression that no index serves: given the plain column, SQLite reads the
 # tenant's whole (tenant, word) index, every entry of the tenant, instead of the key range.
@@ -167,51 +168,48 @@ class Postings:
             return
         if not revision_recorded:
             self._set_indexed_revision([pk for pk, _, _ in rows], revision)
-        values: list[dict[str, Any]] = []
+        # Rows as tuples of `_COLUMNS`, and each word's counts: made once, read by both.
+        tenant, values = self.tenant_id, []
+        written: list[tuple[int, bool, Mapping[str, float]]] = []
         docs: dict[str, int] = {}
         live: dict[str, int] = {}
         best: dict[str, float] = {}
         stamp = self._next_stamp()
         for _, entries, eligible in rows:
+            flag = int(eligible)
             for entry in entries:
                 analysed = lexical.analyse(entry.text)
-                words = {ENTRY: float(analysed.length), **analysed.impacts}
-                for term, weight in words.items():
-                    values.append(
-                        {
-                            "pk": entry.key,
-                            "term": term,
-                            "tenant_id": self.tenant_id,
-                            "eligible": int(eligible),
-                            "impact": weight,
-                            "stamp": stamp if term == ENTRY else None,
-                        }
-                    )
+                key, impacts = entry.key, analysed.impacts
+                values.append((key, ENTRY, tenant, flag, float(analysed.length), stamp))
+                values += [(key, term, tenant, flag, w, None) for term, w in impacts.items()]
+                written.append((key, eligible, impacts))
+                for term, weight in ((ENTRY, float(analysed.length)), *impacts.items()):
                     docs[term] = docs.get(term, 0) + 1
-                    live[term] = live.get(term, 0) + int(eligible)
-                    best[term] = max(best.get(term, 0.0), weight)
-        counts = [Count(t, n, live[t], best[t]) for t, n in sorted(docs.items())]
+                    live[term] = live.get(term, 0) + flag
+                    if weight > best.get(term, 0.0):
+                        best[term] = weight
+        counts = [(t, n, live[t], best.get(t, 0.0)) for t, n in sorted(docs.items())]
         if self._changed is not None and stamp is not None:
-            self._changed(Written.of_rows(stamp, values, ENTRY))
+            self._changed(Written(stamp, written))
         if self.conn.dialect.name == "postgresql":  # one round trip for both tables
             self.conn.execute(
                 _PG_PUT,
                 {
-                    "pk": [v["pk"] for v in values],
-                    "term": [v["term"] for v in values],
-                    "eligible": [v["eligible"] for v in values],
-                    "impact": [v["impact"] for v in values],
+                    "pk": [v[0] for v in values],
+                    "term": [v[1] for v in values],
+                    "eligible": [v[3] for v in values],
+                    "impact": [v[4] for v in values],
                     "stamp": stamp,
                     "tenant_id": self.tenant_id,
-                    "count_term": [c.term for c in counts],
-                    "count_docs": [c.docs for c in counts],
-                    "count_eligible": [c.eligible_docs for c in counts],
-                    "count_max": [c.max_impact for c in counts],
+                    "count_term": [c[0] for c in counts],
+                    "count_docs": [c[1] for c in counts],
+                    "count_eligible": [c[2] for c in counts],
+                    "count_max": [c[3] for c in counts],
                 },
             )
             return
-        compiled.execute_many(self.conn, _INSERT, values)
-        term_counts.add(self.conn, self.tenant_id, counts)
+        compiled.execute_rows(self.conn, _INSERT, _COLUMNS, values)
+        term_counts.add_rows(self.conn, self.tenant_id, counts)
 
     def remove(self, pk: int) -> bool:
         """Deletes the source's entries (its passages); whether there were any."""

@@ -62,7 +62,8 @@ class Scrubber:
             cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
             try:
                 cursor.execute("VACUUM")
-                busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                with self._db.checkpoint_turn:  # after a checkpoint running, if one is
+                    busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             finally:
                 cursor.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
                 cursor.close()

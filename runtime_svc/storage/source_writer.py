@@ -35,16 +35,31 @@ class SourceWriter:
     def save(self, stored: Stored, updated: Source, request_id: str = "") -> Stored:
         """A new revision's state; an existing index entry follows the new eligibility.
         Messages appended (a conversation's tail grown) are written as one turn row, with
-        the append's `request_id`."""
+        the append's `request_id`, and the passages of those messages join the source's
+        index entry, if it has one (the passages it had stay as they are); the row records
+        the entry's revision in the statement that saves its state."""
         tx = self._tx
         first = len(stored.source.body.messages)
         grown = updated.body is not stored.source.body and len(updated.body.messages) > first
-        tx.sources.save_state(stored.pk, updated, (first, request_id) if grown else None)
         indexed = tx.index.has(stored.pk)
-        # An append that leaves eligibility as it was leaves the entries it had untouched
-        # (`extend` adds the new ones and records the revision).
+        extended = grown and indexed
+        tx.sources.save_state(
+            stored.pk,
+            updated,
+            (first, request_id) if grown else None,
+            indexed_revision=updated.revision if extended else None,
+        )
+        # An append that leaves eligibility as it was leaves the entries it had untouched.
         if indexed and not (grown and updated.indexable() == stored.source.indexable()):
             tx.index.set_eligible(stored.pk, updated.indexable(), updated.revision)
+        if extended:
+            tx.index.put_passages(
+                stored.pk,
+                passages.derive(updated.body.messages, tx.window, first),
+                eligible=updated.indexable(),
+                revision=updated.revision,
+                revision_recorded=True,
+            )
         return Stored(stored.pk, updated, updated.revision if indexed else 0)
 
     def index(self, stored: Stored) -> Stored:
@@ -55,18 +70,6 @@ class SourceWriter:
             tx.index.set_eligible(stored.pk, source.indexable(), source.revision)
         else:
             self._put(stored)
-        return Stored(stored.pk, source, source.revision)
-
-    def extend(self, stored: Stored, first: int) -> Stored:
-        """Adds the passages of a conversation's messages from `first` on (an append) to its
-        index entry; the passages it had stay as they are."""
-        tx, source = self._tx, stored.source
-        tx.index.put_passages(
-            stored.pk,
-            passages.derive(source.body.messages, tx.window, first),
-            eligible=source.indexable(),
-            revision=source.revision,
-        )
         return Stored(stored.pk, source, source.revision)
 
     def _put(self, stored: Stored, revision_recorded: bool = False) -> None:

@@ -51,6 +51,12 @@ _HEAD_BY_SOURCE_ID = select(
     *(c for c in sources.c if c.name not in ("raw", "generated_form"))
 ).where(sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key"))
 _SIZES = ("message_count", "content_chars", "first_sent_at_us", "turn_rows")
+# A new revision's state: the columns its parameters name (`save_state`), compiled once for
+# each set of them; an append's also counts its turn row.
+_SAVE = update(sources).where(
+    sources.c.pk == bindparam("row_pk"), sources.c.tenant_id == bindparam("row_tenant")
+)
+_SAVE_GROWN = _SAVE.values(turn_rows=sources.c.turn_rows + literal_column("1"))
 
 
 _UNINDEXED_CHUNK = 100  # sources read (and their appended turns) at a time, for explanations
@@ -121,12 +127,20 @@ class SourceRepository(SourcePages):
         """The append that `request_id` made, if one did (in this tenant)."""
         return turn_log.by_request_id(self.conn, self.tenant_id, request_id)
 
-    def save_state(self, pk: int, s: Source, appended: tuple[int, str] | None = None) -> None:
+    def save_state(
+        self,
+        pk: int,
+        s: Source,
+        appended: tuple[int, str] | None = None,
+        indexed_revision: int | None = None,
+    ) -> None:
         """Writes a new revision's state (classification, status, review, save intent and
         holds, revocation, assent; an erased source's emptied bytes, its turn rows deleted).
         `appended`: (the place of its first message, the append's request id) when `s` is
         a conversation (its tail) with messages appended: they are written as one turn row
         and the conversation's size follows; its other bytes are not read nor rewritten.
+        `indexed_revision`: the revision its index entry is derived from, when the same
+        transaction derives it (an append's passages: one statement on the row, not two).
         Called by the source writer only (`runtime_svc.storage.source_writer`)."""
         review = s.review
         values: dict[str, object] = dict(
@@ -149,21 +163,20 @@ class SourceRepository(SourcePages):
             save_intent_held=s.save_intent_held,
             hold_reason=s.hold_reason,
         )
+        if indexed_revision is not None:
+            values["indexed_revision"] = indexed_revision
         if appended is not None:
             first, request_id = appended
             added = tuple(s.body.messages[first:])
             turn = turn_log.Turn(pk, first, turn_log.stored_form(added), s.revision)
             turn_log.add(self.conn, self.tenant_id, turn, request_id)
-            values |= sizes(s.body) | {"turn_rows": sources.c.turn_rows + 1}
+            values |= sizes(s.body)
         if s.erased_at_us:  # no byte of the content and no hash of it is kept
             values |= {"raw": "", "content_sha256": "", "labels": "{}", "generated_form": ""}
             values |= dict.fromkeys(_SIZES, 0)
             turn_log.remove(self.conn, pk)
-        self.conn.execute(
-            update(sources)
-            .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
-            .values(**values)
-        )
+        values |= {"row_pk": pk, "row_tenant": self.tenant_id}
+        compiled.execute(self.conn, _SAVE_GROWN if appended is not None else _SAVE, values)
 
     def eligible_now(self, pk: int, now_us: int) -> bool:
         """The retrieval predicate itself, on one source row."""

@@ -49,6 +49,16 @@ def _upsert(dialect: str) -> Executable:
     return upsert
 
 
+_KEYS = ("tenant_id", "term", "docs", "eligible_docs", "max_impact")
+
+
+def add_rows(conn: Connection, tenant_id: str, changes: list[tuple[str, int, int, float]]) -> None:
+    """`add` of changes given as (word, docs, eligible docs, impact) in word order."""
+    compiled.execute_rows(
+        conn, _upsert(conn.dialect.name), _KEYS, [(tenant_id, *c) for c in changes]
+    )
+
+
 def add(conn: Connection, tenant_id: str, changes: Sequence[Count]) -> None:
     """Adds to each word's counts, raising its impact bound if needed."""
     compiled.execute_many(

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     Text,
     aggregate_order_by,
+    bindparam,
     case,
     delete,
     func,
@@ -32,10 +33,18 @@ from sqlalchemy import (
 
 from runtime_svc.domain import stored_json
 from runtime_svc.domain.sources import Message
+from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
 
 turns = cast(Table, SourceTurnRow.__table__)
 _sources = cast(Table, SourceRow.__table__)
+_ADD = insert(turns)
+_LAST = (
+    select(turns.c.rows)
+    .where(turns.c.source_pk == bindparam("source_pk"))
+    .order_by(turns.c.first_message.desc())
+    .limit(1)
+)
 
 
 @dataclass(frozen=True)
@@ -71,16 +80,18 @@ def add(
     turn: Turn,
     request_id: str,
 ) -> None:
-    conn.execute(
-        insert(turns).values(
-            tenant_id=tenant_id,
-            source_pk=turn.source_pk,
-            first_message=turn.first_message,
-            rows=turn.rows,
-            content_sha256=hashlib.sha256(turn.rows.encode()).hexdigest(),
-            revision=turn.revision,
-            request_id=request_id,
-        )
+    compiled.execute(
+        conn,
+        _ADD,
+        {
+            "tenant_id": tenant_id,
+            "source_pk": turn.source_pk,
+            "first_message": turn.first_message,
+            "rows": turn.rows,
+            "content_sha256": hashlib.sha256(turn.rows.encode()).hexdigest(),
+            "revision": turn.revision,
+            "request_id": request_id,
+        },
     )
 
 
@@ -101,13 +112,7 @@ def parts(conn: Connection, pks: Sequence[int]) -> dict[int, list[str]]:
 
 def last(conn: Connection, pk: int) -> str:
     """The last turn row's messages (stored form) of a source ("" if it has none)."""
-    stmt = (
-        select(turns.c.rows)
-        .where(turns.c.source_pk == pk)
-        .order_by(turns.c.first_message.desc())
-        .limit(1)
-    )
-    return conn.execute(stmt).scalar() or ""
+    return conn.execute(_LAST, {"source_pk": pk}).scalar() or ""
 
 
 def by_request_id(conn: Connection, tenant_id: str, request_id: str) -> Turn | None:

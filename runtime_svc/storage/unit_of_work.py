@@ -53,14 +53,18 @@ class UnitOfWork:
         words_removed: WordsRemoved | None = None,
         busy_timeout_ms: int = 5000,
         index_changed: IndexChanged | None = None,
+        committed: Callable[[], None] | None = None,
     ) -> None:
         """`vectors_queued`: hybrid retrieval is on; called after a commit that queued
         sources for embedding (None: nothing is queued). `window`: the context of each
         conversation passage. `words_removed`: told, once a change that removed words from
         a tenant's index committed, of the tenant and the words (postings held in memory
         forget them). `index_changed`: told, once a transaction committed, of what it
-        changed in a tenant's search index (`storage.index_changes`)."""
+        changed in a tenant's search index (`storage.index_changes`). `committed`: called in the
+        committing thread as each write transaction commits, holding the write turn (SQLite:
+        `wal_checkpoints`)."""
         self._db = db
+        self._committed = committed or (lambda: None)
         self._index_changed = index_changed
         self.window = window or Window()
         self._words_removed = words_removed
@@ -114,6 +118,7 @@ class UnitOfWork:
                 yield tx
                 tx.tenant.save(tx.counters)
                 conn.commit()
+                self._committed()
             except db_errors.STORAGE as e:
                 db_errors.rollback(conn)
                 db_errors.raise_translated(e)
@@ -182,6 +187,7 @@ class UnitOfWork:
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
+                self._committed()
             except db_errors.STORAGE as e:
                 db_errors.rollback(conn)
                 db_errors.raise_translated(e)
