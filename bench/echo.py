@@ -36,7 +36,8 @@ async def serve(role: str, backend: str | None, port_file: str) -> None:
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    Path(port_file).write_text(str(port))
+    Path(port_file + ".tmp").write_text(str(port))
+    Path(port_file + ".tmp").replace(port_file)  # whole when it appears
     await server.wait_for_termination()
 
 

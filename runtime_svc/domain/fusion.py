@@ -19,7 +19,7 @@ or gained less on the paraphrase set for what it lost there.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
@@ -92,13 +92,19 @@ def fuse(
     return out
 
 
-def coverage(terms: Sequence[Term], text: str, entry: Hashable | None = None) -> float:
-    """The share of the query's words (by stem) that occur in `text`; `entry`: what names
-    that text for good (a passage's source, revision, range and window), if anything, so
-    that a long passage is not hashed again for every query that ranks it."""
+def coverage(
+    terms: Sequence[Term], text: str | Callable[[], str], entry: Hashable | None = None
+) -> float:
+    """The share of the query's words (by stem) that occur in `text` (or in what it
+    returns: a passage's text is rendered only when needed); `entry`: what names that text
+    for good (a passage's source, revision, range and window), if anything, so that a long
+    passage is neither rendered nor hashed again for every query that ranks it."""
     if not terms:
         return 0.0
-    held = held_stems(text) if entry is None else _by_entry.get(entry, lambda: held_stems(text))
+    if entry is None:
+        held = held_stems(text if isinstance(text, str) else text())
+    else:
+        held = _by_entry.get(entry, lambda: _stems_of(text if isinstance(text, str) else text()))
     return sum(hash(t.stem) in held for t in terms) / len(terms)
 
 
@@ -111,4 +117,8 @@ _by_entry: DigestCache[Hashable, frozenset[int]] = DigestCache(8192)
 
 
 def held_stems(text: str) -> frozenset[int]:
-    return _stems.get(text_digest(text), lambda: frozenset(hash(stem(w)) for w in set(words(text))))
+    return _stems.get(text_digest(text), lambda: _stems_of(text))
+
+
+def _stems_of(text: str) -> frozenset[int]:
+    return frozenset(hash(stem(w)) for w in set(words(text)))

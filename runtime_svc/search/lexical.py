@@ -43,7 +43,7 @@ class LexicalSearch:
         index tables); `budget`: postings read per word at most, unless fewer than k would
         be found (see `search.tables`); `decoded`: conversations decoded in the transaction
         so far, by source and revision (`hits.make_hit`); `shown`: what the transaction's
-        checks read of eligible sources, by pk (`source_checks`))."""
+        checks read of sources, by pk (`source_checks`))."""
         self._decoded, self._shown = decoded, shown
         self.conn, self.tenant_id = conn, tenant_id
         self._window = window or Window()

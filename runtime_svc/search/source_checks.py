@@ -85,7 +85,8 @@ class Sources:
         now_us: int,
         shown: dict[int, SourceRow] | None = None,
     ) -> None:
-        """`shown`: what the transaction's checks read of sources, by pk (filled in here)."""
+        """`shown`: what the transaction's checks read of sources, by pk (filled in here, never
+        read: a row there says nothing of its source's eligibility now)."""
         self._conn, self._tenant_id, self._now_us = conn, tenant_id, now_us
         self._known: dict[int, Checked] = {}  # kept for the search: a ranking may restart
         self._shown = shown if shown is not None else {}

@@ -100,7 +100,7 @@ def search(
     """The best `limit` eligible sources (each by its best entry; with `grouped` off, the
     best entries), and what the result is certified to be: exact, or (only when a word's
     eligible postings outnumber `budget`) missing nothing that scores above its bound.
-    `shown`: what the transaction's checks read of eligible sources (`source_checks`)."""
+    `shown`: what the transaction's checks read of sources, by pk (`source_checks`)."""
     terms = stats.by_bound
     if not terms:
         return [], Certificate(True, 0.0)

@@ -73,13 +73,18 @@ def _key(h: Hit) -> Key:
     return (h.source_id, _passage(h))
 
 
+def _text(h: Hit) -> Callable[[], str]:
+    """A hit's text, rendered when asked for."""
+    return lambda: h.text
+
+
 def _entry(h: Hit, tx: Transaction) -> tuple[object, ...] | None:
     """What names a passage hit's text for good: the tenant's source at its revision, the
-    range and how passages are rendered (None for a plain-text memory: named by its text's
-    digest)."""
+    range and how the passage is rendered (None for a plain-text memory: named by its
+    text's digest)."""
     if h.passage is None:
         return None
-    return (tx.sources.tenant_id, h.source_id, h.revision, h.passage, tx.window)
+    return (tx.sources.tenant_id, h.source_id, h.revision, h.passage, h.window)
 
 
 class Semantic:
@@ -173,7 +178,7 @@ class Semantic:
         the embedding under way)."""
         # What needs no vector first, while the query is still being embedded: the lexical
         # candidates' coverage and vectors, the plan, the coarse pass's signatures.
-        coverage = {_key(h): fusion.coverage(terms, h.text, _entry(h, tx)) for h in lexical}
+        coverage = {_key(h): fusion.coverage(terms, _text(h), _entry(h, tx)) for h in lexical}
         search = self._search(tx)
         chosen = self.vector_plan(tx, grouped)
         search.prepare(chosen)

@@ -143,3 +143,18 @@ def test_more_of_either_side_never_lowers_a_candidate(lexical, semantic, coverag
     closer = {**semantic, key: min(1.0, semantic.get(key, 0.0) + 0.1)}
     assert by_key(fuse(lexical, semantic, W, coverage=more_words))[key].score >= before.score
     assert by_key(fuse(lexical, closer, W, coverage=coverage))[key].score >= before.score
+
+
+def test_a_passage_named_by_entry_is_rendered_once_whatever_the_query():
+    from runtime_svc.domain.text import query_terms
+
+    rendered = []
+
+    def text() -> str:
+        rendered.append(1)
+        return "My sister played a yellow guitar"
+
+    entry = ("tenant", "src-rendered-once", 1, "passage 3-4")
+    assert fusion.coverage(query_terms("my sister's guitar"), text, entry) == 1.0
+    assert fusion.coverage(query_terms("a yellow guitar"), text, entry) == 1.0
+    assert rendered == [1]
