@@ -25,10 +25,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, Select, bindparam, cast, func, select
 
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.entry_keys import with_passage
@@ -40,6 +41,7 @@ from runtime_svc.search.signature_rows import (
     _nearest,
     as_matrix,
     packed,
+    packed_vectors,
 )
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
@@ -65,15 +67,27 @@ _NEWER = (
     )
     .order_by(v.c.seq)
 )
-_NEWER_VECTORS = (
-    select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, v.c.embedding)
-    .where(
-        v.c.tenant_id == bindparam("tenant_id"),
-        v.c.model_id == bindparam("model_id"),
-        v.c.seq > bindparam("after"),
+
+
+@lru_cache(maxsize=2)
+def _newer_vectors(dialect: str) -> Select[Any]:
+    """The vectors stored since, with their signatures: on PostgreSQL each vector in
+    pgvector's binary form (`packed_vectors`), not the stored array's text."""
+    embedding: Any = v.c.embedding
+    if dialect == "postgresql":
+        from pgvector.sqlalchemy import Vector as PgVector
+
+        embedding = func.vector_send(cast(v.c.embedding, PgVector()))
+    return (
+        select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, embedding)
+        .where(
+            v.c.tenant_id == bindparam("tenant_id"),
+            v.c.model_id == bindparam("model_id"),
+            v.c.seq > bindparam("after"),
+        )
+        .order_by(v.c.seq)
     )
-    .order_by(v.c.seq)
-)
+
 _LAST = select(func.max(v.c.seq)).where(
     v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
 )
@@ -194,12 +208,15 @@ class Signatures:
         """The vectors stored since (under `held.lock`), with their entries' flags."""
 
         params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
-        rows = conn.execute(_NEWER_VECTORS if held.holds_vectors else _NEWER, params).all()
+        dialect = conn.dialect.name
+        stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
+        rows = conn.execute(stmt, params).all()
         if not rows:
             return
         vectors = None
         if held.holds_vectors and self._vectors_fit(held, len(rows)):
-            vectors = as_matrix([r[4] for r in rows])
+            embeddings = [r[4] for r in rows]
+            vectors = packed_vectors(embeddings) if dialect == "postgresql" else as_matrix(embeddings)
         keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
         # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
         ok = np.ones(len(rows), np.bool_)
