@@ -181,6 +181,11 @@ def packed_vectors(sent: list[bytes]) -> Array | None:
     return np.ascontiguousarray(rows, np.float32)
 
 
+def unpacked(sent: bytes) -> Array:
+    """PostgreSQL: one vector in pgvector's binary form as float32 (`packed_vectors`)."""
+    return np.frombuffer(sent, ">f4")[1:].astype(np.float32)
+
+
 def _distances(words: Array, query: bytes) -> Array:
     """Hamming distance of every held signature to the query's."""
 
