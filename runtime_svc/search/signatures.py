@@ -88,6 +88,7 @@ def _newer_vectors(dialect: str) -> Select[Any]:
         .order_by(v.c.seq)
     )
 
+
 _LAST = select(func.max(v.c.seq)).where(
     v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
 )
@@ -216,7 +217,9 @@ class Signatures:
         vectors = None
         if held.holds_vectors and self._vectors_fit(held, len(rows)):
             embeddings = [r[4] for r in rows]
-            vectors = packed_vectors(embeddings) if dialect == "postgresql" else as_matrix(embeddings)
+            vectors = (
+                packed_vectors(embeddings) if dialect == "postgresql" else as_matrix(embeddings)
+            )
         keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
         # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
         ok = np.ones(len(rows), np.bool_)

@@ -70,7 +70,7 @@ def lookup(conn: Connection, tenant_id: str, model_id: str, entries: Sequence[En
     if not entries:
         return Stored({})
     if conn.dialect.name == "sqlite":
-        params = {
+        params: dict[str, object] = {
             "entries": json.dumps(list(entries)),
             "model_id": model_id,
             "tenant_id": tenant_id,
@@ -79,8 +79,8 @@ def lookup(conn: Connection, tenant_id: str, model_id: str, entries: Sequence[En
         return Stored({(pk, p): e for pk, p, e in rows})
     pks = sorted({pk for pk, _ in entries})
     passages = sorted({p for _, p in entries})
-    params = {"pks": pks, "passages": passages, "model_id": model_id, "tenant_id": tenant_id}
-    rows = driver_rows(conn, _pg_stored_statement(), params)
+    wanted_rows = {"pks": pks, "passages": passages, "model_id": model_id, "tenant_id": tenant_id}
+    rows = driver_rows(conn, _pg_stored_statement(), wanted_rows)
     wanted = set(entries)
     rows = [r for r in rows if (r[0], r[1]) in wanted]
     vectors = packed_vectors([r[2] for r in rows]) if rows else None
