@@ -57,6 +57,7 @@ v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
 MAX_VECTORS = 250_000  # vectors held in all (4 bytes a dimension: 384 MB at 384 dimensions)
 PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
+READ_ROWS = 50_000  # vectors read by one statement when what is held is brought up to date
 
 _NEWER = (
     select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage)
@@ -66,6 +67,7 @@ _NEWER = (
         v.c.seq > bindparam("after"),
     )
     .order_by(v.c.seq)
+    .limit(bindparam("rows"))
 )
 
 
@@ -86,6 +88,7 @@ def _newer_vectors(dialect: str) -> Select[Any]:
             v.c.seq > bindparam("after"),
         )
         .order_by(v.c.seq)
+        .limit(bindparam("rows"))
     )
 
 
@@ -206,27 +209,30 @@ class Signatures:
             vector_mask.catch_up(conn, held, tenant_id, model_id)
 
     def _append(self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str) -> None:
-        """The vectors stored since (under `held.lock`), with their entries' flags."""
+        """The vectors stored since (under `held.lock`), with their entries' flags, read
+        `READ_ROWS` at a time (a tenant of 1M is not read into one list of rows)."""
 
-        params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
         dialect = conn.dialect.name
-        stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
-        rows = conn.execute(stmt, params).all()
-        if not rows:
-            return
-        vectors = None
-        if held.holds_vectors and self._vectors_fit(held, len(rows)):
-            embeddings = [r[4] for r in rows]
-            vectors = (
-                packed_vectors(embeddings) if dialect == "postgresql" else as_matrix(embeddings)
-            )
-        keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
-        # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
-        ok = np.ones(len(rows), np.bool_)
-        if held.stamp >= 0:
-            ok = vector_mask.flags_of(conn, tenant_id, keys)
-        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
+        while True:
+            stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
+            params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
+            rows = conn.execute(stmt, params | {"rows": READ_ROWS}).all()
+            if not rows:
+                return
+            vectors = None
+            if held.holds_vectors and self._vectors_fit(held, len(rows)):
+                embeddings = [r[4] for r in rows]
+                pg = dialect == "postgresql"
+                vectors = packed_vectors(embeddings) if pg else as_matrix(embeddings)
+            keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
+            # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
+            ok = np.ones(len(rows), np.bool_)
+            if held.stamp >= 0:
+                ok = vector_mask.flags_of(conn, tenant_id, keys)
+            seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+            held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
+            if len(rows) < READ_ROWS:
+                return
 
     def nearest(
         self,
