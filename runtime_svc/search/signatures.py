@@ -291,6 +291,12 @@ class Signatures:
             while len(self._proposals) > PROPOSALS:
                 self._proposals.popitem(last=False)
 
+    def holds_vectors(self, tenant_id: str, model_id: str) -> bool:
+        """Whether the tenant's vectors are held (use after `refresh`)."""
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        return held is not None and held.vectors is not None
+
     def stored(self, tenant_id: str, model_id: str, entries: list[tuple[int, int]]) -> Any:
         """The held vectors of the given entries ((source pk, passage) pairs; those held),
         by entry, or None when the tenant's vectors are not held (use after `refresh`)."""

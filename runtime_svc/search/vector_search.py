@@ -160,6 +160,8 @@ class VectorSearch:
         fewer than `limit` remain, they may have taken eligible ones' places). None on
         PostgreSQL when the tenant's vectors are not held (another tenant's took their
         room): the search then runs as if nothing were held."""
+        if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
+            return None  # no pass by signatures on PostgreSQL: its index, or exact, instead
         near = self._signatures.nearest(
             self.conn,
             self.tenant_id,
