@@ -305,15 +305,17 @@ class Retrieval(Strict):
     candidates: int = Field(default=50, ge=1, le=1000)
     # Sources embedded per batch by the background indexer.
     batch_size: int = Field(default=64, ge=1, le=1024)
-    # SQLite: a tenant with at most this many vectors (index entries) is searched exactly; a
-    # larger one first by 1-bit signatures (Hamming), then exactly among the best
+    # A tenant with at most this many vectors (index entries) is searched exactly; a
+    # larger one first by a coarse pass (the held vectors' int8 codes, else on SQLite their
+    # 1-bit signatures, on PostgreSQL the HNSW index), then exactly among the best
     # `candidates * 8`, with an exact search whenever that leaves fewer than k eligible
     # results. Exact costs about 6 µs per vector (measured on a busy 2-core machine).
     exact_search_max: int = Field(default=2_000, ge=0)
-    # SQLite: vectors of such larger tenants held in memory (all tenants together; 4 bytes a
+    # Vectors of such larger tenants held in memory (all tenants together; 4 bytes a
     # dimension, 384 MB at 384 dimensions), so that the candidates are ranked in memory
     # and only the best ones' sources are read. Least recently used tenants' vectors go
-    # first; 0 holds none (the candidates' vectors are then read and ranked in SQL).
+    # first; 0 holds none (the candidates' vectors are then read and ranked in SQL; on
+    # PostgreSQL a tenant larger than this goes through the HNSW index).
     held_max_vectors: int = Field(default=250_000, ge=0)
     passages: Passages = Field(default_factory=Passages)
     # The unit of AssemblePrompt's budget: a BPE encoding (o200k_base: GPT-4o and later;

@@ -69,8 +69,7 @@ def semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, st
 
 def warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
     """Large tenants' postings held before the runtime serves (see `Mirrors.warm`),
-    and with hybrid retrieval on SQLite their vectors' signatures and vectors
-    (`Semantic.warm`)."""
+    and with hybrid retrieval their vectors' signatures and vectors (`Semantic.warm`)."""
     started = time.perf_counter()
     with db.reader.connect() as conn:
         tenants = repositories.TenantStateRepository(conn, "").indexed_by_tenant()
@@ -80,10 +79,10 @@ def warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
             "search postings held before serving",
             extra={"postings": held, "seconds": round(time.perf_counter() - started, 1)},
         )
-    if semantic is None or db.writer.dialect.name != "sqlite":
+    if semantic is None:
         return
     started = time.perf_counter()
-    vectors = semantic.warm(db.reader.connect, tenants)
+    vectors = semantic.warm(db.reader.connect, tenants, db.writer.dialect.name == "sqlite")
     if vectors:
         log.info(
             "vector signatures held before serving",

@@ -52,10 +52,11 @@ COARSE = {
     "exact": {},
     # ...or, too large for that (`search.plan.IN_MEMORY_MAX`), ranked in SQL.
     "exact, in SQL": {},
-    # Large tenants: candidates by a first pass (SQLite: int8 codes of the vectors held in
-    # memory, then ranked exactly; PostgreSQL: the HNSW index)...
+    # Large tenants: candidates by a first pass (int8 codes of the vectors held in memory),
+    # then ranked exactly...
     "coarse": {"retrieval__exact_search_max": 0},
-    # ...or, when the vectors do not fit, read and ranked in SQL.
+    # ...or, when the vectors do not fit, read and ranked in SQL (PostgreSQL: through the
+    # HNSW index).
     "coarse, vectors not held": {
         "retrieval__exact_search_max": 0,
         "retrieval__held_max_vectors": 0,
@@ -65,7 +66,7 @@ COARSE = {
 
 def plan_stack(make_stack, monkeypatch, vector_backend, plan, **more):  # type: ignore[no-untyped-def]
     """A hybrid stack searching its tenant's vectors by `plan` (a key of COARSE)."""
-    if plan not in ("exact", "coarse") and vector_backend != "sqlite":
+    if plan == "exact, in SQL" and vector_backend != "sqlite":
         pytest.skip("these plans are SQLite's")
     if plan == "exact, in SQL":
         monkeypatch.setattr(search_plan, "IN_MEMORY_MAX", 0)
@@ -397,8 +398,6 @@ def test_a_word_match_the_vector_side_did_not_return_still_counts_its_similarity
 def test_a_runtime_holds_large_tenants_vectors_before_it_serves(
     local_model, vector_backend, make_stack
 ):
-    if vector_backend != "sqlite":
-        pytest.skip("the coarse pass is SQLite's")
     settings = hybrid_settings(retrieval__exact_search_max=3)  # 4 memories: a large tenant
     first = make_stack(**settings)
     client = first.client()
@@ -434,12 +433,14 @@ def ask_(client, question):  # type: ignore[no-untyped-def]
     return client.Ask(facts_pb2.AskRequest(question=question, token_budget=300))
 
 
+@pytest.mark.parametrize("held", [True, False], ids=["held", "not-held"])
 def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
-    local_model, vector_backend, make_stack, monkeypatch, caplog
+    local_model, vector_backend, make_stack, monkeypatch, caplog, held
 ):
-    """Large tenants' semantic ranking (SQLite: int8 codes of the held vectors; PostgreSQL:
-    the HNSW index scan, drawing no more than twice the candidates wanted) takes the nearest
-    eligible vectors: cold ones never take their places, and it says which ranker ran."""
+    """Large tenants' semantic ranking (int8 codes of the held vectors; when nothing is
+    held, SQLite: the signatures, PostgreSQL: the HNSW index scan, drawing no more than
+    twice the candidates wanted) takes the nearest eligible vectors: cold ones never take
+    their places, and it says which ranker ran."""
     import logging
 
     import numpy as np
@@ -448,7 +449,10 @@ def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
     from runtime_svc.search import pg_hnsw
 
     monkeypatch.setattr(pg_hnsw, "scan_size", lambda limit: 2 * limit)
-    stack = make_stack(**hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2))
+    room = {} if held else {"retrieval__held_max_vectors": 0}
+    stack = make_stack(
+        **hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2, **room)
+    )
     client = stack.client()
     texts = (SAXOPHONE, PIANO, VIOLIN, DRUMS, UKULELE, ACCORDION, *OTHERS)
     ids = {insert(client, text).source_id: text for text in texts}
@@ -461,8 +465,8 @@ def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
     with caplog.at_level(logging.DEBUG, logger="agentmem.runtime.retrieval"):
         explain(client, INSTRUMENT_QUESTION)
     said = {r.plan["semantic"] for r in caplog.records if r.getMessage() == "retrieval plan"}
-    ran = "vectors-coarse-signatures" if vector_backend == "sqlite" else "vectors-pgvector-hnsw"
-    assert said == {ran}
+    coarse = held or vector_backend == "sqlite"
+    assert said == {"vectors-coarse-signatures" if coarse else "vectors-pgvector-hnsw"}
     assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == nearest[:2]
     for source_id in nearest[:2]:
         classify(client, source_id, 1, COLD)

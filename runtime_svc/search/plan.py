@@ -9,9 +9,12 @@ are many, pruned by MaxScore. Semantic (hybrid retrieval): on SQLite a tenant wi
 while they fit `IN_MEMORY_MAX` floats, else in SQL; a larger one is narrowed to candidates
 first (the coarse pass: the held vectors' int8 codes, else their signatures, eligibility
 masked inside it), ranked in memory when the vectors are held, else in SQL. On PostgreSQL
-pgvector ranks a tenant with at most `retrieval.exact_search_max` entries exactly, a larger
-one through its HNSW index (`search.pg_hnsw`) when migration 0021 made one for the model's
-dimension.
+pgvector ranks a tenant with at most `retrieval.exact_search_max` entries exactly; a larger
+one whose vectors fit `retrieval.held_max_vectors` gets the same coarse pass over its held
+vectors' int8 codes, the candidates ranked exactly in memory (when another tenant's took
+their room meanwhile: as if nothing were held); one that does not fit, or with nothing
+held, goes through its HNSW index (`search.pg_hnsw`) when migration 0021 made one for the
+model's dimension, else is ranked exactly.
 
 The plan is said in `ExplainRetrieval`'s debug log line (`describe`).
 """
@@ -73,6 +76,7 @@ class VectorPlan:
     min_similarity: float = -1.0  # nearer than this only
     grouped: bool = True  # each source once, by its nearest passage
     margin: float = 2.0  # within this of the best eligible hit only (2: no relative floor)
+    hnsw: bool = False  # PostgreSQL: an HNSW index for the model's dimension (the fallback)
 
 
 def vector(
@@ -86,19 +90,27 @@ def vector(
     min_similarity: float,
     grouped: bool,
     hnsw: bool = False,
+    held_max: int = 0,
     margin: float = 2.0,
 ) -> VectorPlan:
     """The semantic side's ranker for a tenant of `entries` index entries (one vector each
-    once embedded; `hnsw`: PostgreSQL has an HNSW index for the model's dimension)."""
+    once embedded; `hnsw`: PostgreSQL has an HNSW index for the model's dimension;
+    `held_max`: how many vectors may be held in memory, all tenants together)."""
     if not sqlite:
-        method = Vector.PGVECTOR_HNSW if hnsw and entries > exact_max else Vector.PGVECTOR
+        if entries <= exact_max:
+            method = Vector.PGVECTOR
+        elif entries <= held_max:
+            method = Vector.COARSE
+        else:
+            method = Vector.PGVECTOR_HNSW if hnsw else Vector.PGVECTOR
     elif entries > exact_max:
         method = Vector.COARSE
     elif entries * dimension <= IN_MEMORY_MAX:
         method = Vector.IN_MEMORY
     else:
         method = Vector.IN_SQL
-    return VectorPlan(method, model_id, candidates * COARSE_FACTOR, min_similarity, grouped, margin)
+    coarse = candidates * COARSE_FACTOR
+    return VectorPlan(method, model_id, coarse, min_similarity, grouped, margin, hnsw)
 
 
 def describe(lexical_ran: str, vector_plan: VectorPlan | None) -> dict[str, str]:

@@ -171,6 +171,21 @@ def as_matrix(embeddings: list[bytes]) -> Array | None:
     return np.frombuffer(b"".join(embeddings), np.float32).reshape(len(embeddings), -1)
 
 
+def packed_vectors(sent: list[bytes]) -> Array | None:
+    """PostgreSQL: vectors in pgvector's binary form (`vector_send`: the dimension and a
+    reserved word, two bytes each, then big-endian float32s) as rows of a float32 matrix;
+    None unless all are of one dimension."""
+    if len({len(e) for e in sent}) != 1 or len(sent[0]) <= 4:
+        return None
+    rows = np.frombuffer(b"".join(sent), ">f4").reshape(len(sent), -1)[:, 1:]
+    return np.ascontiguousarray(rows, np.float32)
+
+
+def unpacked(sent: bytes) -> Array:
+    """PostgreSQL: one vector in pgvector's binary form as float32 (`packed_vectors`)."""
+    return np.frombuffer(sent, ">f4")[1:].astype(np.float32)
+
+
 def _distances(words: Array, query: bytes) -> Array:
     """Hamming distance of every held signature to the query's."""
 

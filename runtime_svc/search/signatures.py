@@ -25,10 +25,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, Select, bindparam, cast, func, select
 
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.entry_keys import with_passage
@@ -40,6 +41,7 @@ from runtime_svc.search.signature_rows import (
     _nearest,
     as_matrix,
     packed,
+    packed_vectors,
 )
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
@@ -55,6 +57,7 @@ v = MemoryVectorRow.__table__
 MAX_HELD = 4_000_000  # signatures held in all (about 60 bytes each); least recently used go
 MAX_VECTORS = 250_000  # vectors held in all (4 bytes a dimension: 384 MB at 384 dimensions)
 PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
+READ_ROWS = 50_000  # vectors read by one statement when what is held is brought up to date
 
 _NEWER = (
     select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage)
@@ -64,16 +67,31 @@ _NEWER = (
         v.c.seq > bindparam("after"),
     )
     .order_by(v.c.seq)
+    .limit(bindparam("rows"))
 )
-_NEWER_VECTORS = (
-    select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, v.c.embedding)
-    .where(
-        v.c.tenant_id == bindparam("tenant_id"),
-        v.c.model_id == bindparam("model_id"),
-        v.c.seq > bindparam("after"),
+
+
+@lru_cache(maxsize=2)
+def _newer_vectors(dialect: str) -> Select[Any]:
+    """The vectors stored since, with their signatures: on PostgreSQL each vector in
+    pgvector's binary form (`packed_vectors`), not the stored array's text."""
+    embedding: Any = v.c.embedding
+    if dialect == "postgresql":
+        from pgvector.sqlalchemy import Vector as PgVector
+
+        embedding = func.vector_send(cast(v.c.embedding, PgVector()))
+    return (
+        select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, embedding)
+        .where(
+            v.c.tenant_id == bindparam("tenant_id"),
+            v.c.model_id == bindparam("model_id"),
+            v.c.seq > bindparam("after"),
+        )
+        .order_by(v.c.seq)
+        .limit(bindparam("rows"))
     )
-    .order_by(v.c.seq)
-)
+
+
 _LAST = select(func.max(v.c.seq)).where(
     v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
 )
@@ -191,22 +209,30 @@ class Signatures:
             vector_mask.catch_up(conn, held, tenant_id, model_id)
 
     def _append(self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str) -> None:
-        """The vectors stored since (under `held.lock`), with their entries' flags."""
+        """The vectors stored since (under `held.lock`), with their entries' flags, read
+        `READ_ROWS` at a time (a tenant of 1M is not read into one list of rows)."""
 
-        params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
-        rows = conn.execute(_NEWER_VECTORS if held.holds_vectors else _NEWER, params).all()
-        if not rows:
-            return
-        vectors = None
-        if held.holds_vectors and self._vectors_fit(held, len(rows)):
-            vectors = as_matrix([r[4] for r in rows])
-        keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
-        # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
-        ok = np.ones(len(rows), np.bool_)
-        if held.stamp >= 0:
-            ok = vector_mask.flags_of(conn, tenant_id, keys)
-        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
+        dialect = conn.dialect.name
+        while True:
+            stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
+            params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
+            rows = conn.execute(stmt, params | {"rows": READ_ROWS}).all()
+            if not rows:
+                return
+            vectors = None
+            if held.holds_vectors and self._vectors_fit(held, len(rows)):
+                embeddings = [r[4] for r in rows]
+                pg = dialect == "postgresql"
+                vectors = packed_vectors(embeddings) if pg else as_matrix(embeddings)
+            keys = np.fromiter((with_passage(r[2], r[3]) for r in rows), np.int64, len(rows))
+            # Before the first catch-up every flag is read afresh (`vector_mask.catch_up`).
+            ok = np.ones(len(rows), np.bool_)
+            if held.stamp >= 0:
+                ok = vector_mask.flags_of(conn, tenant_id, keys)
+            seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+            held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
+            if len(rows) < READ_ROWS:
+                return
 
     def nearest(
         self,
@@ -264,6 +290,12 @@ class Signatures:
             self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen)
             while len(self._proposals) > PROPOSALS:
                 self._proposals.popitem(last=False)
+
+    def holds_vectors(self, tenant_id: str, model_id: str) -> bool:
+        """Whether the tenant's vectors are held (use after `refresh`)."""
+        with self._lock:
+            held = self._held.get((tenant_id, model_id))
+        return held is not None and held.vectors is not None
 
     def stored(self, tenant_id: str, model_id: str, entries: list[tuple[int, int]]) -> Any:
         """The held vectors of the given entries ((source pk, passage) pairs; those held),

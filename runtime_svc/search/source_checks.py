@@ -122,9 +122,16 @@ class Sources:
         return {pk: c for pk, c in found.items() if c.verdict is Verdict.ELIGIBLE}
 
 
-def candidate_filter() -> tuple[Any, ...]:
-    """SQLite: the vectors given as a JSON array of seqs (`seqs`), the tenant's and the
-    model's, joined to their sources, the tenant's."""
+def candidate_filter(dialect: str = "sqlite") -> tuple[Any, ...]:
+    """The vectors given by their seqs (`seqs`: on SQLite a JSON array, on PostgreSQL an
+    array parameter), the tenant's and the model's, joined to their sources, the tenant's."""
+    if dialect == "postgresql":
+        return (
+            one_of(v.c.seq, "seqs", dialect),
+            v.c.tenant_id == bindparam("tenant_id"),
+            v.c.model_id == bindparam("model_id"),
+            sources.c.tenant_id == bindparam("tenant_id"),
+        )
     wanted: Select[Any] = select(literal_column("value")).select_from(
         func.json_each(bindparam("seqs")).table_valued("value")
     )
@@ -143,14 +150,14 @@ def eligible_flag() -> Any:
     return case((eligibility_sql.eligible(sources.c, bindparam("now_us")), 1), else_=0).label("ok")
 
 
-@lru_cache(maxsize=1)
-def _vectors_statement() -> Select[Any]:
-    """SQLite: those of the candidate vectors that still exist, each with its source's pk
-    and whether that source is eligible."""
+@lru_cache(maxsize=2)
+def _vectors_statement(dialect: str) -> Select[Any]:
+    """Those of the candidate vectors that still exist, each with its source's pk and
+    whether that source is eligible."""
     return (
         select(sources.c.pk, eligible_flag(), v.c.seq, v.c.passage)
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
-        .where(*candidate_filter())
+        .where(*candidate_filter(dialect))
     )
 
 
@@ -162,7 +169,7 @@ def _shown_statement(dialect: str) -> Select[Any]:
 
 
 class Vectors:
-    """SQLite: checks candidate vectors by their seq. A vector whose source is refused is
+    """Checks candidate vectors by their seq. A vector whose source is refused is
     kept (the source may become eligible again; its vector stays); a vector gone (its
     source's vectors purged or replaced) is dropped. What a hit shows of a source is read
     once per source (a long session has a passage, and a candidate vector, per message),
@@ -184,8 +191,9 @@ class Vectors:
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
         import json
 
-        params = self._params | {"seqs": json.dumps(refs)}
-        found = driver_rows(self._conn, _vectors_statement(), params)
+        pg = self._conn.dialect.name == "postgresql"
+        params = self._params | {"seqs": refs if pg else json.dumps(refs)}
+        found = driver_rows(self._conn, _vectors_statement, params)
         wanted = list({r[0] for r in found if r[0] not in self._shown})
         if wanted:
             shown = {"pks": wanted, "tenant_id": self._params["tenant_id"]}

@@ -9,19 +9,20 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Select, and_, bindparam, func, select, tuple_
+from sqlalchemy import Connection, Select, and_, bindparam, cast, func, select
 
 from runtime_svc.domain.embeddings import Vector
+from runtime_svc.search.signature_rows import packed_vectors, unpacked
 from runtime_svc.search.vector_memory import cosine
 from runtime_svc.storage.models import MemoryVectorRow
-from runtime_svc.storage.read_rows import driver_rows
+from runtime_svc.storage.read_rows import driver_rows, one_of
 
 v = MemoryVectorRow.__table__
 EntryRef = tuple[int, int]  # (source pk, passage: the entry key's low bits)
 
 
 class Stored:
-    """Entries' vectors as stored (float32 bytes on SQLite, a list on PostgreSQL)."""
+    """Entries' vectors as stored (float32 bytes on SQLite, float32 rows on PostgreSQL)."""
 
     def __init__(self, by_entry: dict[EntryRef, Any]) -> None:
         self._by_entry = by_entry
@@ -69,17 +70,37 @@ def lookup(conn: Connection, tenant_id: str, model_id: str, entries: Sequence[En
     if not entries:
         return Stored({})
     if conn.dialect.name == "sqlite":
-        params = {
+        params: dict[str, object] = {
             "entries": json.dumps(list(entries)),
             "model_id": model_id,
             "tenant_id": tenant_id,
         }
         rows = driver_rows(conn, _stored_statement(), params)
         return Stored({(pk, p): e for pk, p, e in rows})
-    stmt = select(v.c.source_pk, v.c.passage, v.c.embedding).where(
-        v.c.source_pk.in_(sorted({pk for pk, _ in entries})),
-        tuple_(v.c.source_pk, v.c.passage).in_(list(entries)),
-        func.coalesce(v.c.model_id, "") == model_id,
-        func.coalesce(v.c.tenant_id, "") == tenant_id,
+    pks = sorted({pk for pk, _ in entries})
+    passages = sorted({p for _, p in entries})
+    wanted_rows = {"pks": pks, "passages": passages, "model_id": model_id, "tenant_id": tenant_id}
+    rows = driver_rows(conn, _pg_stored_statement(), wanted_rows)
+    wanted = set(entries)
+    rows = [r for r in rows if (r[0], r[1]) in wanted]
+    vectors = packed_vectors([r[2] for r in rows]) if rows else None
+    if vectors is None:  # not all of one dimension
+        return Stored({(pk, p): unpacked(e) for pk, p, e in rows})
+    return Stored({(r[0], r[1]): vec for r, vec in zip(rows, vectors, strict=True)})
+
+
+@lru_cache(maxsize=1)
+def _pg_stored_statement() -> Select[Any]:
+    """PostgreSQL: the vectors of some entries' sources and passages (a superset of the
+    entries, looked up in the entry's unique index), each in pgvector's binary form: a
+    fraction of the stored array's text to send and to parse."""
+    from pgvector.sqlalchemy import Vector as PgVector
+
+    return select(
+        v.c.source_pk, v.c.passage, func.vector_send(cast(v.c.embedding, PgVector()))
+    ).where(
+        one_of(v.c.source_pk, "pks", "postgresql"),
+        one_of(v.c.passage, "passages", "postgresql"),
+        v.c.model_id == bindparam("model_id"),
+        v.c.tenant_id == bindparam("tenant_id"),
     )
-    return Stored({(pk, p): e for pk, p, e in conn.execute(stmt)})

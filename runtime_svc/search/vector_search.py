@@ -3,7 +3,7 @@ whole-text memory, or a conversation's passage) ranked by cosine similarity, by 
 the plan chose (`search.plan.vector`), every one through the eligible-take loop. Grouped (the
 default), each source counts once, by its nearest passage.
 
-The coarse pass over a large SQLite tenant only proposes candidates; whenever its proposal
+The coarse pass over a large tenant only proposes candidates; whenever its proposal
 leaves fewer than k eligible results while some candidates were ineligible or gone, the exact
 search runs instead, so the coarse pass never drops eligible results below k (a proposal of
 every vector the tenant has is the exact search already).
@@ -105,11 +105,14 @@ class VectorSearch:
                 return []
             return self._in_memory(plan, query, every, limit, now_us).taken_hits
         if plan.method is Method.COARSE:
-            hits, short = self._coarse(plan, query, limit, now_us)
-            if len(hits) < limit and short:  # ineligible or gone candidates took places
-                return self._exact(plan, query, limit, now_us)
-            return hits
-        if plan.method is Method.PGVECTOR_HNSW:
+            coarse = self._coarse(plan, query, limit, now_us)
+            if coarse is not None:
+                hits, short = coarse
+                if len(hits) < limit and short:  # ineligible or gone candidates took places
+                    return self._exact(plan, query, limit, now_us)
+                return hits
+        # PostgreSQL: a large tenant not held (or whose vectors were let go) by its index
+        if plan.method is Method.PGVECTOR_HNSW or (plan.method is Method.COARSE and plan.hnsw):
             found = self._hnsw(plan, query, limit, now_us)
             if found is not None:
                 return found
@@ -153,10 +156,14 @@ class VectorSearch:
 
     def _coarse(
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int
-    ) -> tuple[list[Hit], int]:
+    ) -> tuple[list[Hit], int] | None:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
         predicate; and how many candidates were not eligible or are gone (when some were and
-        fewer than `limit` remain, they may have taken eligible ones' places)."""
+        fewer than `limit` remain, they may have taken eligible ones' places). None on
+        PostgreSQL when the tenant's vectors are not held (another tenant's took their
+        room): the search then runs as if nothing were held."""
+        if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
+            return None  # no pass by signatures on PostgreSQL: its index, or exact, instead
         near = self._signatures.nearest(
             self.conn,
             self.tenant_id,
@@ -170,6 +177,8 @@ class VectorSearch:
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
             return got.taken_hits, 0 if near.complete else got.refused
+        if not self._sqlite:
+            return None
         seqs = near.seqs.tolist()
         params = self._params(plan, query, now_us=now_us, limit=limit, seqs=json.dumps(seqs))
         rows = list(self.conn.execute(vector_sql.coarse_statement(plan.grouped), params))

@@ -132,9 +132,14 @@ class Semantic:
 
         return self._pool.submit(run)
 
-    def warm(self, connect: Callable[[], Any], tenants: Sequence[TenantEntries]) -> int:
-        """Before serving (SQLite): the coarse pass's signatures and vectors of the largest
-        tenants searched by it held (`Signatures.warm`); how many vectors are held."""
+    def warm(
+        self, connect: Callable[[], Any], tenants: Sequence[TenantEntries], sqlite: bool = True
+    ) -> int:
+        """Before serving: the coarse pass's signatures and vectors of the largest
+        tenants searched by it held (`Signatures.warm`; on PostgreSQL only those whose
+        vectors fit, the others going through the HNSW index); how many vectors are held."""
+        if not sqlite:
+            tenants = [t for t in tenants if t.entries <= self._s.held_max_vectors]
         return self._signatures.warm(connect, tenants, self.model_id, self._s.exact_max)
 
     def close(self) -> None:
@@ -154,6 +159,7 @@ class Semantic:
             min_similarity=self._s.min_similarity,
             grouped=grouped,
             hnsw=not sqlite and self.dimension in pg_hnsw.features(tx.conn).indexed,
+            held_max=self._s.held_max_vectors,
             margin=self._s.similarity_margin,
         )
 

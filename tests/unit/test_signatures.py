@@ -180,3 +180,24 @@ def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound(
         _insert(conn, _vector_rows("c", 600, rng, first_pk=5000))
         assert not check(conn, "c")
         assert check(conn, "b")
+
+
+def test_what_is_held_is_read_a_bounded_number_of_rows_at_a_time(monkeypatch):
+    """A tenant larger than one read is held whole, row for row, in several reads."""
+    from runtime_svc.search import signatures
+    from runtime_svc.search.signatures import Signatures
+
+    monkeypatch.setattr(signatures, "READ_ROWS", 7)
+    engine, table = _vectors_table()
+    rng = np.random.default_rng(5)
+    query = rng.standard_normal(64).tolist()
+    held = Signatures()
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("a", 100, rng))
+        near = held.nearest(conn, "a", "m", query, 200)
+        stored = {
+            r.seq: np.frombuffer(r.embedding, np.float32) for r in conn.execute(table.select())
+        }
+        assert near.vectors is not None and sorted(near.seqs.tolist()) == sorted(stored)
+        for seq, vector in zip(near.seqs.tolist(), near.vectors, strict=True):
+            assert np.array_equal(vector, stored[seq])
