@@ -471,3 +471,24 @@ def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
     for source_id in nearest[:2]:
         classify(client, source_id, 1, COLD)
     assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == nearest[2:4]
+
+
+@pytest.mark.parametrize("plan", list(COARSE))
+def test_one_long_conversation_filling_the_first_pass_never_leaves_fewer_than_k_sources(
+    local_model, vector_backend, make_stack, monkeypatch, plan
+):
+    # 2 candidates per side: the first pass proposes the 16 passages nearest the question,
+    # all of them the conversation's (every message names an instrument), which is one
+    # source; searched by source, the whistling neighbour is the second one to find.
+    stack = plan_stack(make_stack, monkeypatch, vector_backend, plan, retrieval__candidates=2)
+    client = stack.client()
+    messages = [
+        sources_pb2.Message(
+            role="user" if i % 2 else "assistant", content=f"I play the {x} every weekend"
+        )
+        for i, x in enumerate(INSTRUMENTS)
+    ]
+    conv = insert_conversation(client, messages)
+    whistling = insert(client, WHISTLING).source_id
+    wait_embedded(client)
+    assert search_ids(client, INSTRUMENT_QUESTION, limit=2) == [conv, whistling]

@@ -39,6 +39,8 @@ from runtime_svc.storage.source_rows import sources
 from runtime_svc.storage.vectors import encode
 
 v = vector_sql.v
+# A first pass run again for more sources takes this many times the candidates before.
+COARSE_WIDER = 8
 
 
 class VectorSearch:
@@ -159,24 +161,36 @@ class VectorSearch:
     ) -> tuple[list[Hit], int] | None:
         """Top `limit` among the coarse candidates, ranked exactly with the eligibility
         predicate; and how many candidates were not eligible or are gone (when some were and
-        fewer than `limit` remain, they may have taken eligible ones' places). None on
-        PostgreSQL when the tenant's vectors are not held (another tenant's took their
-        room): the search then runs as if nothing were held."""
+        fewer than `limit` remain, they may have taken eligible ones' places). Grouped by
+        source, a first pass whose candidates all fell to fewer than `limit` sources (a long
+        conversation has a passage per message) is run again with eight times as many,
+        until every held vector is a candidate. None on PostgreSQL when the tenant's vectors
+        are not held (another tenant's took their room): the search then runs as if nothing
+        were held."""
         if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
             return None  # no pass by signatures on PostgreSQL: its index, or exact, instead
+        n = plan.coarse
+        while True:
+            found = self._coarse_pass(plan, query, limit, now_us, n)
+            if found is None:
+                return None
+            hits, short, complete = found
+            if complete or not plan.grouped or len(hits) >= limit:
+                return hits, short
+            n *= COARSE_WIDER
+
+    def _coarse_pass(
+        self, plan: VectorPlan, query: Vector, limit: int, now_us: int, n: int
+    ) -> tuple[list[Hit], int, bool] | None:
+        """`_coarse` with `n` candidates; and whether they were every eligible held vector."""
         near = self._signatures.nearest(
-            self.conn,
-            self.tenant_id,
-            plan.model_id,
-            query,
-            plan.coarse,
-            self._last.get(plan.model_id),
+            self.conn, self.tenant_id, plan.model_id, query, n, self._last.get(plan.model_id)
         )
         if not len(near.seqs):
-            return [], 0
+            return [], 0, True
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
-            return got.taken_hits, 0 if near.complete else got.refused
+            return got.taken_hits, 0 if near.complete else got.refused, near.complete
         if not self._sqlite:
             return None
         seqs = near.seqs.tolist()
@@ -190,7 +204,7 @@ class VectorSearch:
             present = set(self.conn.execute(select(v.c.seq).where(v.c.seq.in_(seqs))).scalars())
             missing = [s for s in seqs if s not in present]
             self._signatures.forget(self.tenant_id, plan.model_id, missing)
-        return hits, 0 if near.complete else dropped + gone
+        return hits, 0 if near.complete else dropped + gone, near.complete
 
     def matches(self, plan: VectorPlan, query: Vector, now_us: int, cap: int) -> list[MatchRow]:
         """The tenant's nearest sources (by their nearest passage) whatever their state (for
