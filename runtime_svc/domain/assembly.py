@@ -148,16 +148,19 @@ class _Block:
         if not new:
             return False
         lines = c.conversation.lines
-        priced = {i: self._line(c.source_id, lines, i, limit) for i in new}
-        cost = sum(n for _, n in priced.values())
-        cost += self.gap * (gaps(before | new) - gaps(before))
+        cost = self.gap * (gaps(before | new) - gaps(before))
         if held is None:
             cost += self.count(_session_line(len(self.sources) + 1, c))
-            if not self._take(cost, _Source(c.source_id, c.revision, c.conversation)):
+        # Short messages first: a long one's part is worked out only if the rest still fits.
+        priced: dict[int, tuple[Part | None, int]] = {}
+        for i in sorted(new, key=lambda i: len(lines[i][1])):
+            priced[i] = self._line(c.source_id, lines, i, limit)
+            cost += priced[i][1]
+            if self.used + cost > self.budget:
                 return False
+        if held is None:
+            self._take(cost, _Source(c.source_id, c.revision, c.conversation))
             held = self.sources[c.source_id]
-        elif self.used + cost > self.budget:
-            return False
         else:
             self.used += cost
         held.chosen |= new
