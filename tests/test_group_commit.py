@@ -235,9 +235,13 @@ def test_a_batch_queues_its_inserts_for_embedding_in_one_statement(tmp_path):
     wanted = [job.result(timeout=10).source_id for job in jobs]
     committer.close()
     with db.reader.connect() as conn:
-        queued = conn.execute(
-            select(vectors.vector_outbox.c.source_id).order_by(vectors.vector_outbox.c.seq)
-        ).scalars().all()
+        queued = (
+            conn.execute(
+                select(vectors.vector_outbox.c.source_id).order_by(vectors.vector_outbox.c.seq)
+            )
+            .scalars()
+            .all()
+        )
     assert queued == wanted  # in commit order; none of a failed job, not the revoked one
     assert revoked_id not in queued
     # The revoke flushed the places queued before it; the rest went in at the commit.

@@ -13,9 +13,9 @@ from runtime_svc.storage import event_log, repositories
 from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
-from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.index_changes import IndexChange, IndexChanged, WordsGone
+from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.prompt_records import PromptRecords
 from runtime_svc.storage.source_writer import SourceWriter
