@@ -4,6 +4,7 @@ share a transaction but fail alone."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
@@ -17,6 +18,7 @@ from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock
+from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.thread_modes import ThreadModes
@@ -246,4 +248,59 @@ def test_a_batch_queues_its_inserts_for_embedding_in_one_statement(tmp_path):
     assert revoked_id not in queued
     # The revoke flushed the places queued before it; the rest went in at the commit.
     assert len(outbox_inserts) == 2
+    db.dispose()
+
+
+class _FixedEmbedder:
+    """The same unit vector for every text (what is stored does not matter here)."""
+
+    model_id = "test:fixed"
+    dimension = 4
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AGENTMEM_TEST_DATABASE_URL"), reason="SQLite has one writer at a time"
+)
+def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypatch):
+    """On PostgreSQL the indexer's transaction (its vectors' index inserts included) holds no
+    row lock an insert of the tenant needs: inserts go on while it is open."""
+    db = open_database(Storage(url=database_url(tmp_path / "s.db")))
+    migrate.upgrade(db.writer)
+    uow = UnitOfWork(db, vectors_queued=lambda: None)
+    inserts = wired(config.load(None, {}), uow).inserts
+
+    def insert(text: str):  # type: ignore[no-untyped-def]
+        cmd = InsertCommand(content=text)
+        return inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))
+
+    first = insert("the ladder hangs in the garage").source_id
+    storing, release = threading.Event(), threading.Event()
+    store_many = vectors.store_many
+
+    def held_open(*args):  # type: ignore[no-untyped-def]
+        stored = store_many(*args)
+        storing.set()  # its transaction is open until released
+        release.wait(30)
+        return stored
+
+    monkeypatch.setattr(vectors, "store_many", held_open)
+    indexer = EmbeddingIndexer(db, uow, _FixedEmbedder(), system_clock, 64)
+    worker = threading.Thread(target=indexer.run_once)
+    worker.start()
+    committer = GroupCommitter(uow, max_batch=16)
+    try:
+        assert storing.wait(30)
+        later = committer.submit(insert, "the paint is on the top shelf")
+        later_id = later.result(timeout=10).source_id  # committed while the indexer stores
+    finally:
+        release.set()
+        worker.join(timeout=30)
+        committer.close()
+    with db.reader.connect() as conn:
+        embedded = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
+        queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
+    assert embedded == [first] and queued == [later_id]
     db.dispose()

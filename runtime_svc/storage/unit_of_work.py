@@ -179,6 +179,26 @@ class UnitOfWork:
         batch.after_commit += tx._after_commit
 
     @contextmanager
+    def derived_write(self) -> Iterator[Connection]:
+        """A write transaction of records derived off the write path (the indexer's vectors):
+        it takes no tenant's row lock and touches no counters, so on PostgreSQL the writes
+        of the tenant never wait for it (storing vectors includes their index's inserts).
+        It is ordered against a source's purge by the rows both delete (the source's place
+        in the outbox). SQLite: it takes the write turn like every write."""
+        with self._write_turn, self._connect() as conn:
+            try:
+                conn.begin()
+                yield conn
+                conn.commit()
+                self._committed()
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
+            except BaseException:
+                db_errors.rollback(conn)
+                raise
+
+    @contextmanager
     def batch(self) -> Iterator[None]:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
