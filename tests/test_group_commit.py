@@ -4,9 +4,11 @@ share a transaction but fail alone."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
+from sqlalchemy import event, select
 
 from agentmem.contract.errors import AgentmemError
 from agentmem_kernel import config
@@ -16,10 +18,11 @@ from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Status
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.services.clock import system_clock
+from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.thread_modes import ThreadModes
-from runtime_svc.storage import migrate
+from runtime_svc.storage import migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -181,3 +184,123 @@ def test_journal_rows_read_in_a_batch_and_undone_with_a_savepoint_are_still_writ
         assert [r.sequence for r in tx.receipts.all()] == [1, 2]  # savepoint, were rewritten
         assert [e.sequence for e in tx.events.after(0, [], 10)] == [1, 2]
     committer.close()
+
+
+def test_a_batch_queues_its_inserts_for_embedding_in_one_statement(tmp_path):
+    """Each insert with embeddings on queues its source; in a group commit the places are
+    written together as it commits (one statement, not one round trip per insert in the
+    writer thread), and a failing insert's place, or a revoked source's, is not kept."""
+    db = open_database(Storage(url=database_url(tmp_path / "q.db")))
+    migrate.upgrade(db.writer)
+    woken: list[int] = []
+    uow = UnitOfWork(db, vectors_queued=lambda: woken.append(1))
+    use = wired(config.load(None, {}), uow)
+    inserts = use.inserts
+    outbox_inserts: list[str] = []
+
+    def count(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("INSERT INTO VECTOR_OUTBOX"):
+            outbox_inserts.append(statement)
+
+    event.listen(db.writer, "before_cursor_execute", count)
+
+    def insert(text: str, thread_id: str = ""):  # type: ignore[no-untyped-def]
+        cmd = InsertCommand(content=text, thread_id=thread_id)
+        return inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))
+
+    def queue_then_fail() -> None:
+        with uow.write("tenant-a") as tx:
+            tx.embedding_queue.enqueue(10**9, "src_never")
+            raise RuntimeError("this job fails after queueing")
+
+    def insert_then_revoke() -> str:
+        source_id = insert("the old key is under the mat").source_id
+        use.lifecycle.revoke(CALLER, source_id, "moved")
+        return source_id
+
+    use.thread_modes.set(CALLER, "off", 0, Mode.DISABLED)
+    committer = GroupCommitter(uow, max_batch=16)
+    gate = threading.Event()
+    blocker = committer.submit(gate.wait)  # the next jobs queue up and form one batch
+    jobs = [committer.submit(insert, f"the blue shed number {i}") for i in range(3)]
+    disabled = committer.submit(insert, "not remembered", "off")  # its thread is disabled
+    failing = committer.submit(queue_then_fail)
+    revoked = committer.submit(insert_then_revoke)
+    jobs += [committer.submit(insert, f"the red barn number {i}") for i in range(3)]
+    gate.set()
+    blocker.result(timeout=10)
+    with pytest.raises(AgentmemError):
+        disabled.result(timeout=10)
+    with pytest.raises(RuntimeError):
+        failing.result(timeout=10)
+    revoked_id = revoked.result(timeout=10)
+    wanted = [job.result(timeout=10).source_id for job in jobs]
+    committer.close()
+    with db.reader.connect() as conn:
+        queued = (
+            conn.execute(
+                select(vectors.vector_outbox.c.source_id).order_by(vectors.vector_outbox.c.seq)
+            )
+            .scalars()
+            .all()
+        )
+    assert queued == wanted  # in commit order; none of a failed job, not the revoked one
+    assert revoked_id not in queued
+    # The revoke flushed the places queued before it; the rest went in at the commit.
+    assert len(outbox_inserts) == 2
+    db.dispose()
+
+
+class _FixedEmbedder:
+    """The same unit vector for every text (what is stored does not matter here)."""
+
+    model_id = "test:fixed"
+    dimension = 4
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AGENTMEM_TEST_DATABASE_URL"), reason="SQLite has one writer at a time"
+)
+def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypatch):
+    """On PostgreSQL the indexer's transaction (its vectors' index inserts included) holds no
+    row lock an insert of the tenant needs: inserts go on while it is open."""
+    db = open_database(Storage(url=database_url(tmp_path / "s.db")))
+    migrate.upgrade(db.writer)
+    uow = UnitOfWork(db, vectors_queued=lambda: None)
+    inserts = wired(config.load(None, {}), uow).inserts
+
+    def insert(text: str):  # type: ignore[no-untyped-def]
+        cmd = InsertCommand(content=text)
+        return inserts.commit_insert(CALLER, cmd, inserts.prepare(CALLER, cmd))
+
+    first = insert("the ladder hangs in the garage").source_id
+    storing, release = threading.Event(), threading.Event()
+    store_many = vectors.store_many
+
+    def held_open(*args):  # type: ignore[no-untyped-def]
+        stored = store_many(*args)
+        storing.set()  # its transaction is open until released
+        release.wait(30)
+        return stored
+
+    monkeypatch.setattr(vectors, "store_many", held_open)
+    indexer = EmbeddingIndexer(db, uow, _FixedEmbedder(), system_clock, 64)
+    worker = threading.Thread(target=indexer.run_once)
+    worker.start()
+    committer = GroupCommitter(uow, max_batch=16)
+    try:
+        assert storing.wait(30)
+        later = committer.submit(insert, "the paint is on the top shelf")
+        later_id = later.result(timeout=10).source_id  # committed while the indexer stores
+    finally:
+        release.set()
+        worker.join(timeout=30)
+        committer.close()
+    with db.reader.connect() as conn:
+        embedded = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
+        queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
+    assert embedded == [first] and queued == [later_id]
+    db.dispose()

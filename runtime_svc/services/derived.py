@@ -107,7 +107,7 @@ KINDS: tuple[Kind, ...] = (
         "vector",
         _vectors,
         # Its vectors, and its place in the queue of sources waiting to be embedded.
-        lambda tx, s: vectors.purge(tx.conn, tx.sources.tenant_id, s.source.source_id),
+        lambda tx, s: tx.embedding_queue.purge(s.source.source_id),
         _eligible_source,  # the semantic side joins the source's eligibility
     ),
     Kind(

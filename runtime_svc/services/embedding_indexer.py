@@ -4,11 +4,12 @@ Inserts only queue the source (in their own transaction); this worker takes the 
 queued sources, embeds the text of each of their search index entries (a whole-text memory
 has one, a conversation one per passage: the message with its context window, as the
 lexical side indexes it) outside any transaction (the model may take hundreds of
-milliseconds), then stores the vectors in one write transaction per chunk. The sources
-taken are chunked in order of their texts' length, so that each forward pass pads its
-texts to about their own length. A
-source purged in between (revoked, erased) is no longer queued when the vectors are
-stored, and gets none. Until its vector is stored, a source is ranked by its words alone.
+milliseconds), then stores the vectors in one write transaction per chunk. That
+transaction takes no tenant's row lock (`UnitOfWork.derived_write`): on PostgreSQL,
+inserts never wait for it. The sources taken are chunked in order of their texts' length,
+so that each forward pass pads its texts to about their own length. A source purged in
+between (revoked, erased) is no longer queued when the vectors are stored, and gets none.
+Until its vector is stored, a source is ranked by its words alone.
 
 The model and the writes share the machine's cores, so the indexer yields to writes: a
 chunk starts only once the write path has been idle for `QUIET_S`. Held back for longer
@@ -149,10 +150,9 @@ class EmbeddingIndexer:
             by_tenant[item.tenant_id].append((item, embedded[at : at + n]))
             at += n
         now = self._clock()
-        with self._uow.batch():
-            for tenant_id, group in by_tenant.items():
-                with self._uow.write(tenant_id) as tx:
-                    vectors.store_many(tx.conn, group, self._embedder.model_id, now)
+        with self._uow.derived_write() as conn:  # holds no tenant's writes back
+            for group in by_tenant.values():
+                vectors.store_many(conn, group, self._embedder.model_id, now)
 
 
 def _longest(item: vectors.Queued) -> int:

@@ -15,6 +15,7 @@ from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
 from runtime_svc.storage.foreign import OwnerKeys, RevokedAssents
 from runtime_svc.storage.index_changes import IndexChange, IndexChanged, WordsGone
+from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.prompt_records import PromptRecords
 from runtime_svc.storage.source_writer import SourceWriter
@@ -36,9 +37,11 @@ class Transaction:
         policies_known: dict[str, Override | None] | None = None,
         journal_rows: event_log.JournalRows | None = None,
         index_changed: IndexChanged | None = None,
+        outbox_rows: PendingRows | None = None,
     ) -> None:
         """`index_changed`: told, once the transaction committed, of what it changed in the
-        tenant's search index (postings held in memory follow it)."""
+        tenant's search index (postings held in memory follow it). `journal_rows`,
+        `outbox_rows`: inside a group commit, where appended rows wait to be written."""
         self.conn = conn
         self.window = window or Window()
         # Conversations decoded by this transaction's searches, by (source pk, revision):
@@ -76,6 +79,7 @@ class Transaction:
             conn,
             tenant_id,
             None if vectors_queued is None else lambda: self.after_commit(vectors_queued),
+            outbox_rows,
         )
 
     def after_commit(self, callback: Callable[[], None]) -> None:

@@ -20,9 +20,10 @@ from sqlalchemy import Connection
 
 from runtime_svc.domain.erasure import Backend
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import db_errors, event_log, repositories
+from runtime_svc.storage import db_errors, event_log, repositories, vectors
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.index_changes import IndexChanged
+from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.scrub import Scrubber
 from runtime_svc.storage.tenant_policies import Override
 from runtime_svc.storage.transaction import Transaction, WordsRemoved
@@ -34,6 +35,7 @@ class _Batch:
 
     conn: Connection
     journal: event_log.JournalRows
+    outbox: PendingRows  # places queued for embedding (`vectors.VectorOutbox`)
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
     policies: dict[str, Override | None] = field(default_factory=dict)
@@ -142,6 +144,7 @@ class UnitOfWork:
             batch.policies,
             batch.journal,
             self._index_changed,
+            batch.outbox,
         )
         try:
             if tenant_id not in batch.counters:
@@ -159,10 +162,12 @@ class UnitOfWork:
             else:
                 conn.exec_driver_sql(_RELEASE)
             batch.journal.release()
+            batch.outbox.release()
         except BaseException as e:
             tx.counters.__dict__.update(before.__dict__)
             batch.policies.pop(tenant_id, None)  # it may have saved one, now undone
             batch.journal.rollback()
+            batch.outbox.rollback()
             try:
                 conn.exec_driver_sql(_ROLLBACK_TO)
                 conn.exec_driver_sql(_RELEASE)
@@ -174,16 +179,37 @@ class UnitOfWork:
         batch.after_commit += tx._after_commit
 
     @contextmanager
+    def derived_write(self) -> Iterator[Connection]:
+        """A write transaction of records derived off the write path (the indexer's vectors):
+        it takes no tenant's row lock and touches no counters, so on PostgreSQL the writes
+        of the tenant never wait for it (storing vectors includes their index's inserts).
+        It is ordered against a source's purge by the rows both delete (the source's place
+        in the outbox). SQLite: it takes the write turn like every write."""
+        with self._write_turn, self._connect() as conn:
+            try:
+                conn.begin()
+                yield conn
+                conn.commit()
+                self._committed()
+            except db_errors.STORAGE as e:
+                db_errors.rollback(conn)
+                db_errors.raise_translated(e)
+            except BaseException:
+                db_errors.rollback(conn)
+                raise
+
+    @contextmanager
     def batch(self) -> Iterator[None]:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
         with self._write_turn, self._connect() as conn:
-            batch = _Batch(conn, event_log.JournalRows(conn))
+            batch = _Batch(conn, event_log.JournalRows(conn), vectors.pending_rows(conn))
             self._local.batch = batch
             try:
                 conn.begin()
                 yield
                 batch.journal.flush()
+                batch.outbox.flush()
                 for tenant_id, counters in batch.counters.items():
                     repositories.TenantStateRepository(conn, tenant_id).save(counters)
                 conn.commit()
