@@ -95,6 +95,11 @@ def _newer_vectors(dialect: str) -> Select[Any]:
 _LAST = select(func.max(v.c.seq)).where(
     v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
 )
+_COUNT_NEWER = select(func.count()).where(
+    v.c.tenant_id == bindparam("tenant_id"),
+    v.c.model_id == bindparam("model_id"),
+    v.c.seq > bindparam("after"),
+)
 
 
 @dataclass(frozen=True)
@@ -213,14 +218,21 @@ class Signatures:
         `READ_ROWS` at a time (a tenant of 1M is not read into one list of rows)."""
 
         dialect = conn.dialect.name
+        params = {"tenant_id": tenant_id, "model_id": model_id}
+        if held.holds_vectors:
+            # Room for all of them is made (or refused) once, before the first chunk: made
+            # chunk by chunk, it would let other tenants' vectors go for a tenant that does
+            # not fit in the end.
+            coming = conn.execute(_COUNT_NEWER, params | {"after": held.after}).scalar() or 0
+            if not self._vectors_fit(held, coming):
+                held.drop_vectors()
         while True:
             stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
-            params = {"tenant_id": tenant_id, "model_id": model_id, "after": held.after}
-            rows = conn.execute(stmt, params | {"rows": READ_ROWS}).all()
+            rows = conn.execute(stmt, params | {"after": held.after, "rows": READ_ROWS}).all()
             if not rows:
                 return
             vectors = None
-            if held.holds_vectors and self._vectors_fit(held, len(rows)):
+            if held.holds_vectors:
                 embeddings = [r[4] for r in rows]
                 pg = dialect == "postgresql"
                 vectors = packed_vectors(embeddings) if pg else as_matrix(embeddings)

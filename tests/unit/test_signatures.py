@@ -201,3 +201,27 @@ def test_what_is_held_is_read_a_bounded_number_of_rows_at_a_time(monkeypatch):
         assert near.vectors is not None and sorted(near.seqs.tolist()) == sorted(stored)
         for seq, vector in zip(near.seqs.tolist(), near.vectors, strict=True):
             assert np.array_equal(vector, stored[seq])
+
+
+def test_a_tenant_too_large_to_hold_lets_no_other_tenants_vectors_go_whatever_the_reads(
+    monkeypatch,
+):
+    """Read a few rows at a time, a tenant whose vectors do not fit beside the others in
+    the end takes no room from them on the way (its own are not held)."""
+    from runtime_svc.search import signatures
+    from runtime_svc.search.signatures import Signatures
+
+    monkeypatch.setattr(signatures, "READ_ROWS", 7)
+    engine, _ = _vectors_table()
+    rng = np.random.default_rng(23)
+    query = rng.standard_normal(64).tolist()
+    held = Signatures(max_vectors=250)
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("a", 100, rng, first_pk=1))
+        _insert(conn, _vector_rows("b", 100, rng, first_pk=1000))
+        assert held.nearest(conn, "a", "m", query, 20).vectors is not None
+        assert held.nearest(conn, "b", "m", query, 20).vectors is not None
+        _insert(conn, _vector_rows("c", 300, rng, first_pk=5000))
+        assert held.nearest(conn, "c", "m", query, 20).vectors is None
+        assert held.nearest(conn, "a", "m", query, 20).vectors is not None
+        assert held.nearest(conn, "b", "m", query, 20).vectors is not None
