@@ -304,3 +304,33 @@ def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypat
         queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
     assert embedded == [first] and queued == [later_id]
     db.dispose()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AGENTMEM_TEST_DATABASE_URL"), reason="SQLite has one writer at a time"
+)
+def test_two_runtimes_store_one_tenants_vectors_one_after_the_other(tmp_path):
+    """A vector's seq comes from a sequence as it is inserted: two runtimes' indexers storing
+    one tenant's vectors side by side could commit a smaller seq after a larger one, which
+    held rows brought up to date by seq would never see. The second store waits for the
+    first (here it gives up at once instead of waiting)."""
+    from sqlalchemy.exc import OperationalError
+
+    db = open_database(Storage(url=database_url(tmp_path / "s.db")))
+    migrate.upgrade(db.writer)
+    try:
+        with db.writer.connect() as first, db.writer.connect() as second:
+            first.begin()
+            vectors.store_turn(first, "tenant-a")
+            second.begin()
+            second.exec_driver_sql("SET LOCAL lock_timeout = '50ms'")
+            vectors.store_turn(second, "tenant-b")  # another tenant's store goes on
+            with pytest.raises(OperationalError, match="lock timeout"):
+                vectors.store_turn(second, "tenant-a")
+            second.rollback()
+            first.commit()
+            second.begin()
+            vectors.store_turn(second, "tenant-a")  # its turn once the first committed
+            second.rollback()
+    finally:
+        db.dispose()

@@ -27,6 +27,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    text,
     union_all,
 )
 
@@ -270,6 +271,21 @@ def _entry_keys(conn: Connection, pks: list[int]) -> dict[int, list[int]]:
     return out
 
 
+# PostgreSQL: one store of a tenant's vectors at a time, whichever runtime's indexer runs
+# it (an advisory lock held to the end of the transaction; inserts do not take it).
+_STORE_TURN = text("SELECT pg_advisory_xact_lock(:space, hashtext(:tenant_id))")
+_STORE_SPACE = 0x766563  # the lock's key space: "vec"
+
+
+def store_turn(conn: Connection, tenant_id: str) -> None:
+    """Waits for the tenant's vector store turn (PostgreSQL; SQLite's write turn is one
+    already). A vector's seq is taken from a sequence as it is inserted: two runtimes'
+    stores of one tenant interleaved could commit a smaller seq after a larger one, which a
+    runtime's held rows, brought up to date by seq (`search.signatures`), would miss."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(_STORE_TURN, {"space": _STORE_SPACE, "tenant_id": tenant_id})
+
+
 def store_many(
     conn: Connection,
     stored: Sequence[tuple[Queued, Sequence[Vector]]],
@@ -282,6 +298,7 @@ def store_many(
     statements for them all, whatever their number. Returns how many sources got vectors."""
     if not stored:
         return 0
+    store_turn(conn, stored[0][0].tenant_id)
     still_queued = set(
         conn.execute(
             delete(vector_outbox)
