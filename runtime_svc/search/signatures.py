@@ -187,14 +187,21 @@ class Signatures:
         """Holds the signatures (and, while they fit, the vectors) of the largest tenants
         with more than `larger_than` index entries, within `max_held`: a runtime does this
         before it serves, so that no search pays for reading them. `tenants`: (tenant,
-        index entries). Returns how many vectors' signatures are held."""
-        held_in_all = 0
+        index entries). Returns how many vectors' signatures are held. A tenant whose vectors
+        no longer fit beside those of the larger ones held before it holds its signatures
+        only: it does not take their room (the least recently used would go, the largest)."""
+        held_in_all = vectors_in_all = 0
         for tenant_id, entries in sorted(tenants, key=lambda t: -t.entries):
             if entries <= larger_than or held_in_all + entries > self._max:
                 continue
+            held = self._entry(tenant_id, model_id)
+            if held.holds_vectors and vectors_in_all + entries > self._max_vectors:
+                with held.lock:
+                    held.drop_vectors()
             with connect() as conn, conn.begin():
                 self.refresh(conn, tenant_id, model_id)
-            held_in_all += len(self._entry(tenant_id, model_id))
+            held_in_all += len(held)
+            vectors_in_all += held.held_vectors()
         return held_in_all
 
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:

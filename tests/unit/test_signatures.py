@@ -225,3 +225,24 @@ def test_a_tenant_too_large_to_hold_lets_no_other_tenants_vectors_go_whatever_th
         assert held.nearest(conn, "c", "m", query, 20).vectors is None
         assert held.nearest(conn, "a", "m", query, 20).vectors is not None
         assert held.nearest(conn, "b", "m", query, 20).vectors is not None
+
+
+def test_warming_holds_the_largest_tenants_vectors_and_the_next_ones_signatures_only():
+    """Warmed largest first, a tenant whose vectors do not fit beside the larger ones' holds
+    its signatures only; it does not make the largest one's vectors go."""
+    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.storage.repositories import TenantEntries
+
+    engine, _ = _vectors_table()
+    rng = np.random.default_rng(29)
+    query = rng.standard_normal(64).tolist()
+    held = Signatures(max_vectors=250)
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("a", 200, rng, first_pk=1))
+        _insert(conn, _vector_rows("b", 100, rng, first_pk=1000))
+    tenants = [TenantEntries("b", 100), TenantEntries("a", 200)]
+    assert held.warm(engine.connect, tenants, "m", 0) == 300
+    with engine.begin() as conn:
+        assert held.nearest(conn, "a", "m", query, 20).vectors is not None
+        b = held.nearest(conn, "b", "m", query, 20)
+        assert b.vectors is None and len(b.seqs) == 20
