@@ -131,7 +131,7 @@ async def start(
         await loop.run_in_executor(None, parts.finisher.stop)
         uow.close()
         if checkpoints is not None:
-            checkpoints.close()
+            await loop.run_in_executor(None, checkpoints.close)
         db.dispose()
         if tracer_provider is not None:
             tracer_provider.shutdown()

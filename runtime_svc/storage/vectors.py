@@ -65,7 +65,10 @@ def find_by_source(conn: Connection, tenant_id: str, source_id: str) -> list[str
 
 
 def purge(conn: Connection, tenant_id: str, source_id: str) -> int:
-    """Deletes the source's vectors and its place in the outbox; returns how many vectors."""
+    """Deletes the source's vectors and its place in the outbox; returns how many vectors.
+    The outbox row first: an indexer storing the source's vectors deletes it too
+    (`store_many`), so on PostgreSQL whichever comes second waits for the other to commit,
+    and the vectors' delete, a statement after, sees what the indexer stored."""
     conn.execute(
         delete(vector_outbox).where(
             vector_outbox.c.tenant_id == tenant_id, vector_outbox.c.source_id == source_id
