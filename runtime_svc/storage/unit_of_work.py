@@ -115,18 +115,12 @@ class UnitOfWork:
                 self._words_removed,
                 index_changed=self._index_changed,
             )
-            try:
+            with _undone_on_failure(conn):
                 tx.counters = tx.tenant.lock()
                 yield tx
                 tx.tenant.save(tx.counters)
                 conn.commit()
                 self._committed()
-            except db_errors.STORAGE as e:
-                db_errors.rollback(conn)
-                db_errors.raise_translated(e)
-            except BaseException:
-                db_errors.rollback(conn)
-                raise
         for callback in tx._after_commit:
             callback()
 
@@ -185,18 +179,11 @@ class UnitOfWork:
         of the tenant never wait for it (storing vectors includes their index's inserts).
         It is ordered against a source's purge by the rows both delete (the source's place
         in the outbox). SQLite: it takes the write turn like every write."""
-        with self._write_turn, self._connect() as conn:
-            try:
-                conn.begin()
-                yield conn
-                conn.commit()
-                self._committed()
-            except db_errors.STORAGE as e:
-                db_errors.rollback(conn)
-                db_errors.raise_translated(e)
-            except BaseException:
-                db_errors.rollback(conn)
-                raise
+        with self._write_turn, self._connect() as conn, _undone_on_failure(conn):
+            conn.begin()
+            yield conn
+            conn.commit()
+            self._committed()
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -206,20 +193,15 @@ class UnitOfWork:
             batch = _Batch(conn, event_log.JournalRows(conn), vectors.pending_rows(conn))
             self._local.batch = batch
             try:
-                conn.begin()
-                yield
-                batch.journal.flush()
-                batch.outbox.flush()
-                for tenant_id, counters in batch.counters.items():
-                    repositories.TenantStateRepository(conn, tenant_id).save(counters)
-                conn.commit()
-                self._committed()
-            except db_errors.STORAGE as e:
-                db_errors.rollback(conn)
-                db_errors.raise_translated(e)
-            except BaseException:
-                db_errors.rollback(conn)
-                raise
+                with _undone_on_failure(conn):
+                    conn.begin()
+                    yield
+                    batch.journal.flush()
+                    batch.outbox.flush()
+                    for tenant_id, counters in batch.counters.items():
+                        repositories.TenantStateRepository(conn, tenant_id).save(counters)
+                    conn.commit()
+                    self._committed()
             finally:
                 self._local.batch = None
         for callback in batch.after_commit:
@@ -305,3 +287,17 @@ _SAVEPOINT = "SAVEPOINT batched_write"
 _RELEASE = "RELEASE SAVEPOINT batched_write"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT batched_write"
 _RELEASE_AND_SAVEPOINT = f"{_RELEASE}; {_SAVEPOINT}"  # no parameters: one round trip
+
+
+@contextmanager
+def _undone_on_failure(conn: Connection) -> Iterator[None]:
+    """Rolls the connection's transaction back when the block fails; a storage error is
+    raised as the error catalog says (`db_errors`)."""
+    try:
+        yield
+    except db_errors.STORAGE as e:
+        db_errors.rollback(conn)
+        db_errors.raise_translated(e)
+    except BaseException:
+        db_errors.rollback(conn)
+        raise
