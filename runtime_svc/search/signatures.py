@@ -59,13 +59,15 @@ MAX_VECTORS = 250_000  # vectors held in all (4 bytes a dimension: 384 MB at 384
 PROPOSALS = 64  # nearest sets computed ahead, kept until their search takes them
 READ_ROWS = 50_000  # vectors read by one statement when what is held is brought up to date
 
+# The tenant's vectors of the model stored after a seq.
+_STORED_AFTER = (
+    v.c.tenant_id == bindparam("tenant_id"),
+    v.c.model_id == bindparam("model_id"),
+    v.c.seq > bindparam("after"),
+)
 _NEWER = (
     select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage)
-    .where(
-        v.c.tenant_id == bindparam("tenant_id"),
-        v.c.model_id == bindparam("model_id"),
-        v.c.seq > bindparam("after"),
-    )
+    .where(*_STORED_AFTER)
     .order_by(v.c.seq)
     .limit(bindparam("rows"))
 )
@@ -82,11 +84,7 @@ def _newer_vectors(dialect: str) -> Select[Any]:
         embedding = func.vector_send(cast(v.c.embedding, PgVector()))
     return (
         select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, embedding)
-        .where(
-            v.c.tenant_id == bindparam("tenant_id"),
-            v.c.model_id == bindparam("model_id"),
-            v.c.seq > bindparam("after"),
-        )
+        .where(*_STORED_AFTER)
         .order_by(v.c.seq)
         .limit(bindparam("rows"))
     )
@@ -95,11 +93,7 @@ def _newer_vectors(dialect: str) -> Select[Any]:
 _LAST = select(func.max(v.c.seq)).where(
     v.c.tenant_id == bindparam("tenant_id"), v.c.model_id == bindparam("model_id")
 )
-_COUNT_NEWER = select(func.count()).where(
-    v.c.tenant_id == bindparam("tenant_id"),
-    v.c.model_id == bindparam("model_id"),
-    v.c.seq > bindparam("after"),
-)
+_COUNT_NEWER = select(func.count()).where(*_STORED_AFTER)
 
 
 @dataclass(frozen=True)
