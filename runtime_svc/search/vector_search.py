@@ -154,7 +154,7 @@ class VectorSearch:
         ranker = NearestRanker(near, query, plan.min_similarity, forget)
         checker = Vectors(self.conn, self.tenant_id, plan.model_id, now_us, self._shown)
         result = take.take(ranker, checker, limit, plan.grouped, limit)
-        return _Taken(self._hits(result.taken), result.refused)
+        return _Taken(self._hits(result.taken), result.refused, ranker.within)
 
     def _coarse(
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int
@@ -164,9 +164,9 @@ class VectorSearch:
         fewer than `limit` remain, they may have taken eligible ones' places). Grouped by
         source, a first pass whose candidates all fell to fewer than `limit` sources (a long
         conversation has a passage per message) is run again with eight times as many,
-        until every held vector is a candidate. None on PostgreSQL when the tenant's vectors
-        are not held (another tenant's took their room): the search then runs as if nothing
-        were held."""
+        until every held vector is a candidate or some are past the similarity floor. None
+        on PostgreSQL when the tenant's vectors are not held (another tenant's took their
+        room): the search then runs as if nothing were held."""
         if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
             return None  # no pass by signatures on PostgreSQL: its index, or exact, instead
         n = plan.coarse
@@ -182,7 +182,8 @@ class VectorSearch:
     def _coarse_pass(
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int, n: int
     ) -> tuple[list[Hit], int, bool] | None:
-        """`_coarse` with `n` candidates; and whether they were every eligible held vector."""
+        """`_coarse` with `n` candidates; and whether more would find nothing more: they were
+        every eligible held vector, or some of them are already past the similarity floor."""
         near = self._signatures.nearest(
             self.conn, self.tenant_id, plan.model_id, query, n, self._last.get(plan.model_id)
         )
@@ -190,7 +191,8 @@ class VectorSearch:
             return [], 0, True
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
-            return got.taken_hits, 0 if near.complete else got.refused, near.complete
+            exhausted = near.complete or got.within < len(near.seqs)
+            return got.taken_hits, 0 if near.complete else got.refused, exhausted
         if not self._sqlite:
             return None
         seqs = near.seqs.tolist()
@@ -267,3 +269,4 @@ def within_margin(hits: list[Hit], margin: float) -> list[Hit]:
 class _Taken:
     taken_hits: list[Hit]
     refused: int  # candidates refused or gone
+    within: int = 0  # candidates nearer than the similarity floor
