@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, Select, bindparam, cast, func, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.entry_keys import with_passage
@@ -45,6 +45,7 @@ from runtime_svc.search.signature_rows import (
 )
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.repositories import TenantEntries
+from runtime_svc.storage.vectors import sent_form
 
 if TYPE_CHECKING:  # numpy is imported with hybrid retrieval only
     from numpy.typing import NDArray
@@ -77,11 +78,7 @@ _NEWER = (
 def _newer_vectors(dialect: str) -> Select[Any]:
     """The vectors stored since, with their signatures: on PostgreSQL each vector in
     pgvector's binary form (`packed_vectors`), not the stored array's text."""
-    embedding: Any = v.c.embedding
-    if dialect == "postgresql":
-        from pgvector.sqlalchemy import Vector as PgVector
-
-        embedding = func.vector_send(cast(v.c.embedding, PgVector()))
+    embedding = sent_form(v.c.embedding) if dialect == "postgresql" else v.c.embedding
     return (
         select(v.c.seq, v.c.signature, v.c.source_pk, v.c.passage, embedding)
         .where(*_STORED_AFTER)

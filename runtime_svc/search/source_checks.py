@@ -4,6 +4,7 @@ shows of each source."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -189,8 +190,6 @@ class Vectors:
         self._shown = shown if shown is not None else {}
 
     def check(self, refs: list[int]) -> Mapping[int, Checked]:
-        import json
-
         pg = self._conn.dialect.name == "postgresql"
         params = self._params | {"seqs": refs if pg else json.dumps(refs)}
         found = driver_rows(self._conn, _vectors_statement, params)

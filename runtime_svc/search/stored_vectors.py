@@ -9,13 +9,14 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Select, and_, bindparam, cast, func, select
+from sqlalchemy import Connection, Select, and_, bindparam, func, select
 
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.search.signature_rows import packed_vectors, unpacked
 from runtime_svc.search.vector_memory import cosine
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.read_rows import driver_rows, one_of
+from runtime_svc.storage.vectors import sent_form
 
 v = MemoryVectorRow.__table__
 EntryRef = tuple[int, int]  # (source pk, passage: the entry key's low bits)
@@ -94,11 +95,7 @@ def _pg_stored_statement() -> Select[Any]:
     """PostgreSQL: the vectors of some entries' sources and passages (a superset of the
     entries, looked up in the entry's unique index), each in pgvector's binary form: a
     fraction of the stored array's text to send and to parse."""
-    from pgvector.sqlalchemy import Vector as PgVector
-
-    return select(
-        v.c.source_pk, v.c.passage, func.vector_send(cast(v.c.embedding, PgVector()))
-    ).where(
+    return select(v.c.source_pk, v.c.passage, sent_form(v.c.embedding)).where(
         one_of(v.c.source_pk, "pks", "postgresql"),
         one_of(v.c.passage, "passages", "postgresql"),
         v.c.model_id == bindparam("model_id"),

@@ -51,11 +51,8 @@ def execute_many(conn: Connection, stmt: Executable, rows: list[dict[str, Any]])
     if conn.dialect.name != "sqlite":
         conn.execute(stmt, rows)
         return
-    sql, order = _compiled(stmt, conn.dialect, tuple(rows[0]))
-    if order:
-        conn.exec_driver_sql(sql, [tuple(r[k] for k in order) for r in rows])
-    else:
-        conn.exec_driver_sql(sql, rows)
+    keys = tuple(rows[0])
+    execute_rows(conn, stmt, keys, [tuple(r[k] for k in keys) for r in rows])
 
 
 def execute_rows(

@@ -61,20 +61,8 @@ def add_rows(conn: Connection, tenant_id: str, changes: list[tuple[str, int, int
 
 def add(conn: Connection, tenant_id: str, changes: Sequence[Count]) -> None:
     """Adds to each word's counts, raising its impact bound if needed."""
-    compiled.execute_many(
-        conn,
-        _upsert(conn.dialect.name),
-        [
-            {
-                "tenant_id": tenant_id,
-                "term": c.term,
-                "docs": c.docs,
-                "eligible_docs": c.eligible_docs,
-                "max_impact": c.max_impact,
-            }
-            for c in sorted(changes, key=lambda c: c.term)  # one lock order for every writer
-        ],
-    )
+    ordered = sorted(changes, key=lambda c: c.term)  # one lock order for every writer
+    add_rows(conn, tenant_id, [(c.term, c.docs, c.eligible_docs, c.max_impact) for c in ordered])
 
 
 def drop_unheld(conn: Connection, tenant_id: str, words: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ import time
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -30,6 +30,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
+from sqlalchemy import cast as sql_cast
 
 from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.embeddings import Vector, signature
@@ -352,6 +353,15 @@ def store_many(
         ],
     )
     return len(wanted)
+
+
+def sent_form(column: Any) -> Any:
+    """PostgreSQL: a stored vector in pgvector's binary form (`vector_send`: a fraction of
+    the stored array's text to send and to parse; `search.signature_rows.packed_vectors`
+    reads it)."""
+    from pgvector.sqlalchemy import Vector as PgVector
+
+    return func.vector_send(sql_cast(column, PgVector()))
 
 
 def encode(conn: Connection, vector: Sequence[float]) -> object:

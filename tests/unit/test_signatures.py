@@ -203,19 +203,25 @@ def test_what_is_held_is_read_a_bounded_number_of_rows_at_a_time(monkeypatch):
             assert np.array_equal(vector, stored[seq])
 
 
+def _bounded(seed: int):  # type: ignore[no-untyped-def]
+    """An empty vectors' table, a random source, a query, and held rows bound to 250
+    vectors in all."""
+    from runtime_svc.search.signatures import Signatures
+
+    engine, _ = _vectors_table()
+    rng = np.random.default_rng(seed)
+    return engine, rng, rng.standard_normal(64).tolist(), Signatures(max_vectors=250)
+
+
 def test_a_tenant_too_large_to_hold_lets_no_other_tenants_vectors_go_whatever_the_reads(
     monkeypatch,
 ):
     """Read a few rows at a time, a tenant whose vectors do not fit beside the others in
     the end takes no room from them on the way (its own are not held)."""
     from runtime_svc.search import signatures
-    from runtime_svc.search.signatures import Signatures
 
     monkeypatch.setattr(signatures, "READ_ROWS", 7)
-    engine, _ = _vectors_table()
-    rng = np.random.default_rng(23)
-    query = rng.standard_normal(64).tolist()
-    held = Signatures(max_vectors=250)
+    engine, rng, query, held = _bounded(23)
     with engine.begin() as conn:
         _insert(conn, _vector_rows("a", 100, rng, first_pk=1))
         _insert(conn, _vector_rows("b", 100, rng, first_pk=1000))
@@ -230,13 +236,9 @@ def test_a_tenant_too_large_to_hold_lets_no_other_tenants_vectors_go_whatever_th
 def test_warming_holds_the_largest_tenants_vectors_and_the_next_ones_signatures_only():
     """Warmed largest first, a tenant whose vectors do not fit beside the larger ones' holds
     its signatures only; it does not make the largest one's vectors go."""
-    from runtime_svc.search.signatures import Signatures
     from runtime_svc.storage.repositories import TenantEntries
 
-    engine, _ = _vectors_table()
-    rng = np.random.default_rng(29)
-    query = rng.standard_normal(64).tolist()
-    held = Signatures(max_vectors=250)
+    engine, rng, query, held = _bounded(29)
     with engine.begin() as conn:
         _insert(conn, _vector_rows("a", 200, rng, first_pk=1))
         _insert(conn, _vector_rows("b", 100, rng, first_pk=1000))
