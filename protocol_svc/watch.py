@@ -2,7 +2,9 @@
 
 A pump reads the runtime's event stream into a queue of `queue_size` events; the watcher's
 stream drains it. When the watcher falls behind by a full queue it is cut off with
-RESOURCE_EXHAUSTED / SUBSCRIBER_TOO_SLOW and can resume from the last sequence it saw.
+RESOURCE_EXHAUSTED / SUBSCRIBER_TOO_SLOW after the events already queued, and can resume
+from the last sequence it saw (each cut delivers at least a queue's worth, so a watcher that
+resumes always makes progress).
 If the runtime connection drops, the pump reconnects from the last sequence it queued,
 so the watcher sees no gap and no duplicate.
 """
@@ -40,7 +42,8 @@ async def watch(
 ) -> AsyncIterator[events_pb2.Event]:
     """`credential_expires` (epoch seconds): the stream ends then with UNAUTHENTICATED /
     TOKEN_EXPIRED, events queued or not; the watcher resumes with a fresh credential."""
-    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=queue_size)
+    # One place more than the events: the last one is kept for what ends the stream.
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=queue_size + 1)
     pump = asyncio.create_task(_pump(request, upstream, queue, reconnect_for))
     ACTIVE.add(queue)
     try:
@@ -87,11 +90,10 @@ async def _pump(
             resume = events_pb2.WatchEventsRequest(after_sequence=position, kinds=request.kinds)
             try:
                 async for event in upstream(resume, connected):
-                    try:
-                        queue.put_nowait(event)
-                    except asyncio.QueueFull:
+                    if queue.qsize() >= queue.maxsize - 1:
                         _fail(queue, AgentmemError(Reason.SUBSCRIBER_TOO_SLOW))
                         return
+                    queue.put_nowait(event)
                     position = event.sequence
                 _fail(queue, _DONE)
                 return
@@ -110,7 +112,6 @@ async def _pump(
 
 
 def _fail(queue: asyncio.Queue[Any], item: Any) -> None:
-    """Replaces what is queued by `item`: the watcher is cut off at the next read."""
-    while not queue.empty():
-        queue.get_nowait()
+    """Queues `item` in the place kept for it: the watcher gets the events queued before
+    it, then the stream ends."""
     queue.put_nowait(item)
