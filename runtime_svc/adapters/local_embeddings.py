@@ -2,9 +2,10 @@
 `embeddings` extra). The model is a name (fetched once into the Hugging Face cache) or a
 local directory; with HF_HUB_OFFLINE=1 nothing is fetched. Loaded once per process and
 model: loading takes seconds, and runtimes in one process share it. Texts (a search's
-query, the indexer's batches) are embedded through ONNX Runtime on one thread when the same
-weights exported there give the same vectors (`adapters.onnx_query`): a query about twice
-as fast, a batch sorted by length into groups padded to their own length; otherwise
+query, the indexer's batches) are embedded through ONNX Runtime when the same weights
+exported there give the same vectors (`adapters.onnx_query`): a query on one thread, about
+twice as fast; a batch on every core, sorted by length into groups padded to their own
+length; otherwise
 through sentence-transformers on torch."""
 
 from __future__ import annotations

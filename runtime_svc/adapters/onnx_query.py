@@ -13,8 +13,11 @@ own pipeline on torch is used.
 
 A batch is tokenized once, its distinct texts sorted by length and run in groups of
 `BATCH`, so that each group is padded to about its own texts' length (texts of one length
-in one forward pass; padding is most of the work of unsorted groups of short texts), on
-the same single thread: the other core stays with the database and the write path.
+in one forward pass; padding is most of the work of unsorted groups of short texts). Batches
+run in a session of their own on every core of the machine: the background indexer runs
+them when the write path is quiet, or for its share of the time when it is not
+(`services.embedding_indexer`), and a batch on two cores embeds about 1.8 times as many
+texts a second as on one (docs/benchmarks.md, design measurements).
 """
 
 from __future__ import annotations
@@ -48,8 +51,11 @@ class QueryEncoder:
     """Embeds one text (a call) or several (`batch`); thread-safe (each call runs on its
     caller's thread)."""
 
-    def __init__(self, session: Any, tokenizer: Any, max_length: int) -> None:
+    def __init__(
+        self, session: Any, tokenizer: Any, max_length: int, batches: Any | None = None
+    ) -> None:
         self._session = session
+        self._batches = batches or session  # the session that runs `batch`
         self._tokenizer = tokenizer
         self._max_length = max_length
         self._inputs = [i.name for i in session.get_inputs()]
@@ -84,7 +90,7 @@ class QueryEncoder:
                 for n in names
             }
             mask = np.array([_padded([1] * len(ids[i]), width, 0) for i in group], np.float32)
-            hidden: np.ndarray = self._session.run(None, feed)[0]  # (texts, tokens, dim)
+            hidden: np.ndarray = self._batches.run(None, feed)[0]  # (texts, tokens, dim)
             means = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             norms = np.linalg.norm(means, axis=1, keepdims=True)
             means = means / np.where(norms == 0, 1, norms)
@@ -112,7 +118,9 @@ def load(model: Any) -> QueryEncoder | None:
         tokenizer = model.tokenizer
         max_length = int(model.max_seq_length)
         path = _exported(transformer, tokenizer, torch)
-        encoder = QueryEncoder(_session(path), tokenizer, max_length)
+        encoder = QueryEncoder(
+            _session(path, threads=1), tokenizer, max_length, _session(path, _cores())
+        )
         worst = _worst_cosine(model, encoder)
     except Exception:  # any failure leaves queries on torch, never stops start-up
         log.warning("the ONNX query encoder could not be made: queries use torch", exc_info=True)
@@ -199,11 +207,18 @@ def _cache_dir() -> Path:
     return Path(base) / "agentmem" / "onnx"
 
 
-def _session(model: Path | bytes) -> Any:
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _session(model: Path | bytes, threads: int) -> Any:
+    """A session on `threads` threads: one for a query (splitting one short text costs more
+    than it saves, and leaves the other core to the database), the cores for batches."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1  # one short text: one thread, the other core is the DB's
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
