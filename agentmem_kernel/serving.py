@@ -9,7 +9,6 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 import grpc
@@ -153,9 +152,7 @@ async def run_until_signal(served: Served, name: str, port_file: str | None = No
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     if port_file:
-        tmp = Path(port_file + ".tmp")
-        tmp.write_text(str(served.port))
-        tmp.replace(port_file)
+        listening.announce(port_file, served.port)
     log.info("serving", extra={"service": name, "port": served.port})
     await stop.wait()
     log.info("draining", extra={"service": name, "grace_s": served.grace})

@@ -151,10 +151,8 @@ async def _websocket(
 
     def ready(bound: int) -> None:
         log.info("listening", extra={"port": bound})
-        if port_file:  # written whole, then renamed: a reader never sees it half written
-            partial = Path(f"{port_file}.partial")
-            partial.write_text(str(bound))
-            partial.replace(port_file)
+        if port_file:
+            listen.announce(port_file, bound)
 
     serving = asyncio.create_task(Listener(gateway, limits).serve(sock, ready))
     loop = asyncio.get_running_loop()

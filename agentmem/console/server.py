@@ -57,7 +57,7 @@ def run(
             bound = server.servers[0].sockets[0].getsockname()[1]
             scheme = "https" if tls else "http"
             if port_file:
-                Path(port_file).write_text(str(bound))
+                listening.announce(port_file, bound)
             print(f"agentmem console on {scheme}://{host}:{bound}/", flush=True)
         await task
 

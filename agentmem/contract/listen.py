@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import socket
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 from agentmem.contract.errors import CATALOG, Reason
@@ -98,3 +99,12 @@ def refuse(error: AddressInUse) -> NoReturn:
     """Ends the process with the one `ADDRESS_IN_USE` line and `EXIT_ADDRESS_IN_USE`."""
     print(error.line(), file=sys.stderr, flush=True)
     raise SystemExit(EXIT_ADDRESS_IN_USE)
+
+
+def announce(port_file: str | Path, port: int) -> None:
+    """Writes the bound port to `port_file` whole, then renames it into place: whoever waits
+    for the file (a supervisor, a test) never reads it empty or half written."""
+    path = Path(port_file)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(str(port))
+    partial.replace(path)
