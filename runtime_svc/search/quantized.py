@@ -46,13 +46,19 @@ def quantize(vectors: Array) -> tuple[Array, Array]:
     return codes, factor.astype(np.float32)
 
 
+def is_exact(rows: int, codes: Array | None) -> bool:
+    """Whether `similarities` of `rows` held vectors are exact (else by their int8 codes, in
+    an order close to the exact one but not the same)."""
+    return codes is None or rows <= EXACT_MAX or _simsimd() is None
+
+
 def similarities(codes: Array | None, factor: Array | None, vectors: Array, query: Vector) -> Array:
     """Every held vector's (approximate, with codes) cosine similarity to the query."""
 
     q = np.asarray(query, np.float32)
     norm = float(np.linalg.norm(q)) or 1.0
     simd = _simsimd()
-    if codes is None or factor is None or simd is None or len(vectors) <= EXACT_MAX:
+    if is_exact(len(vectors), codes) or factor is None or simd is None:
         out: Array = np.einsum("ij,j->i", vectors, q) / np.float32(norm)
         norms = np.linalg.norm(vectors, axis=1)
         return out / np.where(norms > 0, norms, np.float32(1))

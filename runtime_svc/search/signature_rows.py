@@ -52,6 +52,9 @@ class HeldRows:
     codes: Array | None = None
     factor: Array | None = None
     version: int = 0  # changes whenever anything held does (a proposal is for one version)
+    # Room taken for vectors still being read (`Signatures._append`, under `lock`): counted
+    # against the bound with those held, so that no other tenant's reading counts on it.
+    reserved: int = 0
     _codes: Array | None = None  # the buffers `codes` and `factor` are views of
     _factor: Array | None = None
     # `keys` sorted (stably: of equal keys, the later row last) and the row of each, made
@@ -68,6 +71,10 @@ class HeldRows:
 
     def held_vectors(self) -> int:
         return len(self) if self.holds_vectors else 0
+
+    def room(self) -> int:
+        """The vectors held and those room is taken for."""
+        return self.held_vectors() + self.reserved if self.holds_vectors else 0
 
     def append(
         self, seqs: Array, words: Array, vectors: Array | None, keys: Array, ok: Array
@@ -136,8 +143,9 @@ class HeldRows:
         self.ok, self.stamp = ok, stamp
 
     def drop_vectors(self) -> None:
+        """Under `lock`: the vectors go, their signatures stay."""
         self.version += 1
-        self.holds_vectors, self.vectors, self.buffer = False, None, None
+        self.holds_vectors, self.vectors, self.buffer, self.reserved = False, None, None, 0
         self.codes = self.factor = self._codes = self._factor = None
 
     def keep(self, keep: Array) -> None:

@@ -104,6 +104,9 @@ class Nearest:
     # Every vector of the tenant and model held was proposed (no fewer than asked for):
     # the candidates are the whole tenant, so none can have taken an eligible one's place.
     complete: bool = False
+    # The candidates are the `n` nearest by exact similarity (not by int8 codes): none left
+    # out is nearer than any of them.
+    exact: bool = True
 
 
 def _key(query: Vector) -> bytes:
@@ -154,19 +157,30 @@ class Signatures:
             return held
 
     def _vectors_fit(self, held: HeldRows, more: int) -> bool:
-        """Whether `more` vectors of `held` fit beside every tenant's held vectors; if they
-        do not, the least recently used tenants' vectors go first (their signatures stay)."""
+        """Whether `more` vectors of `held` (under its lock) fit beside every tenant's held
+        vectors and the room taken for those being read; if they do, the room for them is
+        taken (`HeldRows.reserved`). To make room the least recently used tenants' vectors go
+        first (their signatures stay); a tenant being read or searched right now is passed
+        over (its lock is not waited for: two tenants' readers would each wait on the other)."""
         with self._lock:
             if held.held_vectors() + more > self._max_vectors:
                 return False  # never, even alone
             others = [h for h in self._held.values() if h is not held and h.holds_vectors]
-            total = held.held_vectors() + more + sum(h.held_vectors() for h in others)
+            total = held.held_vectors() + more + sum(h.room() for h in others)
             for h in others:
                 if total <= self._max_vectors:
                     break
-                total -= h.held_vectors()
-                h.drop_vectors()
-            return total <= self._max_vectors
+                if not h.lock.acquire(blocking=False):
+                    continue
+                try:
+                    total -= h.room()
+                    h.drop_vectors()
+                finally:
+                    h.lock.release()
+            if total > self._max_vectors:
+                return False
+            held.reserved = more
+            return True
 
     def warm(
         self,
@@ -215,15 +229,24 @@ class Signatures:
         """The vectors stored since (under `held.lock`), with their entries' flags, read
         `READ_ROWS` at a time (a tenant of 1M is not read into one list of rows)."""
 
-        dialect = conn.dialect.name
         params = {"tenant_id": tenant_id, "model_id": model_id}
         if held.holds_vectors:
-            # Room for all of them is made (or refused) once, before the first chunk: made
-            # chunk by chunk, it would let other tenants' vectors go for a tenant that does
-            # not fit in the end.
+            # Room for all of them is made (or refused) and taken once, before the first
+            # chunk: made chunk by chunk, it would let other tenants' vectors go for a tenant
+            # that does not fit in the end, or let two tenants read at once count on the
+            # same room.
             coming = conn.execute(_COUNT_NEWER, params | {"after": held.after}).scalar() or 0
             if not self._vectors_fit(held, coming):
                 held.drop_vectors()
+        try:
+            self._read_newer(conn, held, tenant_id, model_id)
+        finally:
+            held.reserved = 0
+
+    def _read_newer(self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str) -> None:
+        """`_append`'s reads, chunk by chunk; the room taken for each is released as it is held."""
+        dialect = conn.dialect.name
+        params = {"tenant_id": tenant_id, "model_id": model_id}
         while True:
             stmt = _newer_vectors(dialect) if held.holds_vectors else _NEWER
             rows = conn.execute(stmt, params | {"after": held.after, "rows": READ_ROWS}).all()
@@ -241,6 +264,7 @@ class Signatures:
                 ok = vector_mask.flags_of(conn, tenant_id, keys)
             seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             held.append(seqs, packed([r[1] for r in rows]), vectors, keys, ok)
+            held.reserved = max(0, held.reserved - len(rows))  # now held
             if len(rows) < READ_ROWS:
                 return
 
@@ -264,6 +288,7 @@ class Signatures:
             self._update(conn, held, tenant_id, model_id, last)
         with held.lock:
             seqs, vectors, version = held.seqs, held.vectors, held.version
+            exact = vectors is None or quantized.is_exact(len(vectors), held.codes)
             chosen = None
             if seqs is not None and len(seqs):
                 with self._lock:
@@ -281,7 +306,7 @@ class Signatures:
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last, complete)
+        return Nearest(seqs, vectors, last, complete, exact)
 
     def propose(self, tenant_id: str, model_id: str, query: Vector, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being

@@ -164,9 +164,10 @@ class VectorSearch:
         fewer than `limit` remain, they may have taken eligible ones' places). Grouped by
         source, a first pass whose candidates all fell to fewer than `limit` sources (a long
         conversation has a passage per message) is run again with eight times as many,
-        until every held vector is a candidate or some are past the similarity floor. None
-        on PostgreSQL when the tenant's vectors are not held (another tenant's took their
-        room): the search then runs as if nothing were held."""
+        until every held vector is a candidate or some are past the similarity floor (when
+        they are the exact nearest, not the nearest by int8 codes). None on PostgreSQL when
+        the tenant's vectors are not held (another tenant's took their room): the search
+        then runs as if nothing were held."""
         if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
             return None  # no pass by signatures on PostgreSQL: its index, or exact, instead
         n = plan.coarse
@@ -183,7 +184,8 @@ class VectorSearch:
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int, n: int
     ) -> tuple[list[Hit], int, bool] | None:
         """`_coarse` with `n` candidates; and whether more would find nothing more: they were
-        every eligible held vector, or some of them are already past the similarity floor."""
+        every eligible held vector, or some of them (the exact nearest) are already past the
+        similarity floor."""
         near = self._signatures.nearest(
             self.conn, self.tenant_id, plan.model_id, query, n, self._last.get(plan.model_id)
         )
@@ -191,7 +193,9 @@ class VectorSearch:
             return [], 0, True
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
-            exhausted = near.complete or got.within < len(near.seqs)
+            # Some candidates past the floor: those left out are farther still, when the
+            # candidates are the exact nearest (by int8 codes, one left out may be nearer).
+            exhausted = near.complete or (near.exact and got.within < len(near.seqs))
             return got.taken_hits, 0 if near.complete else got.refused, exhausted
         if not self._sqlite:
             return None

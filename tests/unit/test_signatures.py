@@ -73,7 +73,7 @@ def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 
     return out
 
 
-def _vectors_table():  # type: ignore[no-untyped-def]
+def _vectors_table(url: str = "sqlite://"):  # type: ignore[no-untyped-def]
     """The vectors' table, with the index's entry rows and the tenants' stamps the held
     rows' flags follow (`search.vector_mask`)."""
     from sqlalchemy import create_engine
@@ -81,7 +81,7 @@ def _vectors_table():  # type: ignore[no-untyped-def]
     from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, TenantState
 
     table = MemoryVectorRow.__table__
-    engine = create_engine("sqlite://")
+    engine = create_engine(url)
     for t in (table, SearchPosting.__table__, TenantState.__table__):
         t.create(engine)
 
@@ -248,3 +248,44 @@ def test_warming_holds_the_largest_tenants_vectors_and_the_next_ones_signatures_
         assert held.nearest(conn, "a", "m", query, 20).vectors is not None
         b = held.nearest(conn, "b", "m", query, 20)
         assert b.vectors is None and len(b.seqs) == 20
+
+
+def test_two_tenants_caught_up_at_once_hold_no_more_vectors_than_the_bound(monkeypatch, tmp_path):
+    """The room a tenant's coming vectors need is taken when it is found, not as they are
+    read: a second tenant read meanwhile does not count on it."""
+    import threading
+
+    from runtime_svc.search import signatures
+    from runtime_svc.search.signature_rows import HeldRows
+
+    monkeypatch.setattr(signatures, "READ_ROWS", 50)
+    engine, _ = _vectors_table(f"sqlite:///{tmp_path / 'vectors.db'}")
+    rng = np.random.default_rng(31)
+    held = signatures.Signatures(max_vectors=250)
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("a", 200, rng, first_pk=1))
+        _insert(conn, _vector_rows("b", 200, rng, first_pk=1000))
+    a = held._entry("a", "m")
+    a_read_some, b_read = threading.Event(), threading.Event()
+    append = HeldRows.append
+
+    def pausing(self, *rows):  # type: ignore[no-untyped-def]
+        append(self, *rows)
+        if self is a and not a_read_some.is_set():  # a's first read: b's catch-up now
+            a_read_some.set()
+            assert b_read.wait(30)
+
+    monkeypatch.setattr(HeldRows, "append", pausing)
+
+    def catch_up(tenant: str) -> None:
+        with engine.begin() as conn:
+            held.refresh(conn, tenant, "m")
+
+    reading_a = threading.Thread(target=catch_up, args=("a",))
+    reading_a.start()
+    assert a_read_some.wait(30)
+    catch_up("b")
+    b_read.set()
+    reading_a.join(30)
+    in_all = sum(len(h.vectors) for h in held._held.values() if h.vectors is not None)
+    assert 0 < in_all <= 250
