@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 from opentelemetry.sdk.trace import TracerProvider
@@ -116,7 +117,7 @@ async def start(
     )
     served = await _serve(settings, parts.servicer, guard, listen, tracer_provider)
     runtime = RuntimeServed(**vars(served), servicer=parts.servicer, mirrors=mirrors)
-    compactor = _start_background(parts, pool, mirrors, db)
+    compactor = _start_background(parts, pool, mirrors, db, semantic)
 
     async def close() -> None:
         compactor.cancel()
@@ -223,11 +224,21 @@ async def _serve(
 
 
 def _start_background(
-    parts: Assembled, pool: ThreadPoolExecutor, mirrors: Mirrors, db: Database
+    parts: Assembled,
+    pool: ThreadPoolExecutor,
+    mirrors: Mirrors,
+    db: Database,
+    semantic: Semantic | None,
 ) -> asyncio.Task[None]:
     """Compaction, and erasures a crash left pending (finished first); the compactor's task
     is returned for `close` to cancel."""
-    compactor = asyncio.create_task(_compact_forever(parts.feed, pool, mirrors, db))
+    sweeps: list[Callable[[], None]] = [
+        partial(mirrors.sweep, db.reader.connect),
+        parts.finisher.forget_erased_elsewhere,
+    ]
+    if semantic is not None:
+        sweeps.append(partial(semantic.sweep, db.reader.connect))
+    compactor = asyncio.create_task(_compact_forever(parts.feed, pool, sweeps))
     parts.finisher.start()
     metrics.GAUGES.add(
         "agentmem_erasures_pending",
@@ -239,18 +250,21 @@ def _start_background(
 
 
 async def _compact_forever(
-    feed: EventFeed, pool: ThreadPoolExecutor, mirrors: Mirrors, db: Database
+    feed: EventFeed, pool: ThreadPoolExecutor, sweeps: list[Callable[[], None]]
 ) -> None:
-    """Every minute: expired events compacted away, and the postings held brought up to
-    date (words another runtime's erasure removed leave this one's memory too)."""
+    """Every minute: expired events compacted away, and what this process holds in memory
+    brought up to date with what other processes wrote (`sweeps`: the postings and vectors
+    held, whose removed words and vectors leave this one's memory too, and the caches of
+    what memories' texts hold, emptied after an erasure made elsewhere)."""
     loop = asyncio.get_running_loop()
     while True:
         try:
             await loop.run_in_executor(pool, feed.compact_expired)
         except Exception:
             log.exception("event compaction failed; will retry")
-        try:
-            await loop.run_in_executor(pool, mirrors.sweep, db.reader.connect)
-        except Exception:
-            log.exception("bringing held postings up to date failed; will retry")
+        for sweep in sweeps:
+            try:
+                await loop.run_in_executor(pool, sweep)
+            except Exception:
+                log.exception("bringing what is held in memory up to date failed; will retry")
         await asyncio.sleep(COMPACTION_INTERVAL_S)

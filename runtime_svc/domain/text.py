@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from runtime_svc.domain import digest_cache
+
 _WORD = re.compile(r"[^\W_]+")
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 _STEMMER = Stemmer.Stemmer("porter")
@@ -56,6 +58,11 @@ def token_stems(token: str) -> tuple[str, ...]:
     """The stems of a whitespace-separated token's words (snippets look them up token by
     token; tokens repeat across memories, so this is cached as `stem` is)."""
     return tuple(stem(w) for w in words(token))
+
+
+# Both are keyed by words of memories' texts: an erasure empties them.
+digest_cache.register(stem.cache_clear)
+digest_cache.register(token_stems.cache_clear)
 
 
 @dataclass(frozen=True)

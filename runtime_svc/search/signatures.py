@@ -209,6 +209,16 @@ class Signatures:
             vectors_in_all += held.held_vectors()
         return held_in_all
 
+    def sweep(self, connect: Callable[[], Any]) -> None:
+        """Brings every tenant and model held up to date (each in a read transaction of its
+        own), so that the vectors of sources revoked or erased since leave this process's
+        memory even when the tenant is not searched here again."""
+        with self._lock:
+            held = list(self._held)
+        for tenant_id, model_id in held:
+            with connect() as conn, conn.begin():
+                self.refresh(conn, tenant_id, model_id)
+
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:
         """Brings what is held of the tenant and model up to the caller's transaction (done
         ahead, while the query is being embedded); returns the largest seq it sees."""

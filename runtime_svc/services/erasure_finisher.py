@@ -9,6 +9,11 @@ whatever is left pending — PostgreSQL's VACUUM, a checkpoint a reader kept bus
 by a background thread, retried with back-off up to `MAX_RETRY_S` until it succeeds, and
 again at start-up for erasures a crash left pending. A scrub covers the erasures that were
 pending when it started: those are the ones it marks scrubbed.
+
+The process's memory is scrubbed too: what its caches worked out from memories' texts is
+keyed by the texts' digests and words (`domain.digest_cache`), and no hash of erased content
+is kept. The process that erases empties them at once; every other one when it next looks
+at the erasures recorded (`forget_erased_elsewhere`, every minute).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import logging
 import threading
 from collections import defaultdict
 
+from runtime_svc.domain import digest_cache
 from runtime_svc.domain.audit import Action
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.erasure import physical_erasure
@@ -40,6 +46,7 @@ class ErasureFinisher:
         self._wake = threading.Event()
         self._stopping = False
         self._waiting = False  # the last attempt found a reader in the way
+        self._erasures_seen = -1  # erasures recorded when the caches were last emptied
         self._thread = threading.Thread(target=self._loop, name="erasure-finisher", daemon=True)
 
     def start(self) -> None:
@@ -60,7 +67,9 @@ class ErasureFinisher:
 
     def after_erasure(self) -> None:
         """An erasure committed (on the writer's thread): SQLite is scrubbed now if no
-        reader stands in the way; anything left goes to the background thread."""
+        reader stands in the way; anything left goes to the background thread. The
+        process's caches of what memories' texts hold are emptied first."""
+        digest_cache.forget_all()
         done = False
         if self._uow.backend == "sqlite" and self._round.acquire(blocking=False):
             try:
@@ -69,6 +78,15 @@ class ErasureFinisher:
                 self._round.release()
         if not done:
             self._wake.set()
+
+    def forget_erased_elsewhere(self) -> None:
+        """Empties the process's caches of what memories' texts hold when an erasure was
+        recorded since the last look (by another runtime: this one's empty them at once)."""
+        with self._uow.read("") as tx:
+            seen = erasures.recorded(tx.conn)
+        if seen != self._erasures_seen:
+            digest_cache.forget_all()
+            self._erasures_seen = seen
 
     def _loop(self) -> None:
         delay = FIRST_RETRY_S
@@ -106,6 +124,7 @@ class ErasureFinisher:
             self._waiting = True
             return False
         self._waiting = False
+        digest_cache.forget_all()  # again: a reader of an older snapshot may have refilled them
         by_tenant: dict[str, list[str]] = defaultdict(list)
         for p in found:
             by_tenant[p.tenant_id].append(p.source_id)

@@ -142,6 +142,10 @@ class Semantic:
             tenants = [t for t in tenants if t.entries <= self._s.held_max_vectors]
         return self._signatures.warm(connect, tenants, self.model_id, self._s.exact_max)
 
+    def sweep(self, connect: Callable[[], Any]) -> None:
+        """The held signatures and vectors brought up to date (`Signatures.sweep`)."""
+        self._signatures.sweep(connect)
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 

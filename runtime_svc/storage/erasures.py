@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Connection, Table, insert, select, update
+from sqlalchemy import Connection, Table, func, insert, select, update
 
 from runtime_svc.storage.models import PhysicalErasureRow
 from runtime_svc.storage.repositories import _Repository
@@ -71,3 +71,9 @@ def pending(conn: Connection) -> list[PendingErasure]:
         .limit(MAX_PENDING)
     )
     return [PendingErasure(r.tenant_id, r.source_id) for r in rows]
+
+
+def recorded(conn: Connection) -> int:
+    """How many erasures are recorded (every tenant): a process sees by it that one was made
+    elsewhere since it last looked."""
+    return conn.execute(select(func.count()).select_from(erasures)).scalar_one()

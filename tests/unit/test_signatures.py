@@ -289,3 +289,32 @@ def test_two_tenants_caught_up_at_once_hold_no_more_vectors_than_the_bound(monke
     reading_a.join(30)
     in_all = sum(len(h.vectors) for h in held._held.values() if h.vectors is not None)
     assert 0 < in_all <= 250
+
+
+def test_a_sweep_brings_every_tenant_held_up_to_date_without_a_search():
+    """The vectors of a source revoked or erased since leave the held rows (and those stored
+    since join them) when the runtime's minute sweep runs, whether or not the tenant is
+    searched again."""
+    from sqlalchemy import delete
+
+    from runtime_svc.domain.entry_keys import with_passage
+    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.storage.models import SearchPosting, TenantState
+
+    engine, table = _vectors_table()
+    rng = np.random.default_rng(37)
+    held = Signatures()
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("t", 50, rng, first_pk=1))
+        held.refresh(conn, "t", "m")
+        gone = [r.seq for r in conn.execute(table.select().where(table.c.source_pk <= 10))]
+        conn.execute(delete(table).where(table.c.source_pk <= 10))
+        postings = SearchPosting.__table__
+        erased = [with_passage(pk, 0) for pk in range(1, 11)]
+        conn.execute(delete(postings).where(postings.c.pk.in_(erased)))
+        conn.execute(TenantState.__table__.insert().values(tenant_id="t", index_stamp=1))
+        _insert(conn, _vector_rows("t", 5, rng, first_pk=100))
+    held.sweep(engine.connect)
+    rows = held._held[("t", "m")]
+    assert rows.seqs is not None and len(rows) == 45
+    assert not set(gone) & set(rows.seqs.tolist())
