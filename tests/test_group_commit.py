@@ -26,7 +26,7 @@ from runtime_svc.storage import migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from tests.harness import database_url
+from tests.harness import database_url, wait_until
 from tests.service.wiring import wired
 
 CALLER = Caller("tenant-a", "alice", "user", frozenset())
@@ -333,4 +333,67 @@ def test_two_runtimes_store_one_tenants_vectors_one_after_the_other(tmp_path):
             vectors.store_turn(second, "tenant-a")  # its turn once the first committed
             second.rollback()
     finally:
+        db.dispose()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AGENTMEM_TEST_DATABASE_URL"), reason="SQLite has one writer at a time"
+)
+def test_a_purge_and_the_indexer_storing_vectors_never_deadlock(tmp_path):
+    """A group commit purges the sources of several tenants in one transaction, in the order
+    its writes came; the indexer stores several tenants' vectors. Each waits for the other's
+    turn on a tenant (the indexer one tenant at a time, in a transaction of its own), never
+    for a row the other holds while it holds one the other needs."""
+    from sqlalchemy import text
+
+    db = open_database(Storage(url=database_url(tmp_path / "s.db")))
+    migrate.upgrade(db.writer)
+    uow = UnitOfWork(db, vectors_queued=lambda: None)
+    inserts = wired(config.load(None, {}), uow).inserts
+
+    def insert(tenant: str, words: str) -> str:
+        caller = Caller(tenant, "alice", "user", frozenset())
+        cmd = InsertCommand(content=words)
+        return inserts.commit_insert(caller, cmd, inserts.prepare(caller, cmd)).source_id
+
+    # Queued in this order (texts of one length), the indexer takes tenant b's source first.
+    in_b = insert("tenant-b", "the ladder hangs in the garage")
+    in_a = insert("tenant-a", "the paint sits up on the shelf")
+    indexer = EmbeddingIndexer(db, uow, _FixedEmbedder(), system_clock, 64)
+    failed: list[BaseException] = []
+
+    def index() -> None:
+        try:
+            indexer.run_once()
+        except BaseException as e:
+            failed.append(e)
+
+    worker = threading.Thread(target=index)
+    try:
+        with db.writer.connect() as purge, db.reader.connect() as watch:
+            purge.begin()
+            vectors.purge(purge, "tenant-a", in_a)
+            worker.start()
+
+            def indexer_waits() -> bool:
+                waiting = watch.execute(
+                    text(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                        " AND wait_event_type = 'Lock'"
+                    )
+                ).scalar_one()
+                watch.rollback()
+                return bool(waiting)
+
+            wait_until(indexer_waits, 30, "the indexer waiting for the purge")
+            vectors.purge(purge, "tenant-b", in_b)  # a deadlock is detected here, if any
+            purge.commit()
+        worker.join(timeout=30)
+        assert not failed, failed
+        with db.reader.connect() as conn:
+            stored = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
+            queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
+        assert stored == [] and queued == []  # both purged, whichever stored first
+    finally:
+        worker.join(timeout=30)
         db.dispose()

@@ -150,9 +150,11 @@ class EmbeddingIndexer:
             by_tenant[item.tenant_id].append((item, embedded[at : at + n]))
             at += n
         now = self._clock()
-        with self._uow.derived_write() as conn:  # holds no tenant's writes back
-            for group in by_tenant.values():
-                vectors.store_many(conn, group, self._embedder.model_id, now)
+        # A transaction per tenant, holding no tenant's writes back: one holding a tenant's
+        # store turn while it waits for another's could wait on a purge waiting for it.
+        for tenant_id in sorted(by_tenant):
+            with self._uow.derived_write() as conn:
+                vectors.store_many(conn, by_tenant[tenant_id], self._embedder.model_id, now)
 
 
 def _longest(item: vectors.Queued) -> int:

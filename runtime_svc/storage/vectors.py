@@ -67,9 +67,12 @@ def find_by_source(conn: Connection, tenant_id: str, source_id: str) -> list[str
 
 def purge(conn: Connection, tenant_id: str, source_id: str) -> int:
     """Deletes the source's vectors and its place in the outbox; returns how many vectors.
-    The outbox row first: an indexer storing the source's vectors deletes it too
-    (`store_many`), so on PostgreSQL whichever comes second waits for the other to commit,
-    and the vectors' delete, a statement after, sees what the indexer stored."""
+    On PostgreSQL it takes the tenant's store turn first, as an indexer storing vectors does
+    (`store_many`): whichever comes second waits for the other to commit before it touches a
+    row, so a group commit purging several tenants' sources never holds a row the indexer
+    waits for while waiting for one the indexer holds; and the vectors' delete sees what the
+    indexer stored."""
+    store_turn(conn, tenant_id)
     conn.execute(
         delete(vector_outbox).where(
             vector_outbox.c.tenant_id == tenant_id, vector_outbox.c.source_id == source_id
