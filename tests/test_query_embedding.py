@@ -57,3 +57,15 @@ def test_an_encoder_that_differs_from_the_model_is_not_used(local_model, monkeyp
     model, _ = _load(local_model)
     monkeypatch.setattr(onnx_query, "MIN_COSINE", 1.5)  # no encoder can be that close
     assert onnx_query.load(model) is None
+
+
+def test_the_indexers_batches_use_the_cores_the_container_allows(monkeypatch):
+    """A CPU quota of one core (a container's cgroup limit) is one batch thread, whatever
+    cores the node has and the process's affinity allows."""
+    pytest.importorskip("onnxruntime")
+    from joblib.externals.loky.backend import context
+
+    from runtime_svc.adapters import onnx_query
+
+    monkeypatch.setattr(context, "_cpu_count_cgroup", lambda os_cpu_count: 1)
+    assert onnx_query._cores() == 1

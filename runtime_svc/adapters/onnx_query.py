@@ -208,8 +208,12 @@ def _cache_dir() -> Path:
 
 
 def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may use: its affinity, and its CPU quota in a container (a
+    pod limited to one CPU on a 16-core node runs its batches on one thread, not on sixteen
+    that the quota throttles)."""
+    import joblib
+
+    return int(joblib.cpu_count())
 
 
 def _session(model: Path | bytes, threads: int) -> Any:
