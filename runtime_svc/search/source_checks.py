@@ -153,10 +153,10 @@ def eligible_flag() -> Any:
 
 @lru_cache(maxsize=2)
 def _vectors_statement(dialect: str) -> Select[Any]:
-    """Those of the candidate vectors that still exist, each with its source's pk and
-    whether that source is eligible."""
+    """Those of the candidate vectors that still exist, each with its source's pk, whether
+    that source is eligible, and its revision."""
     return (
-        select(sources.c.pk, eligible_flag(), v.c.seq, v.c.passage)
+        select(sources.c.pk, eligible_flag(), v.c.seq, v.c.passage, sources.c.revision)
         .select_from(v.join(sources, sources.c.pk == v.c.source_pk))
         .where(*candidate_filter(dialect))
     )
@@ -193,15 +193,27 @@ class Vectors:
         pg = self._conn.dialect.name == "postgresql"
         params = self._params | {"seqs": refs if pg else json.dumps(refs)}
         found = driver_rows(self._conn, _vectors_statement, params)
-        wanted = list({r[0] for r in found if r[0] not in self._shown})
+        # Eligible sources only, and again where the row read before is of another revision
+        # (on PostgreSQL each statement reads its own snapshot: an append may be between).
+        wanted = list(
+            {
+                pk
+                for pk, ok, _, _, revision in found
+                if ok and (pk not in self._shown or self._shown[pk].revision != revision)
+            }
+        )
         if wanted:
             shown = {"pks": wanted, "tenant_id": self._params["tenant_id"]}
             for r in driver_rows(self._conn, _shown_statement, shown):
                 self._shown[r[0]] = source_row(r)
         out: dict[int, Checked] = {}
-        for pk, ok, seq, passage in found:
-            if pk not in self._shown:
-                continue  # gone between the two reads
-            verdict = Verdict.ELIGIBLE if ok else Verdict.KEPT
-            out[seq] = Checked(verdict, self._shown[pk], entry_keys.with_passage(pk, passage))
+        for pk, ok, seq, passage, revision in found:
+            key = entry_keys.with_passage(pk, passage)
+            if not ok:
+                out[seq] = Checked(Verdict.KEPT, None, key)
+                continue
+            row = self._shown.get(pk)
+            if row is None or row.revision != revision:
+                continue  # gone or changed again between the two reads: dropped
+            out[seq] = Checked(Verdict.ELIGIBLE, row, key)
         return out
