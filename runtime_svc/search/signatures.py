@@ -214,10 +214,16 @@ class Signatures:
         own), so that the vectors of sources revoked or erased since leave this process's
         memory even when the tenant is not searched here again."""
         with self._lock:
-            held = list(self._held)
-        for tenant_id, model_id in held:
+            keys = list(self._held)
+        for tenant_id, model_id in keys:
+            with self._lock:  # not made again if it went meanwhile, nor made more recent
+                held = self._held.get((tenant_id, model_id))
+            if held is None:
+                continue
+            params = {"tenant_id": tenant_id, "model_id": model_id}
             with connect() as conn, conn.begin():
-                self.refresh(conn, tenant_id, model_id)
+                last = conn.execute(_LAST, params).scalar() or 0
+                self._update(conn, held, tenant_id, model_id, last)
 
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:
         """Brings what is held of the tenant and model up to the caller's transaction (done
