@@ -19,7 +19,9 @@ def _held_anywhere(marker: int) -> bool:
     return any(marker in stems for cache in caches for stems in list(cache.values()))
 
 
-def test_an_erasure_empties_the_runtimes_caches_of_the_erased_text(local_model, make_stack):
+def test_an_erasure_empties_the_runtimes_caches_of_the_erased_text(
+    local_model, vector_backend, make_stack
+):
     client = make_stack(**hybrid_settings()).client()
     erased = insert(client, MEMORY).source_id
     insert(client, "I keep a red bicycle in the garage")
