@@ -80,5 +80,5 @@ def local_model() -> str:
     from runtime_svc.adapters.local_embeddings import _load
 
     path = model_dir()
-    _load(path)
+    _load(path, True)  # as the default settings load it
     return path

@@ -451,14 +451,19 @@ def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
     monkeypatch.setattr(pg_hnsw, "scan_size", lambda limit: 2 * limit)
     room = {} if held else {"retrieval__held_max_vectors": 0}
     stack = make_stack(
-        **hybrid_settings(retrieval__exact_search_max=0, retrieval__candidates=2, **room)
+        **hybrid_settings(
+            retrieval__exact_search_max=0,
+            retrieval__candidates=2,
+            retrieval__index_precision="float32",  # the model's own order, below
+            **room,
+        )
     )
     client = stack.client()
     texts = (SAXOPHONE, PIANO, VIOLIN, DRUMS, UKULELE, ACCORDION, *OTHERS)
     ids = {insert(client, text).source_id: text for text in texts}
     wait_embedded(client)
     # The exact order by meaning, from the model itself.
-    model = LocalEmbedder(local_model, MODEL_ID)
+    model = LocalEmbedder(local_model, MODEL_ID, int8_batches=False)
     q = np.asarray(model.embed([INSTRUMENT_QUESTION])[0])
     vectors = dict(zip(ids, model.embed(list(ids.values())), strict=True))
     nearest = sorted(ids, key=lambda s: -float(np.dot(vectors[s], q)))

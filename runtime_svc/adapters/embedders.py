@@ -100,7 +100,9 @@ def open_embedder(r: Retrieval) -> Embedder | Unavailable:
     try:
         from runtime_svc.adapters.local_embeddings import LocalEmbedder
 
-        embedder = LocalEmbedder(copy.location, r.vector_model_id)
+        embedder = LocalEmbedder(
+            copy.location, r.vector_model_id, int8_batches=r.index_precision == "int8"
+        )
     except Exception as e:  # no copy here and none reachable, a broken download, ...
         log.warning(
             "searching by words only: the embedding model %s could not be loaded (%s); "

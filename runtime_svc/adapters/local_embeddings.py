@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 
 
 class LocalEmbedder:
-    def __init__(self, model: str, model_id: str) -> None:
+    def __init__(self, model: str, model_id: str, int8_batches: bool = True) -> None:
+        """`int8_batches`: batches (the indexer's) run the model's int8 copy
+        (`adapters.onnx_int8`; retrieval.index_precision)."""
         self.model_id = model_id
-        self._model, self._query = _load(model)
+        self._model, self._query = _load(model, int8_batches)
         self._dimension = int(_dimension_of(self._model))
         # torch runs one forward pass at a time well; callers from several threads (and
         # runtimes sharing the model in one process) queue.
@@ -84,7 +86,7 @@ def _default_threads() -> int:
 
 
 @functools.cache
-def _load(model: str) -> tuple[Any, QueryEncoder | None]:
+def _load(model: str, int8_batches: bool) -> tuple[Any, QueryEncoder | None]:
     # OpenMP threads that spin while waiting for work take the CPU from the database
     # threads beside them (and from other processes), many times over on 2 cores
     # (docs/benchmarks.md, design measurements). Passive waiting must be chosen before
@@ -97,7 +99,7 @@ def _load(model: str) -> tuple[Any, QueryEncoder | None]:
 
     loaded = SentenceTransformer(model, device="cpu")
     _default_threads()
-    return loaded, onnx_query.load(loaded)
+    return loaded, onnx_query.load(loaded, int8_batches)
 
 
 def _quiet_loading() -> None:

@@ -61,6 +61,10 @@ class QueryEncoder:
         self._inputs = [i.name for i in session.get_inputs()]
         self._pad = {"input_ids": int(getattr(tokenizer, "pad_token_id", None) or 0)}
 
+    def with_batches(self, batches: Any) -> QueryEncoder:
+        """The same encoder with its batches run by `batches` (a session)."""
+        return QueryEncoder(self._session, self._tokenizer, self._max_length, batches)
+
     def __call__(self, text: str) -> np.ndarray:
         encoded = self._tokenizer(
             [text], truncation=True, max_length=self._max_length, return_tensors="np"
@@ -104,9 +108,10 @@ def _padded(values: list[int], width: int, pad: int) -> list[int]:
     return [*values, *[pad] * (width - len(values))]
 
 
-def load(model: Any) -> QueryEncoder | None:
+def load(model: Any, int8_batches: bool = True) -> QueryEncoder | None:
     """An encoder that gives `model`'s (a SentenceTransformer) vectors for one text, or None
-    when it cannot be made or does not match (logged)."""
+    when it cannot be made or does not match (logged); `int8_batches`: its batches run the
+    model's int8 copy (`adapters.onnx_int8`) when that is close enough to the model."""
     try:
         import onnxruntime  # noqa: F401  (the `embeddings` extra)
         import torch
@@ -130,7 +135,28 @@ def load(model: Any) -> QueryEncoder | None:
             "the ONNX query encoder differs from the model (cosine %.6f): queries use torch", worst
         )
         return None
+    if int8_batches and isinstance(path, Path):  # not when the cache cannot be written
+        return _with_int8_batches(model, encoder, path)
     return encoder
+
+
+def _with_int8_batches(model: Any, encoder: QueryEncoder, exported: Path) -> QueryEncoder:
+    """The encoder with its batches on the model's int8 copy, if that can be made and is
+    close enough to the model; else the encoder as it is (logged)."""
+    from runtime_svc.adapters import onnx_int8
+
+    try:
+        int8 = encoder.with_batches(_session(onnx_int8.quantized(exported), _cores()))
+        worst = _worst_cosine(model, int8, batches_only=True)
+    except Exception:
+        log.warning("the int8 copy of the model could not be made: batches use float32")
+        return encoder
+    if worst < onnx_int8.MIN_COSINE:
+        log.warning(
+            "the int8 copy of the model differs from it (cosine %.4f): batches use float32", worst
+        )
+        return encoder
+    return int8
 
 
 def _transformer(model: Any) -> Any:
@@ -233,12 +259,13 @@ def _session(model: Path | bytes, threads: int) -> Any:
     )
 
 
-def _worst_cosine(model: Any, encoder: QueryEncoder) -> float:
+def _worst_cosine(model: Any, encoder: QueryEncoder, batches_only: bool = False) -> float:
     """The least cosine between the model's vectors of the probes and the encoder's, one at a
-    time and in one batch (padded to the longest)."""
+    time and in one batch (padded to the longest); `batches_only`: in one batch only."""
     expected = model.encode(
         list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
     )
-    one = np.stack([encoder(t) for t in PROBES])
-    batched = encoder.batch(list(PROBES))
-    return float(min((expected * got).sum(axis=1).min() for got in (one, batched)))
+    got = [encoder.batch(list(PROBES))]
+    if not batches_only:
+        got.append(np.stack([encoder(t) for t in PROBES]))
+    return float(min((expected * g).sum(axis=1).min() for g in got))
