@@ -213,7 +213,10 @@ class Vectors:
                 out[seq] = Checked(Verdict.KEPT, None, key)
                 continue
             row = self._shown.get(pk)
-            if row is None or row.revision != revision:
-                continue  # gone or changed again between the two reads: dropped
+            if row is None:
+                continue  # gone between the two reads: dropped
+            if row.revision != revision:  # changed again between them: offered again later
+                out[seq] = Checked(Verdict.KEPT, None, key)
+                continue
             out[seq] = Checked(Verdict.ELIGIBLE, row, key)
         return out

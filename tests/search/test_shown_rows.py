@@ -71,3 +71,24 @@ def test_a_row_shown_of_an_older_revision_is_read_again(database):
     assert by_pk[refused].verdict is Verdict.KEPT and by_pk[refused].row is None
     assert refused not in shown  # nothing of a refused source is read to be shown
     assert shown[eligible].revision == 2
+
+
+def test_a_source_changed_between_the_two_reads_is_kept_not_dropped(database):
+    """On PostgreSQL an append may commit between the vectors' read and the rows' read: the
+    vector is kept for a later search (refused now), never dropped as gone (a dropped vector
+    leaves the held rows for good)."""
+    import dataclasses
+
+    uow, tenant = _with_vectors(database)
+    eligible, _ = tenant.entries
+    now = int(time.time() * 1e6)
+
+    class AppendedBetween(dict):  # the row as read after the append: a revision later
+        def __setitem__(self, pk, row):  # type: ignore[no-untyped-def]
+            super().__setitem__(pk, dataclasses.replace(row, revision=row.revision + 1))
+
+    with uow.read(tenant.tenant_id) as tx:
+        seqs = [r.seq for r in tx.conn.execute(MemoryVectorRow.__table__.select())]
+        found = Vectors(tx.conn, tenant.tenant_id, MODEL, now, AppendedBetween()).check(seqs)
+    by_pk = {c.key and entry_keys.source_pk(c.key): c for c in found.values()}
+    assert by_pk[eligible].verdict is Verdict.KEPT
