@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 # Below this many held vectors the first pass is exact (float32): it costs no more.
 EXACT_MAX = 20_000
+# How far an int8 similarity may be from the exact one, with room to spare: at most 0.0028
+# measured over 4 million pairs of the local model's vectors (BEAM and bench sentences
+# against their questions) and of random vectors.
+ERROR_MARGIN = 0.01
 
 
 def _simsimd() -> Any:

@@ -79,8 +79,8 @@ class HeldRows:
     def append(
         self, seqs: Array, words: Array, vectors: Array | None, keys: Array, ok: Array
     ) -> None:
-        """Rows read since, under `lock`. Another tenant's reading may drop this one's
-        vectors meanwhile (`drop_vectors`, to make room): they are then not put back."""
+        """Rows read since, under `lock`. Another tenant's reading may let this one's vectors
+        go meanwhile (`let_go`, to make room): they are then not put back."""
 
         self.version += 1
         self.seqs = seqs if self.seqs is None else np.concatenate([self.seqs, seqs])
@@ -141,6 +141,17 @@ class HeldRows:
     def set_ok(self, ok: Array, stamp: int) -> None:
         self.version += 1
         self.ok, self.stamp = ok, stamp
+
+    def let_go(self) -> None:
+        """Another tenant needs the room while this one's `lock` is held (a search, a
+        catch-up): its vectors count as gone at once, and go when `settle` runs under the
+        lock (the holder's arrays are not pulled from under it)."""
+        self.holds_vectors, self.reserved = False, 0
+
+    def settle(self) -> None:
+        """Under `lock`: vectors let go of (`let_go`) go now."""
+        if not self.holds_vectors and self.vectors is not None:
+            self.drop_vectors()
 
     def drop_vectors(self) -> None:
         """Under `lock`: the vectors go, their signatures stay."""

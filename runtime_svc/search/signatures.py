@@ -104,9 +104,12 @@ class Nearest:
     # Every vector of the tenant and model held was proposed (no fewer than asked for):
     # the candidates are the whole tenant, so none can have taken an eligible one's place.
     complete: bool = False
-    # The candidates are the `n` nearest by exact similarity (not by int8 codes): none left
-    # out is nearer than any of them.
+    # The candidates are the `n` nearest by exact similarity (not by int8 codes, nor by
+    # signatures): none left out is nearer than any of them.
     exact: bool = True
+    # By int8 codes: the most any vector left out is similar to the query by them (within
+    # `quantized.ERROR_MARGIN` of its exact similarity).
+    left_out: float = np.inf
 
 
 def _key(query: Vector) -> bytes:
@@ -114,22 +117,26 @@ def _key(query: Vector) -> bytes:
     return np.asarray(query, np.float32).tobytes()
 
 
-def _choose(held: HeldView, query: Vector, n: int) -> Array:
+def _choose(held: HeldView, query: Vector, n: int) -> tuple[Array, float]:
     """The positions of the `n` held rows nearest to the query among those that may take a
     place (`held.ok`; every one of them when there are no more): by the int8 codes or the
-    vectors when held (`search.quantized`), else by the signatures' Hamming distance."""
+    vectors when held (`search.quantized`), else by the signatures' Hamming distance. And
+    the most any row left out may be similar to the query by the same measure (the least of
+    the chosen ones'; -inf when none was left out, +inf by the signatures: not known)."""
 
     if held.vectors is not None:
         sims = quantized.similarities(held.codes, held.factor, held.vectors, query)
-        return quantized.shortlist(sims, held.ok, n)
+        chosen = quantized.shortlist(sims, held.ok, n)
+        left_out = float(sims[chosen].min()) if len(chosen) == n else -np.inf
+        return chosen, left_out
     distance = _distances(held.words, signature(query))
     if held.ok is None:
-        return _nearest(distance, n) if len(distance) > n else np.arange(len(distance))
+        return (_nearest(distance, n) if len(distance) > n else np.arange(len(distance))), np.inf
     eligible = int(held.ok.sum())
     if eligible <= n:
-        return np.flatnonzero(held.ok)
+        return np.flatnonzero(held.ok), np.inf
     far = np.where(held.ok, distance, np.uint16(distance.max() + 1))
-    return _nearest(far, n)
+    return _nearest(far, n), np.inf
 
 
 class Signatures:
@@ -140,7 +147,9 @@ class Signatures:
         self._max_vectors = max_vectors
         # (tenant, model, query vector, n) -> (the held rows' version it was computed on,
         # the positions of the nearest among them)
-        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array]] = OrderedDict()
+        self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array, float]] = (
+            OrderedDict()
+        )
 
     def _entry(self, tenant_id: str, model_id: str) -> HeldRows:
         with self._lock:
@@ -160,8 +169,9 @@ class Signatures:
         """Whether `more` vectors of `held` (under its lock) fit beside every tenant's held
         vectors and the room taken for those being read; if they do, the room for them is
         taken (`HeldRows.reserved`). To make room the least recently used tenants' vectors go
-        first (their signatures stay); a tenant being read or searched right now is passed
-        over (its lock is not waited for: two tenants' readers would each wait on the other)."""
+        first (their signatures stay): at once, or, for a tenant being read or searched right
+        now, when its lock is next held (`HeldRows.let_go`; its lock is not waited for: two
+        tenants' readers would each wait on the other)."""
         with self._lock:
             if held.held_vectors() + more > self._max_vectors:
                 return False  # never, even alone
@@ -170,15 +180,14 @@ class Signatures:
             for h in others:
                 if total <= self._max_vectors:
                     break
-                if not h.lock.acquire(blocking=False):
-                    continue
-                try:
-                    total -= h.room()
-                    h.drop_vectors()
-                finally:
-                    h.lock.release()
-            if total > self._max_vectors:
-                return False
+                total -= h.room()
+                if h.lock.acquire(blocking=False):
+                    try:
+                        h.drop_vectors()
+                    finally:
+                        h.lock.release()
+                else:
+                    h.let_go()
             held.reserved = more
             return True
 
@@ -210,9 +219,11 @@ class Signatures:
         return held_in_all
 
     def sweep(self, connect: Callable[[], Any]) -> None:
-        """Brings every tenant and model held up to date (each in a read transaction of its
-        own), so that the vectors of sources revoked or erased since leave this process's
-        memory even when the tenant is not searched here again."""
+        """Brings what every tenant and model holds up to date with the rows' flags and the
+        vectors deleted since (each in a read transaction of its own), so that the vectors of
+        sources revoked or erased since leave this process's memory even when the tenant is
+        not searched here again. Vectors stored since are not read (at the tenant's next
+        search they are): an idle tenant does not grow, nor take others' room."""
         with self._lock:
             keys = list(self._held)
         for tenant_id, model_id in keys:
@@ -220,10 +231,9 @@ class Signatures:
                 held = self._held.get((tenant_id, model_id))
             if held is None:
                 continue
-            params = {"tenant_id": tenant_id, "model_id": model_id}
-            with connect() as conn, conn.begin():
-                last = conn.execute(_LAST, params).scalar() or 0
-                self._update(conn, held, tenant_id, model_id, last)
+            with connect() as conn, conn.begin(), held.lock:
+                held.settle()
+                vector_mask.catch_up(conn, held, tenant_id, model_id)
 
     def refresh(self, conn: Connection, tenant_id: str, model_id: str) -> int:
         """Brings what is held of the tenant and model up to the caller's transaction (done
@@ -237,6 +247,7 @@ class Signatures:
         self, conn: Connection, held: HeldRows, tenant_id: str, model_id: str, last: int
     ) -> None:
         with held.lock:
+            held.settle()
             if last > held.after:
                 self._append(conn, held, tenant_id, model_id)
             vector_mask.catch_up(conn, held, tenant_id, model_id)
@@ -304,15 +315,15 @@ class Signatures:
             self._update(conn, held, tenant_id, model_id, last)
         with held.lock:
             seqs, vectors, version = held.seqs, held.vectors, held.version
-            exact = vectors is None or quantized.is_exact(len(vectors), held.codes)
-            chosen = None
+            exact = vectors is not None and quantized.is_exact(len(vectors), held.codes)
+            chosen, left_out = None, np.inf
             if seqs is not None and len(seqs):
                 with self._lock:
                     proposed = self._proposals.pop((tenant_id, model_id, _key(query), n), None)
                 if proposed is not None and proposed[0] == version:  # nothing changed since
-                    chosen = proposed[1]
+                    chosen, left_out = proposed[1], proposed[2]
                 else:
-                    chosen = _choose(held.view(), query, n)
+                    chosen, left_out = _choose(held.view(), query, n)
         if seqs is None or chosen is None:
             return Nearest(np.zeros(0, np.int64), None, last, True)
         complete = len(chosen) < n  # every eligible vector held was proposed
@@ -322,7 +333,7 @@ class Signatures:
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last, complete, exact)
+        return Nearest(seqs, vectors, last, complete, exact, left_out)
 
     def propose(self, tenant_id: str, model_id: str, query: Vector, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being
@@ -336,9 +347,9 @@ class Signatures:
             if held.seqs is None or not len(held.seqs):
                 return
             version, view = held.version, held.view()
-        chosen = _choose(view, query, n)
+        chosen, left_out = _choose(view, query, n)
         with self._lock:
-            self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen)
+            self._proposals[(tenant_id, model_id, _key(query), n)] = (version, chosen, left_out)
             while len(self._proposals) > PROPOSALS:
                 self._proposals.popitem(last=False)
 

@@ -26,7 +26,7 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.passages import Decoded, Window
-from runtime_svc.search import pg_hnsw, stored_vectors, take, vector_sql
+from runtime_svc.search import pg_hnsw, quantized, stored_vectors, take, vector_sql
 from runtime_svc.search.hits import Hit, MatchRow, SourceRow, make_hit
 from runtime_svc.search.plan import Vector as Method
 from runtime_svc.search.plan import VectorPlan
@@ -165,7 +165,8 @@ class VectorSearch:
         source, a first pass whose candidates all fell to fewer than `limit` sources (a long
         conversation has a passage per message) is run again with eight times as many,
         until every held vector is a candidate or some are past the similarity floor (when
-        they are the exact nearest, not the nearest by int8 codes). None on PostgreSQL when
+        they are the exact nearest; when they are the nearest by int8 codes, until the
+        nearest left out is past it by more than the codes' error). None on PostgreSQL when
         the tenant's vectors are not held (another tenant's took their room): the search
         then runs as if nothing were held."""
         if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
@@ -184,8 +185,7 @@ class VectorSearch:
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int, n: int
     ) -> tuple[list[Hit], int, bool] | None:
         """`_coarse` with `n` candidates; and whether more would find nothing more: they were
-        every eligible held vector, or some of them (the exact nearest) are already past the
-        similarity floor."""
+        every eligible held vector, or the ones left out are past the similarity floor."""
         near = self._signatures.nearest(
             self.conn, self.tenant_id, plan.model_id, query, n, self._last.get(plan.model_id)
         )
@@ -194,8 +194,14 @@ class VectorSearch:
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
             # Some candidates past the floor: those left out are farther still, when the
-            # candidates are the exact nearest (by int8 codes, one left out may be nearer).
-            exhausted = near.complete or (near.exact and got.within < len(near.seqs))
+            # candidates are the exact nearest; by int8 codes, when the nearest left out is
+            # past the floor by more than the codes' error.
+            floored = (
+                got.within < len(near.seqs)
+                if near.exact
+                else near.left_out + quantized.ERROR_MARGIN < plan.min_similarity
+            )
+            exhausted = near.complete or floored
             return got.taken_hits, 0 if near.complete else got.refused, exhausted
         if not self._sqlite:
             return None

@@ -289,12 +289,13 @@ def test_two_tenants_caught_up_at_once_hold_no_more_vectors_than_the_bound(monke
     reading_a.join(30)
     in_all = sum(len(h.vectors) for h in held._held.values() if h.vectors is not None)
     assert 0 < in_all <= 250
+    assert held._held[("b", "m")].vectors is not None  # the one read last holds its own
 
 
 def test_a_sweep_brings_every_tenant_held_up_to_date_without_a_search():
-    """The vectors of a source revoked or erased since leave the held rows (and those stored
-    since join them) when the runtime's minute sweep runs, whether or not the tenant is
-    searched again."""
+    """The vectors of a source revoked or erased since leave the held rows when the runtime's
+    minute sweep runs, whether or not the tenant is searched again; those stored since wait
+    for its next search (an idle tenant does not grow)."""
     from sqlalchemy import delete
 
     from runtime_svc.domain.entry_keys import with_passage
@@ -316,5 +317,22 @@ def test_a_sweep_brings_every_tenant_held_up_to_date_without_a_search():
         _insert(conn, _vector_rows("t", 5, rng, first_pk=100))
     held.sweep(engine.connect)
     rows = held._held[("t", "m")]
-    assert rows.seqs is not None and len(rows) == 45
+    assert rows.seqs is not None and len(rows) == 40
     assert not set(gone) & set(rows.seqs.tolist())
+
+
+def test_a_tenant_busy_when_its_room_is_needed_lets_its_vectors_go_afterwards():
+    """A search holding the least recently used tenant's rows does not cost the tenant that
+    needs the room its vectors for good: the busy one lets them go when next brought up to
+    date, and the bound holds from then on."""
+    engine, rng, query, held = _bounded(41)
+    with engine.begin() as conn:
+        _insert(conn, _vector_rows("a", 200, rng, first_pk=1))
+        assert held.nearest(conn, "a", "m", query, 20).vectors is not None
+        _insert(conn, _vector_rows("b", 100, rng, first_pk=1000))
+        a = held._entry("a", "m")
+        with a.lock:  # a search of tenant a, under way
+            assert held.nearest(conn, "b", "m", query, 20).vectors is not None
+        assert held.nearest(conn, "a", "m", query, 20).vectors is None  # let go, at last
+        in_all = sum(len(h.vectors) for h in held._held.values() if h.vectors is not None)
+        assert in_all == 100
