@@ -33,3 +33,4 @@ def test_an_erasure_empties_the_runtimes_caches_of_the_erased_text(
     client.EraseSource(foreign_pb2.EraseSourceRequest(source_id=erased, expected_revision=1))
     assert not _held_anywhere(marker)
     assert text.stem.cache_info().currsize == 0
+    assert text._STEMMER.maxCacheSize == 0  # the stemmer keeps no words of its own

@@ -19,7 +19,8 @@ from runtime_svc.domain import digest_cache
 
 _WORD = re.compile(r"[^\W_]+")
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
-_STEMMER = Stemmer.Stemmer("porter")
+# No cache of its own (`stem` keeps one, which an erasure empties: `digest_cache.forget_all`).
+_STEMMER = Stemmer.Stemmer("porter", 0)
 
 # Function words and question words that carry no topic: dropped from queries.
 _STOP_WORDS = """

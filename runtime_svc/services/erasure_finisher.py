@@ -47,6 +47,7 @@ class ErasureFinisher:
         self._stopping = False
         self._waiting = False  # the last attempt found a reader in the way
         self._erasures_seen = -1  # erasures recorded when the caches were last emptied
+        self._forget_again = False  # at the next look too (a search of an older snapshot)
         self._thread = threading.Thread(target=self._loop, name="erasure-finisher", daemon=True)
 
     def start(self) -> None:
@@ -81,11 +82,14 @@ class ErasureFinisher:
 
     def forget_erased_elsewhere(self) -> None:
         """Empties the process's caches of what memories' texts hold when an erasure was
-        recorded since the last look (by another runtime: this one's empty them at once)."""
+        recorded since the last look (by another runtime: this one's empty them at once),
+        and again at the next look, in case a search of a snapshot older than the erasure
+        filled them meanwhile."""
         with self._uow.read("") as tx:
             seen = erasures.recorded(tx.conn)
-        if seen != self._erasures_seen:
+        if seen != self._erasures_seen or self._forget_again:
             digest_cache.forget_all()
+            self._forget_again = seen != self._erasures_seen
             self._erasures_seen = seen
 
     def _loop(self) -> None:
