@@ -356,9 +356,9 @@ def test_a_purge_and_the_indexer_storing_vectors_never_deadlock(tmp_path):
         cmd = InsertCommand(content=words)
         return inserts.commit_insert(caller, cmd, inserts.prepare(caller, cmd)).source_id
 
-    # Queued in this order (texts of one length), the indexer takes tenant b's source first.
-    in_b = insert("tenant-b", "the ladder hangs in the garage")
+    # Texts of one length: the indexer takes both in one chunk, tenant a's first.
     in_a = insert("tenant-a", "the paint sits up on the shelf")
+    in_b = insert("tenant-b", "the ladder hangs in the garage")
     indexer = EmbeddingIndexer(db, uow, _FixedEmbedder(), system_clock, 64)
     failed: list[BaseException] = []
 
@@ -372,7 +372,7 @@ def test_a_purge_and_the_indexer_storing_vectors_never_deadlock(tmp_path):
     try:
         with db.writer.connect() as purge, db.reader.connect() as watch:
             purge.begin()
-            vectors.purge(purge, "tenant-a", in_a)
+            vectors.purge(purge, "tenant-b", in_b)
             worker.start()
 
             def indexer_waits() -> bool:
@@ -385,8 +385,9 @@ def test_a_purge_and_the_indexer_storing_vectors_never_deadlock(tmp_path):
                 watch.rollback()
                 return bool(waiting)
 
+            # It stored tenant a's vectors, and waits for tenant b's turn.
             wait_until(indexer_waits, 30, "the indexer waiting for the purge")
-            vectors.purge(purge, "tenant-b", in_b)  # a deadlock is detected here, if any
+            vectors.purge(purge, "tenant-a", in_a)  # a deadlock is detected here, if any
             purge.commit()
         worker.join(timeout=30)
         assert not failed, failed

@@ -9,8 +9,10 @@ cores, and its vectors are within cosine 0.98 of the model's (0.99 on average): 
 vector moves by about what the model's own vectors of two paraphrases differ by, and the
 paraphrase sets' recall@5 is unchanged (docs/benchmarks.md, design measurements). Before it
 is used it must be that close on the probe texts (`MIN_COSINE`); otherwise the batches run
-the float32 model. The copy is made once, next to the exported model (cached by the same
-hash), written whole and renamed into place.
+the float32 model. Its activations are quantized per forward pass, so a text's vector
+depends a little on the texts embedded beside it (cosine 0.986 at least between two
+batchings of one text). The copy is made once, next to the exported model (cached by the
+same hash), written whole and renamed into place.
 """
 
 from __future__ import annotations

@@ -177,8 +177,8 @@ class UnitOfWork:
         """A write transaction of records derived off the write path (the indexer's vectors):
         it takes no tenant's row lock and touches no counters, so on PostgreSQL the writes
         of the tenant never wait for it (storing vectors includes their index's inserts).
-        It is ordered against a source's purge by the rows both delete (the source's place
-        in the outbox). SQLite: it takes the write turn like every write."""
+        It is ordered against a source's purge by the tenant's vector store turn both take
+        (`vectors.store_turn`). SQLite: it takes the write turn like every write."""
         with self._write_turn, self._connect() as conn, _undone_on_failure(conn):
             conn.begin()
             yield conn
