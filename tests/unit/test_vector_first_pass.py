@@ -39,6 +39,8 @@ def _exact_top(conn, table, query, k: int) -> list[int]:  # type: ignore[no-unty
 def _first_pass_top(held: Signatures, conn, query, k: int) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
     """The shortlist, and its top k ranked exactly."""
     near = held.nearest(conn, "t", "m", query, SHORTLIST)
+    if not len(near.seqs):  # every vector erased: nothing held, nothing proposed
+        return [], []
     assert near.vectors is not None
     q = np.asarray(query, np.float32)
     sims = near.vectors @ q / (np.linalg.norm(near.vectors, axis=1) * np.linalg.norm(q))
