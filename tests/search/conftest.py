@@ -5,14 +5,15 @@ a tenant's eligible entries computed from the domain's pure functions alone."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, insert
 from sqlalchemy.pool import StaticPool
 
 from runtime_svc.domain import entry_keys, lexical, passages
+from runtime_svc.domain.embeddings import signature
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import (
@@ -29,8 +30,9 @@ from runtime_svc.domain.text import Term
 from runtime_svc.search.hits import Hit
 from runtime_svc.storage import sqlite_vectors
 from runtime_svc.storage.db import Database, sqlite_engine
-from runtime_svc.storage.models import Base
+from runtime_svc.storage.models import Base, MemoryVectorRow
 from runtime_svc.storage.unit_of_work import UnitOfWork
+from runtime_svc.storage.vectors import encode
 
 MODEL = "test-model"
 
@@ -184,3 +186,24 @@ def vector_reference(
 
 def seen(hits: Sequence[Hit]) -> list[Expected]:
     return [Expected(h.source_id, h.score, h.key) for h in hits]
+
+
+def store_vectors(uow: UnitOfWork, tenant: Tenant, vectors: Mapping[int, Sequence[float]]) -> None:
+    """The tenant's vectors of `MODEL`, by entry key, stored as the indexer stores them."""
+    with uow.write(tenant.tenant_id) as tx:
+        rows = [
+            {
+                "source_pk": entry_keys.source_pk(key),
+                "passage": entry_keys.passage(key),
+                "model_id": MODEL,
+                "tenant_id": tenant.tenant_id,
+                "source_id": tenant.source_ids[entry_keys.source_pk(key)],
+                "source_revision": 1,
+                "dimension": len(v),
+                "embedding": encode(tx.conn, list(v)),
+                "signature": signature(list(v)),
+                "created_at_us": 1,
+            }
+            for key, v in vectors.items()
+        ]
+        tx.conn.execute(insert(MemoryVectorRow.__table__), rows)

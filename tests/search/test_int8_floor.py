@@ -9,18 +9,13 @@ import itertools
 import time
 
 import numpy as np
-from sqlalchemy import insert
 
-from runtime_svc.domain import entry_keys
-from runtime_svc.domain.embeddings import signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.search import plan, quantized
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
-from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from runtime_svc.storage.vectors import encode
-from tests.search.conftest import MODEL, Doc, fill
+from tests.search.conftest import MODEL, Doc, fill, store_vectors
 
 DIMENSION = 32
 FLOOR = 0.2
@@ -61,7 +56,7 @@ def test_a_shortlist_in_int8_order_is_widened_not_cut_at_the_floor(database, mon
     (key_within,) = tenant.entries[pk_within]
     (key_past,) = tenant.entries[pk_past]
     vectors |= {key_within: within, key_past: past}
-    _store(uow, tenant, vectors)
+    store_vectors(uow, tenant, vectors)
     # A shortlist one longer than the conversation's passages: them and the vector past
     # the floor (ahead by its int8 codes), not the one within it.
     chosen = plan.VectorPlan(
@@ -75,23 +70,3 @@ def test_a_shortlist_in_int8_order_is_widened_not_cut_at_the_floor(database, mon
         tenant.source_ids[pk_talk],
         tenant.source_ids[pk_within],
     ]
-
-
-def _store(uow: UnitOfWork, tenant, vectors: dict[int, np.ndarray]) -> None:  # type: ignore[no-untyped-def]
-    with uow.write(tenant.tenant_id) as tx:
-        rows = [
-            {
-                "source_pk": entry_keys.source_pk(key),
-                "passage": entry_keys.passage(key),
-                "model_id": MODEL,
-                "tenant_id": tenant.tenant_id,
-                "source_id": tenant.source_ids[entry_keys.source_pk(key)],
-                "source_revision": 1,
-                "dimension": DIMENSION,
-                "embedding": encode(tx.conn, v.tolist()),
-                "signature": signature(v.tolist()),
-                "created_at_us": 1,
-            }
-            for key, v in vectors.items()
-        ]
-        tx.conn.execute(insert(MemoryVectorRow.__table__), rows)

@@ -15,20 +15,24 @@ from contextlib import ExitStack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert
 
-from runtime_svc.domain import entry_keys, text
-from runtime_svc.domain.embeddings import signature
+from runtime_svc.domain import text
 from runtime_svc.domain.passages import Window
 from runtime_svc.search import plan, tables
 from runtime_svc.search.lexical import LexicalSearch
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.search.signatures import Signatures
 from runtime_svc.search.vector_search import VectorSearch
-from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from runtime_svc.storage.vectors import encode
-from tests.search.conftest import MODEL, Doc, fill, reference, seen, vector_reference
+from tests.search.conftest import (
+    MODEL,
+    Doc,
+    fill,
+    reference,
+    seen,
+    store_vectors,
+    vector_reference,
+)
 
 WORDS = ["guitar", "garden", "coffee", "river", "piano", "winter", "bread", "lamp", "yoga"]
 TENANTS = itertools.count()
@@ -89,28 +93,12 @@ def test_every_lexical_ranker_is_the_brute_force_ranking_over_eligible_entries(
 
 
 def _store_vectors(uow: UnitOfWork, tenant, rng: random.Random) -> dict[int, list[float]]:  # type: ignore[no-untyped-def]
-    vectors: dict[int, list[float]] = {}
-    rows = []
-    with uow.write(tenant.tenant_id) as tx:
-        for pk, keyed in tenant.entries.items():
-            for key in keyed:
-                v = [rng.gauss(0, 1) for _ in range(DIMENSION)]
-                vectors[key] = v
-                rows.append(
-                    {
-                        "source_pk": pk,
-                        "passage": entry_keys.passage(key),
-                        "model_id": MODEL,
-                        "tenant_id": tenant.tenant_id,
-                        "source_id": tenant.source_ids[pk],
-                        "source_revision": 1,
-                        "dimension": DIMENSION,
-                        "embedding": encode(tx.conn, v),
-                        "signature": signature(v),
-                        "created_at_us": 1,
-                    }
-                )
-        tx.conn.execute(insert(MemoryVectorRow.__table__), rows)
+    vectors = {
+        key: [rng.gauss(0, 1) for _ in range(DIMENSION)]
+        for keyed in tenant.entries.values()
+        for key in keyed
+    }
+    store_vectors(uow, tenant, vectors)
     return vectors
 
 

@@ -8,17 +8,15 @@ import itertools
 import time
 
 import numpy as np
-from sqlalchemy import insert, update
+from sqlalchemy import update
 
 from runtime_svc.domain import entry_keys
-from runtime_svc.domain.embeddings import signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.search.source_checks import Sources, Vectors
 from runtime_svc.search.take import Verdict
 from runtime_svc.storage.models import MemoryVectorRow, SourceRow
 from runtime_svc.storage.unit_of_work import UnitOfWork
-from runtime_svc.storage.vectors import encode
-from tests.search.conftest import MODEL, Doc, fill
+from tests.search.conftest import MODEL, Doc, fill, store_vectors
 
 TENANTS = itertools.count()
 
@@ -29,26 +27,8 @@ def _with_vectors(database):  # type: ignore[no-untyped-def]
         uow, f"shown-{next(TENANTS)}", [Doc(("a",)), Doc(("b",), eligible=False)], Window()
     )
     rng = np.random.default_rng(1)
-    with uow.write(tenant.tenant_id) as tx:
-        rows = []
-        for pk, keyed in tenant.entries.items():
-            for key in keyed:
-                v = rng.standard_normal(8).tolist()
-                rows.append(
-                    {
-                        "source_pk": pk,
-                        "passage": entry_keys.passage(key),
-                        "model_id": MODEL,
-                        "tenant_id": tenant.tenant_id,
-                        "source_id": tenant.source_ids[pk],
-                        "source_revision": 1,
-                        "dimension": 8,
-                        "embedding": encode(tx.conn, v),
-                        "signature": signature(v),
-                        "created_at_us": 1,
-                    }
-                )
-        tx.conn.execute(insert(MemoryVectorRow.__table__), rows)
+    keys = [key for keyed in tenant.entries.values() for key in keyed]
+    store_vectors(uow, tenant, {key: rng.standard_normal(8).tolist() for key in keys})
     return uow, tenant
 
 
