@@ -146,7 +146,7 @@ class Signatures:
         self._max = max_held
         self._max_vectors = max_vectors
         # (tenant, model, query vector, n) -> (the held rows' version it was computed on,
-        # the positions of the nearest among them)
+        # the positions of the nearest among them, the most a row left out may be similar)
         self._proposals: OrderedDict[tuple[str, str, bytes, int], tuple[int, Array, float]] = (
             OrderedDict()
         )
