@@ -23,8 +23,6 @@ import tempfile
 import warnings
 from pathlib import Path
 
-log = logging.getLogger(__name__)
-
 MIN_COSINE = 0.97  # to the model's own vectors, on every probe text
 
 

@@ -104,11 +104,8 @@ class Nearest:
     # Every vector of the tenant and model held was proposed (no fewer than asked for):
     # the candidates are the whole tenant, so none can have taken an eligible one's place.
     complete: bool = False
-    # The candidates are the `n` nearest by exact similarity (not by int8 codes, nor by
-    # signatures): none left out is nearer than any of them.
-    exact: bool = True
-    # By int8 codes: the most any vector left out is similar to the query by them (within
-    # `quantized.ERROR_MARGIN` of its exact similarity).
+    # The most any eligible vector left out may be similar to the query (-inf: none was left
+    # out; +inf: not known, the candidates were chosen by their signatures).
     left_out: float = np.inf
 
 
@@ -121,14 +118,17 @@ def _choose(held: HeldView, query: Vector, n: int) -> tuple[Array, float]:
     """The positions of the `n` held rows nearest to the query among those that may take a
     place (`held.ok`; every one of them when there are no more): by the int8 codes or the
     vectors when held (`search.quantized`), else by the signatures' Hamming distance. And
-    the most any row left out may be similar to the query by the same measure (the least of
-    the chosen ones'; -inf when none was left out, +inf by the signatures: not known)."""
+    the most any row left out may be similar to the query (`Nearest.left_out`): the least of
+    the chosen ones' similarities, plus the int8 codes' error when they were compared by
+    them."""
 
     if held.vectors is not None:
         sims = quantized.similarities(held.codes, held.factor, held.vectors, query)
         chosen = quantized.shortlist(sims, held.ok, n)
-        left_out = float(sims[chosen].min()) if len(chosen) == n else -np.inf
-        return chosen, left_out
+        if len(chosen) < n:
+            return chosen, -np.inf
+        exact = quantized.is_exact(len(held.vectors), held.codes)
+        return chosen, float(sims[chosen].min()) + (0.0 if exact else quantized.ERROR_MARGIN)
     distance = _distances(held.words, signature(query))
     if held.ok is None:
         return (_nearest(distance, n) if len(distance) > n else np.arange(len(distance))), np.inf
@@ -315,7 +315,6 @@ class Signatures:
             self._update(conn, held, tenant_id, model_id, last)
         with held.lock:
             seqs, vectors, version = held.seqs, held.vectors, held.version
-            exact = vectors is not None and quantized.is_exact(len(vectors), held.codes)
             chosen, left_out = None, np.inf
             if seqs is not None and len(seqs):
                 with self._lock:
@@ -333,7 +332,7 @@ class Signatures:
         if not visible.all():
             seqs = seqs[visible]
             vectors = None if vectors is None else vectors[visible]
-        return Nearest(seqs, vectors, last, complete, exact, left_out)
+        return Nearest(seqs, vectors, last, complete, left_out)
 
     def propose(self, tenant_id: str, model_id: str, query: Vector, n: int) -> None:
         """Computes ahead, off the caller's transaction (while the query's words are being

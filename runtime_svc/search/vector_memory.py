@@ -79,11 +79,6 @@ class NearestRanker:
         self._order = order[self._distance[order] <= np.float32(1.0 - min_similarity)]
         self._forget = forget
 
-    @property
-    def within(self) -> int:
-        """How many candidates are nearer than the similarity floor."""
-        return len(self._order)
-
     def rounds(self, want: int, refused: set[int]) -> Iterator[take.Round]:
         order, distance = self._order, self._distance
         start, size = 0, want + MARGIN

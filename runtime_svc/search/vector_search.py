@@ -26,7 +26,7 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.passages import Decoded, Window
-from runtime_svc.search import pg_hnsw, quantized, stored_vectors, take, vector_sql
+from runtime_svc.search import pg_hnsw, stored_vectors, take, vector_sql
 from runtime_svc.search.hits import Hit, MatchRow, SourceRow, make_hit
 from runtime_svc.search.plan import Vector as Method
 from runtime_svc.search.plan import VectorPlan
@@ -154,7 +154,7 @@ class VectorSearch:
         ranker = NearestRanker(near, query, plan.min_similarity, forget)
         checker = Vectors(self.conn, self.tenant_id, plan.model_id, now_us, self._shown)
         result = take.take(ranker, checker, limit, plan.grouped, limit)
-        return _Taken(self._hits(result.taken), result.refused, ranker.within)
+        return _Taken(self._hits(result.taken), result.refused)
 
     def _coarse(
         self, plan: VectorPlan, query: Vector, limit: int, now_us: int
@@ -164,9 +164,8 @@ class VectorSearch:
         fewer than `limit` remain, they may have taken eligible ones' places). Grouped by
         source, a first pass whose candidates all fell to fewer than `limit` sources (a long
         conversation has a passage per message) is run again with eight times as many,
-        until every held vector is a candidate or some are past the similarity floor (when
-        they are the exact nearest; when they are the nearest by int8 codes, until the
-        nearest left out is past it by more than the codes' error). None on PostgreSQL when
+        until every held vector is a candidate or every one left out is past the similarity
+        floor (`Nearest.left_out`: by the int8 codes, with their error). None on PostgreSQL when
         the tenant's vectors are not held (another tenant's took their room): the search
         then runs as if nothing were held."""
         if not self._sqlite and not self._signatures.holds_vectors(self.tenant_id, plan.model_id):
@@ -193,15 +192,8 @@ class VectorSearch:
             return [], 0, True
         if near.vectors is not None:
             got = self._in_memory(plan, query, near, limit, now_us)
-            # Some candidates past the floor: those left out are farther still, when the
-            # candidates are the exact nearest; by int8 codes, when the nearest left out is
-            # past the floor by more than the codes' error.
-            floored = (
-                got.within < len(near.seqs)
-                if near.exact
-                else near.left_out + quantized.ERROR_MARGIN < plan.min_similarity
-            )
-            exhausted = near.complete or floored
+            # Every vector left out is past the similarity floor: more would find nothing.
+            exhausted = near.complete or near.left_out < plan.min_similarity
             return got.taken_hits, 0 if near.complete else got.refused, exhausted
         if not self._sqlite:
             return None
@@ -279,4 +271,3 @@ def within_margin(hits: list[Hit], margin: float) -> list[Hit]:
 class _Taken:
     taken_hits: list[Hit]
     refused: int  # candidates refused or gone
-    within: int = 0  # candidates nearer than the similarity floor
