@@ -67,6 +67,12 @@ STORAGE_FULL = Counter(
     "Transactions refused because the database had no room left (nothing was changed).",
     ("dialect",),
 )
+# Runtime: the embedding indexer (its backlog, lag and set-aside sources are gauges).
+EMBEDDING_FAILURES = Counter(
+    "agentmem_embedding_failures_total",
+    "Embeddings of queued sources that failed, by exception type (the source is tried again).",
+    ("error",),
+)
 # Runtime: event watchers.
 WATCH_LAG = Histogram(
     "agentmem_watch_lag_events",

@@ -193,7 +193,17 @@ def _start_indexer(
     metrics.GAUGES.add(
         "agentmem_embedding_backlog",
         "Sources waiting to be embedded (all tenants); they are ranked by words until then.",
-        lambda: startup.embedding_backlog(db),
+        lambda: startup.embedding_backlog(db).pending,
+    )
+    metrics.GAUGES.add(
+        "agentmem_embedding_lag_seconds",
+        "How long the oldest source waiting to be embedded has waited (all tenants).",
+        lambda: startup.embedding_backlog(db).lag_s(system_clock()),
+    )
+    metrics.GAUGES.add(
+        "agentmem_embedding_set_aside",
+        "Sources set aside after their embedding failed repeatedly (tried again hourly).",
+        lambda: startup.embedding_backlog(db).set_aside,
     )
     return indexer
 

@@ -19,7 +19,7 @@ from runtime_svc.search import vector_sql
 from runtime_svc.search.mirrors import Mirrors
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.semantic import HybridSettings, Semantic
-from runtime_svc.storage import repositories, vectors
+from runtime_svc.storage import embedding_outbox, repositories
 from runtime_svc.storage.db import Database
 
 log = logging.getLogger("agentmem.runtime")
@@ -47,7 +47,7 @@ def semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, st
     if isinstance(embedder, embedders.Unavailable):
         return None, embedder.reason
     with db.writer.begin() as conn:
-        queued = vectors.backfill(conn, embedder.model_id, system_clock())
+        queued = embedding_outbox.backfill(conn, embedder.model_id, system_clock())
     log.info(
         "hybrid retrieval on",
         extra={"model_id": embedder.model_id, "queued_for_embedding": queued},
@@ -90,10 +90,10 @@ def warm(db: Database, mirrors: Mirrors, semantic: Semantic | None) -> None:
         )
 
 
-def embedding_backlog(db: Database) -> int:
-    """Sources waiting to be embedded (all tenants)."""
+def embedding_backlog(db: Database) -> embedding_outbox.Backlog:
+    """What waits to be embedded (all tenants)."""
     with db.reader.connect() as conn:
-        return vectors.pending(conn)
+        return embedding_outbox.backlog(conn)
 
 
 def pool_gauges(db: Database, pool: ThreadPoolExecutor) -> None:

@@ -16,7 +16,7 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
-from runtime_svc.storage import migrate, vectors
+from runtime_svc.storage import embedding_outbox, migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.source_rows import sources
@@ -56,7 +56,7 @@ def parts(tmp_path, local_model):  # noqa: F811
 
 def backlog(db) -> int:  # type: ignore[no-untyped-def]
     with db.reader.connect() as conn:
-        return vectors.pending(conn)
+        return embedding_outbox.pending(conn)
 
 
 def stored(db) -> int:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from agentmem import retrieval_status
 from agentmem.cli import SubParsers, render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
@@ -172,7 +173,8 @@ def _capabilities(client: Client, args: argparse.Namespace) -> int:
         else f"retrieval by words only ({r.retrieval.lexical_only_reason or 'lexical'})"
     )
     head = f"api {r.api_version}, insert policy {policy}, {retrieval}"
-    emit(r, args, "\n".join([head, *rows, note]))
+    lag = retrieval_status.behind(r.retrieval)
+    emit(r, args, "\n".join([head, *([f"warning: {lag}"] if lag else []), *rows, note]))
     return 0
 
 

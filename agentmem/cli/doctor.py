@@ -9,6 +9,7 @@ import os
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from agentmem import retrieval_status
 from agentmem.cli.client import client_for
 from agentmem.client import ENV_TOKEN
 from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
@@ -68,6 +69,11 @@ def doctor(args: argparse.Namespace) -> int:
             lexical = LEXICAL_ONLY.get(capabilities.retrieval.lexical_only_reason)
             if lexical:
                 print(f"warn  lexical only: {lexical}")
+            lag = retrieval_status.behind(capabilities.retrieval)
+            if lag:
+                print(f"warn  {lag}")
+            elif capabilities.retrieval.mode == "hybrid":
+                print("ok    search by meaning is up to date")
         except ApiError as e:
             report(
                 False,

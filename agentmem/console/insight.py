@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agentmem import retrieval_status
 from agentmem.console import first_lines, labels
 from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
@@ -22,10 +23,12 @@ async def explain(request: Request) -> Response:
     thread = request.query_params.get("thread", "").strip()
     limit = request.query_params.get("limit", "5")
     limit_n = int(limit) if limit.isdigit() and 0 < int(limit) <= 50 else 5
-    result, lines = None, {}
+    result, lines, behind = None, {}, ""
     if query:
         gateway = console(request).gateway
         try:
+            caps = await gateway.capabilities(session.token)
+            behind = retrieval_status.behind(caps.retrieval)
             result = await gateway.explain(session.token, query, thread, limit_n)
             lines = await first_lines.lookup(
                 gateway, session, (e.source_id for e in result.entries)
@@ -42,6 +45,7 @@ async def explain(request: Request) -> Response:
         result=result,
         lines=lines,
         reasons=labels.REASONS,
+        behind=behind,
     )
 
 

@@ -23,23 +23,24 @@ _sym_db = _symbol_database.Default()
 
 
 from agentmem.v1 import common_pb2 as agentmem_dot_v1_dot_common__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61gentmem/v1/capabilities.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\"\x18\n\x16GetCapabilitiesRequest\"S\n\nCapability\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x02 \x01(\x08\x12\x14\n\x0c\x65xperimental\x18\x03 \x01(\x08\x12\x10\n\x08opted_in\x18\x04 \x01(\x08\"\x82\x02\n\x17GetCapabilitiesResponse\x12\x13\n\x0b\x61pi_version\x18\x01 \x01(\t\x12-\n\x0c\x63\x61pabilities\x18\x02 \x03(\x0b\x32\x17.agentmem.v1.Capability\x12\x30\n\rinsert_policy\x18\x03 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x1b\n\x13\x65xperimental_opt_in\x18\x04 \x01(\t\x12#\n\x06\x63\x61ller\x18\n \x01(\x0b\x32\x13.agentmem.v1.Caller\x12/\n\tretrieval\x18\x0b \x01(\x0b\x32\x1c.agentmem.v1.RetrievalStatus\"d\n\x06\x43\x61ller\x12\x14\n\x0cprincipal_id\x18\x01 \x01(\t\x12\x16\n\x0eprincipal_kind\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12\x1c\n\x14trusted_save_intents\x18\n \x03(\t\"\xa8\x01\n\x0fRetrievalStatus\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\x1b\n\x13lexical_only_reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x04 \x01(\x05\x12\x1a\n\x12\x65mbeddings_pending\x18\x05 \x01(\x03\x12\x18\n\x10prompt_tokenizer\x18\x06 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61gentmem/v1/capabilities.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x18\n\x16GetCapabilitiesRequest\"S\n\nCapability\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x02 \x01(\x08\x12\x14\n\x0c\x65xperimental\x18\x03 \x01(\x08\x12\x10\n\x08opted_in\x18\x04 \x01(\x08\"\x82\x02\n\x17GetCapabilitiesResponse\x12\x13\n\x0b\x61pi_version\x18\x01 \x01(\t\x12-\n\x0c\x63\x61pabilities\x18\x02 \x03(\x0b\x32\x17.agentmem.v1.Capability\x12\x30\n\rinsert_policy\x18\x03 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x1b\n\x13\x65xperimental_opt_in\x18\x04 \x01(\t\x12#\n\x06\x63\x61ller\x18\n \x01(\x0b\x32\x13.agentmem.v1.Caller\x12/\n\tretrieval\x18\x0b \x01(\x0b\x32\x1c.agentmem.v1.RetrievalStatus\"d\n\x06\x43\x61ller\x12\x14\n\x0cprincipal_id\x18\x01 \x01(\t\x12\x16\n\x0eprincipal_kind\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12\x1c\n\x14trusted_save_intents\x18\n \x03(\t\"\xc3\x02\n\x0fRetrievalStatus\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\x1b\n\x13lexical_only_reason\x18\x02 \x01(\t\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12\x1b\n\x13\x65mbedding_dimension\x18\x04 \x01(\x05\x12\x1a\n\x12\x65mbeddings_pending\x18\x05 \x01(\x03\x12\x18\n\x10prompt_tokenizer\x18\x06 \x01(\t\x12\x1e\n\x16\x65mbeddings_lag_seconds\x18\x07 \x01(\x01\x12\x1c\n\x14\x65mbeddings_set_aside\x18\x08 \x01(\x03\x12\x1d\n\x15\x65mbeddings_last_error\x18\t \x01(\t\x12<\n\x18\x65mbeddings_last_error_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestampb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.capabilities_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GETCAPABILITIESREQUEST']._serialized_start=73
-  _globals['_GETCAPABILITIESREQUEST']._serialized_end=97
-  _globals['_CAPABILITY']._serialized_start=99
-  _globals['_CAPABILITY']._serialized_end=182
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=185
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=443
-  _globals['_CALLER']._serialized_start=445
-  _globals['_CALLER']._serialized_end=545
-  _globals['_RETRIEVALSTATUS']._serialized_start=548
-  _globals['_RETRIEVALSTATUS']._serialized_end=716
+  _globals['_GETCAPABILITIESREQUEST']._serialized_start=106
+  _globals['_GETCAPABILITIESREQUEST']._serialized_end=130
+  _globals['_CAPABILITY']._serialized_start=132
+  _globals['_CAPABILITY']._serialized_end=215
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=218
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=476
+  _globals['_CALLER']._serialized_start=478
+  _globals['_CALLER']._serialized_end=578
+  _globals['_RETRIEVALSTATUS']._serialized_start=581
+  _globals['_RETRIEVALSTATUS']._serialized_end=904
 # @@protoc_insertion_point(module_scope)

@@ -1,4 +1,7 @@
+import datetime
+
 from agentmem.v1 import common_pb2 as _common_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -52,17 +55,25 @@ class Caller(_message.Message):
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., trusted_save_intents: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RetrievalStatus(_message.Message):
-    __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending", "prompt_tokenizer")
+    __slots__ = ("mode", "lexical_only_reason", "embedding_model", "embedding_dimension", "embeddings_pending", "prompt_tokenizer", "embeddings_lag_seconds", "embeddings_set_aside", "embeddings_last_error", "embeddings_last_error_at")
     MODE_FIELD_NUMBER: _ClassVar[int]
     LEXICAL_ONLY_REASON_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_DIMENSION_FIELD_NUMBER: _ClassVar[int]
     EMBEDDINGS_PENDING_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENIZER_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_LAG_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_SET_ASIDE_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_LAST_ERROR_AT_FIELD_NUMBER: _ClassVar[int]
     mode: str
     lexical_only_reason: str
     embedding_model: str
     embedding_dimension: int
     embeddings_pending: int
     prompt_tokenizer: str
-    def __init__(self, mode: _Optional[str] = ..., lexical_only_reason: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., embeddings_pending: _Optional[int] = ..., prompt_tokenizer: _Optional[str] = ...) -> None: ...
+    embeddings_lag_seconds: float
+    embeddings_set_aside: int
+    embeddings_last_error: str
+    embeddings_last_error_at: _timestamp_pb2.Timestamp
+    def __init__(self, mode: _Optional[str] = ..., lexical_only_reason: _Optional[str] = ..., embedding_model: _Optional[str] = ..., embedding_dimension: _Optional[int] = ..., embeddings_pending: _Optional[int] = ..., prompt_tokenizer: _Optional[str] = ..., embeddings_lag_seconds: _Optional[float] = ..., embeddings_set_aside: _Optional[int] = ..., embeddings_last_error: _Optional[str] = ..., embeddings_last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...

@@ -101,4 +101,8 @@ class RetrievalRpcs(ServicerBase):
             embedding_dimension=st.dimension,
             embeddings_pending=st.pending,
             prompt_tokenizer=st.tokenizer,
+            embeddings_lag_seconds=round(st.lag_s, 3),
+            embeddings_set_aside=st.set_aside,
+            embeddings_last_error=st.last_error,
+            embeddings_last_error_at=mapping.timestamp(st.last_error_at_us),
         )

@@ -107,7 +107,7 @@ KINDS: tuple[Kind, ...] = (
         "vector",
         _vectors,
         # Its vectors, and its place in the queue of sources waiting to be embedded.
-        lambda tx, s: tx.embedding_queue.purge(s.source.source_id),
+        lambda tx, s: _purge_vectors(tx, s.source.source_id),
         _eligible_source,  # the semantic side joins the source's eligibility
     ),
     Kind(
@@ -117,6 +117,11 @@ KINDS: tuple[Kind, ...] = (
         _eligible_source,
     ),
 )
+
+
+def _purge_vectors(tx: Transaction, source_id: str) -> None:
+    tx.embedding_queue.flush()  # the places queued before it, so that the purge sees them
+    vectors.purge(tx.conn, tx.embedding_queue.tenant_id, source_id)
 
 
 def purge(tx: Transaction, stored: Stored) -> None:

@@ -15,6 +15,14 @@ The model and the writes share the machine's cores, so the indexer yields to wri
 chunk starts only once the write path has been idle for `QUIET_S`. Held back for longer
 than `MAX_HOLD_S` (writes that never pause), it takes at most `SHARE` of the time until the
 queue is empty, so the backlog always drains (`agentmem_embedding_backlog` shows it).
+
+It cannot wedge: a source has one place in the queue however often it is queued
+(`storage.embedding_outbox`), and the queue is taken in turns across tenants. A chunk that
+fails is tried again source by source; a source that fails alone is held back with its
+failure recorded and, after a few, set aside, while the others go on. A failure of the
+queue itself (the database) backs the whole indexer off, and no wake-up cuts that short.
+Failures are counted by exception type (`agentmem_embedding_failures_total`) and the latest
+is kept for `status` (GetCapabilities, `agentmem doctor`).
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from agentmem_kernel import metrics
 from runtime_svc.domain.embeddings import Embedder, Vector
 from runtime_svc.services.clock import Clock
-from runtime_svc.storage import vectors
+from runtime_svc.storage import embedding_outbox, vectors
 from runtime_svc.storage.db import Database
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
@@ -43,6 +53,15 @@ SHARE = 0.25  # of the time, at most, while it takes its share during writes
 
 def never_writing() -> float:
     return math.inf
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The indexer's latest failure: the exception's type name (never its message, which
+    may quote text) and when (microseconds since the epoch)."""
+
+    error: str
+    at_us: int
 
 
 class EmbeddingIndexer:
@@ -64,6 +83,7 @@ class EmbeddingIndexer:
         self._max_hold = max_hold_s
         self._held_since: float | None = None  # since when writes have kept it waiting
         self._next_share = 0.0  # when held back, the earliest start of the next chunk
+        self.last_failure: Failure | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="embedding-indexer", daemon=True)
@@ -82,27 +102,43 @@ class EmbeddingIndexer:
     def _run(self) -> None:
         backoff = 0.0
         while not self._stop.is_set():
+            self._wake.clear()  # a commit from here on wakes the wait below
             try:
                 done = self.run_once()
                 backoff = 0.0
-            except Exception as e:  # the batch stays queued and is tried again
+            except Exception as e:  # the queue itself failed: every place stays queued
                 backoff = min(MAX_BACKOFF_S, max(0.5, backoff * 2))
+                self._failed(e)
                 log.warning(
-                    "embedding a batch failed; retrying",
+                    "the embedding queue could not be read or written; retrying",
                     extra={"error": type(e).__name__, "retry_in_s": backoff},
                 )
-                self._wake.wait(backoff)
+                self._stop.wait(backoff)  # held whatever wakes it
                 continue
             if not done:
-                self._wake.wait(IDLE_WAIT_S)
-                self._wake.clear()
+                self._wake.wait(self._idle_wait())
+
+    def _idle_wait(self) -> float:
+        """Until the next wake-up, or the time a place held back by a failure is due."""
+        with self._db.reader.connect() as conn:
+            due = embedding_outbox.next_due_us(conn)
+            conn.rollback()
+        if due is None:
+            return IDLE_WAIT_S
+        return min(IDLE_WAIT_S, max(0.05, (due - self._clock()) / 1e6))
+
+    def _failed(self, e: BaseException) -> None:
+        self.last_failure = Failure(type(e).__name__, self._clock())
+        metrics.EMBEDDING_FAILURES.labels(type(e).__name__).inc()
 
     def run_once(self) -> int:
-        """Embeds and stores the oldest queued sources (up to `batch_size`), chunk by chunk,
-        each chunk once the write path lets it; returns how many sources it took off the
-        queue."""
+        """Embeds and stores the queued sources due now (up to `batch_size`, in turns across
+        tenants), chunk by chunk, each chunk once the write path lets it; returns how many
+        sources it took off the queue or held back after a failure."""
         with self._db.reader.connect() as conn:
-            items = vectors.take(conn, self._batch, self._uow.window, self._embedder.model_id)
+            items = vectors.take(
+                conn, self._batch, self._uow.window, self._embedder.model_id, self._clock()
+            )
             conn.rollback()
         if not items:
             self._held_since = None
@@ -112,12 +148,50 @@ class EmbeddingIndexer:
             if not self._wait_for_quiet():
                 break  # stopping; the rest stays queued
             started = time.monotonic()
-            self._embed_and_store(chunk)
+            self._embed_chunk(chunk)
             done += len(chunk)
             if self._held_since is not None:  # taking its share: rest 1/SHARE - 1 times as long
                 ended = time.monotonic()
                 self._next_share = ended + (ended - started) * (1 / SHARE - 1)
         return done
+
+    def _embed_chunk(self, chunk: list[vectors.Queued]) -> None:
+        """Embeds and stores a chunk; if that fails, each source alone, so that one source
+        that fails is held back (`_set_back`) and the others are stored."""
+        try:
+            self._embed_and_store(chunk)
+            return
+        except Exception as e:
+            if len(chunk) == 1:
+                self._set_back(chunk[0], e)
+                return
+            self._failed(e)
+        for item in chunk:
+            try:
+                self._embed_and_store([item])
+            except Exception as e:
+                self._set_back(item, e)
+
+    def _set_back(self, item: vectors.Queued, e: BaseException) -> None:
+        """Records the source's failure on its place and holds it back (set aside after a
+        few); a failure to record it is the queue's own (`_run` backs off)."""
+        self._failed(e)
+        with self._uow.derived_write() as conn:
+            attempts = embedding_outbox.failed(conn, item.place, type(e).__name__, self._clock())
+        log.log(
+            logging.ERROR if attempts >= embedding_outbox.SET_ASIDE_AFTER else logging.WARNING,
+            "embedding a source failed; "
+            + (
+                "set aside"
+                if attempts >= embedding_outbox.SET_ASIDE_AFTER
+                else "it will be tried again"
+            ),
+            extra={
+                "error": type(e).__name__,
+                "source_id": item.source_id,
+                "attempts": attempts,
+            },
+        )
 
     def _wait_for_quiet(self) -> bool:
         """Until a chunk may start: the write path idle for QUIET_S, or (held back longer

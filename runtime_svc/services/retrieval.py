@@ -31,7 +31,7 @@ from runtime_svc.services import prompt_said
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.services.semantic import Semantic
-from runtime_svc.storage import vectors
+from runtime_svc.storage import embedding_outbox
 from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.unit_of_work import UnitOfWork
 
@@ -261,14 +261,18 @@ class Retrieval:
         if self._semantic is None:
             return RetrievalStatus("lexical", self._lexical_only_reason, "", 0, 0, self._tokenizer)
         with self._uow.read(caller.tenant_id) as tx:
-            waiting = vectors.pending(tx.conn, caller.tenant_id)
+            waiting = embedding_outbox.backlog(tx.conn, caller.tenant_id)
         return RetrievalStatus(
             "hybrid",
             "",
             self._semantic.model_id,
             self._semantic.dimension,
-            waiting,
+            waiting.pending,
             self._tokenizer,
+            waiting.lag_s(self._clock()),
+            waiting.set_aside,
+            waiting.last_error,
+            waiting.last_failed_us,
         )
 
 

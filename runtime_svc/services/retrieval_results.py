@@ -33,6 +33,10 @@ class RetrievalStatus:
     dimension: int
     pending: int  # the caller's sources waiting to be embedded
     tokenizer: str = "words"  # the prompt budget's unit
+    lag_s: float = 0.0  # how long the oldest of them has waited
+    set_aside: int = 0  # of them, set aside after repeated failures
+    last_error: str = ""  # the latest failure to embed one of them (an exception's type)
+    last_error_at_us: int = 0
 
 
 @dataclass(frozen=True)

@@ -389,8 +389,9 @@ Embedding = LargeBinary().with_variant(ARRAY(REAL()), "postgresql")
 
 
 class VectorOutboxRow(Base):
-    """Sources waiting to be embedded, in the order they were committed; the background
-    indexer takes them in batches and deletes them once their vector is stored."""
+    """Sources waiting to be embedded, one place each, in the order they were first queued;
+    the background indexer takes them in batches and deletes them once their vectors are
+    stored (`storage.embedding_outbox`)."""
 
     __tablename__ = "vector_outbox"
     seq: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
@@ -398,7 +399,18 @@ class VectorOutboxRow(Base):
     source_pk: Mapped[int] = mapped_column(BigInteger)
     source_id: Mapped[str] = mapped_column(String(64))
     enqueued_at_us: Mapped[int] = mapped_column(BigInteger)
-    __table_args__ = (Index("ix_vector_outbox_source", "tenant_id", "source_id"),)
+    # Queued again while waiting (an append): one up each time.
+    version: Mapped[int] = mapped_column(Integer, server_default="0")
+    # Failures: how many, the latest's time and exception type; held back until not_before.
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    not_before_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    failed_at_us: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    last_error: Mapped[str] = mapped_column(String(64), server_default="")
+    __table_args__ = (
+        Index("ix_vector_outbox_source", "tenant_id", "source_id"),
+        Index("ux_vector_outbox_source_pk", "source_pk", unique=True),
+        Index("ix_vector_outbox_tenant", "tenant_id", "seq"),
+    )
 
 
 class MemoryVectorRow(Base):

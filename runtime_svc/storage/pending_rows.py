@@ -23,8 +23,10 @@ Row = dict[str, Any]
 
 
 class PendingRows:
-    def __init__(self, conn: Connection, stmt: Executable) -> None:
-        self._conn, self._stmt = conn, stmt
+    def __init__(self, conn: Connection, stmt: Executable, unique_by: str = "") -> None:
+        """`unique_by`: a column whose value a flush writes once (its first row), for a
+        statement that may not touch one row twice (an upsert)."""
+        self._conn, self._stmt, self._unique_by = conn, stmt, unique_by
         self._kept: list[Row] = []  # of released savepoints
         self._open: list[Row] = []  # of the open savepoint
         self._exposed: list[Row] = []  # kept, flushed in the open savepoint
@@ -34,6 +36,11 @@ class PendingRows:
 
     def flush(self) -> None:
         rows = self._kept + self._open
+        if self._unique_by:
+            firsts: dict[Any, Row] = {}
+            for row in rows:
+                firsts.setdefault(row[self._unique_by], row)
+            rows = list(firsts.values())
         if rows:
             compiled.execute_many(self._conn, self._stmt, rows)
         self._exposed += self._kept

@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from runtime_svc.domain.passages import Decoded, Window
 from runtime_svc.search.hits import SourceRow
 from runtime_svc.storage import event_log, repositories
+from runtime_svc.storage.embedding_outbox import VectorOutbox
 from runtime_svc.storage.erasures import PhysicalErasures
 from runtime_svc.storage.fact_links import FactLinks
 from runtime_svc.storage.facts import FactRepository
@@ -21,7 +22,6 @@ from runtime_svc.storage.prompt_records import PromptRecords
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import SourceRepository
 from runtime_svc.storage.tenant_policies import Override, TenantPolicies
-from runtime_svc.storage.vectors import VectorOutbox
 
 WordsRemoved = Callable[[str, list[str]], None]  # (tenant, words) once committed
 

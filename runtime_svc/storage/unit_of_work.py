@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 
 from runtime_svc.domain.erasure import Backend
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import db_errors, event_log, repositories, vectors
+from runtime_svc.storage import db_errors, embedding_outbox, event_log, repositories
 from runtime_svc.storage.db import KEPT_READER_CACHE_KIB, Database, set_page_cache
 from runtime_svc.storage.index_changes import IndexChanged
 from runtime_svc.storage.pending_rows import PendingRows
@@ -35,7 +35,7 @@ class _Batch:
 
     conn: Connection
     journal: event_log.JournalRows
-    outbox: PendingRows  # places queued for embedding (`vectors.VectorOutbox`)
+    outbox: PendingRows  # places queued for embedding (`embedding_outbox.VectorOutbox`)
     counters: dict[str, repositories.TenantCounters] = field(default_factory=dict)
     # Tenants' insert policy overrides as read under their row locks (one read per batch).
     policies: dict[str, Override | None] = field(default_factory=dict)
@@ -190,7 +190,7 @@ class UnitOfWork:
         """Group commit: every `write()` of this thread inside the block shares one
         transaction, committed once at the end (or rolled back whole if the commit fails)."""
         with self._write_turn, self._connect() as conn:
-            batch = _Batch(conn, event_log.JournalRows(conn), vectors.pending_rows(conn))
+            batch = _Batch(conn, event_log.JournalRows(conn), embedding_outbox.pending_rows(conn))
             self._local.batch = batch
             try:
                 with _undone_on_failure(conn):

@@ -1,42 +1,40 @@
 """Vectors of a source that grows (a conversation appended to): only its entries without a
 vector of the model are embedded, and storing them keeps the vectors it has.
 
-`missing` leaves out of a queued source's entries those that already have a vector of the
-model (made from the same text: an append never changes a passage it had); `clear_for_many`
-deletes, before the new vectors are stored, the source's vectors of other models and any
-of the entries about to be stored.
+`without_vector` leaves out of a queued source's entry keys those whose entry already has a
+vector of the model (made from the same text: an append never changes a passage it had);
+`clear_for_many` deletes, before the new vectors are stored, the source's vectors of other
+models and any of the entries about to be stored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from sqlalchemy import Connection, Table, delete, select, tuple_
 
+from runtime_svc.domain import entry_keys
 from runtime_svc.storage.models import MemoryVectorRow
-
-if TYPE_CHECKING:
-    from runtime_svc.storage.vectors import Entry
 
 memory_vectors = cast(Table, MemoryVectorRow.__table__)
 
 
-def missing(
-    conn: Connection, texts: dict[int, tuple[Entry, ...]], model_id: str
-) -> dict[int, tuple[Entry, ...]]:
-    """Each source's entries that have no vector of `model_id` (all of them without one)."""
-    if not model_id or not texts:
-        return texts
+def without_vector(
+    conn: Connection, keys: dict[int, list[int]], model_id: str
+) -> dict[int, list[int]]:
+    """Of each source's index entry keys, those whose entry has no vector of `model_id`."""
+    if not model_id or not keys:
+        return keys
     have: dict[int, set[int]] = {}
     stmt = select(memory_vectors.c.source_pk, memory_vectors.c.passage).where(
-        memory_vectors.c.source_pk.in_(list(texts)), memory_vectors.c.model_id == model_id
+        memory_vectors.c.source_pk.in_(list(keys)), memory_vectors.c.model_id == model_id
     )
     for pk, passage in conn.execute(stmt):
         have.setdefault(pk, set()).add(passage)
     return {
-        pk: tuple(e for e in found if e.passage not in have.get(pk, ()))
-        for pk, found in texts.items()
+        pk: [k for k in found if entry_keys.passage(k) not in have.get(pk, ())]
+        for pk, found in keys.items()
     }
 
 

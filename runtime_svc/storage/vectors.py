@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import (
-    BigInteger,
     Connection,
     Table,
     delete,
     func,
     insert,
-    literal,
     select,
     text,
     union_all,
@@ -36,14 +34,13 @@ from runtime_svc.domain import entry_keys, passages
 from runtime_svc.domain.embeddings import Vector, signature
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Body, SourceKind
-from runtime_svc.storage import compiled, turn_log, vector_growth
+from runtime_svc.storage import embedding_outbox, turn_log, vector_growth
+from runtime_svc.storage.embedding_outbox import Place
 from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, VectorOutboxRow
-from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.source_rows import sources
 
 memory_vectors = cast(Table, MemoryVectorRow.__table__)
 vector_outbox = cast(Table, VectorOutboxRow.__table__)
-_ENQUEUE = insert(vector_outbox)
 postings = cast(Table, SearchPosting.__table__)
 KIND = "vector"
 KEY_LOOKUPS = 100  # sources whose index entries one statement looks up
@@ -73,11 +70,7 @@ def purge(conn: Connection, tenant_id: str, source_id: str) -> int:
     waits for while waiting for one the indexer holds; and the vectors' delete sees what the
     indexer stored."""
     store_turn(conn, tenant_id)
-    conn.execute(
-        delete(vector_outbox).where(
-            vector_outbox.c.tenant_id == tenant_id, vector_outbox.c.source_id == source_id
-        )
-    )
+    embedding_outbox.drop(conn, tenant_id, source_id)
     return conn.execute(
         delete(memory_vectors).where(
             memory_vectors.c.tenant_id == tenant_id, memory_vectors.c.source_id == source_id
@@ -90,84 +83,6 @@ def readback(conn: Connection, tenant_id: str, source_id: str) -> list[tuple[str
     return [(KIND, vid) for vid in find_by_source(conn, tenant_id, source_id)]
 
 
-class VectorOutbox:
-    """Queues a source for embedding in the transaction that makes it indexable; `wake` runs
-    once that transaction committed. Disabled (no rows) while retrieval.embeddings is none:
-    turning embeddings on later fills the outbox from the sources (`backfill`).
-
-    In a group commit (`rows`), the places of all its mutations are written in one statement
-    as it commits: queueing costs an insert no statement of its own (on PostgreSQL, no round
-    trip in the writer thread that every other write waits behind)."""
-
-    def __init__(
-        self,
-        conn: Connection,
-        tenant_id: str,
-        on_enqueue: Callable[[], None] | None,
-        rows: PendingRows | None = None,
-    ) -> None:
-        self.conn, self.tenant_id = conn, tenant_id
-        self._on_enqueue = on_enqueue
-        self._rows = rows
-
-    def enqueue(self, source_pk: int, source_id: str) -> None:
-        if self._on_enqueue is None:
-            return
-        row = {
-            "tenant_id": self.tenant_id,
-            "source_pk": source_pk,
-            "source_id": source_id,
-            "enqueued_at_us": time.time_ns() // 1000,
-        }
-        if self._rows is not None:
-            self._rows.add(row)
-        else:
-            compiled.execute(self.conn, _ENQUEUE, row)  # a statement compiled once
-        self._on_enqueue()
-
-    def purge(self, source_id: str) -> int:
-        """`purge` in this transaction, once every place queued before it is written."""
-        if self._rows is not None:
-            self._rows.flush()
-        return purge(self.conn, self.tenant_id, source_id)
-
-
-def pending_rows(conn: Connection) -> PendingRows:
-    """The outbox rows of a group commit, written as it commits (`VectorOutbox`)."""
-    return PendingRows(conn, _ENQUEUE)
-
-
-def backfill(conn: Connection, model_id: str, now_us: int) -> int:
-    """Queues every source that has an index entry and no vector of `model_id` (turning
-    embeddings on, or changing the model), in source order; returns how many."""
-    have = select(memory_vectors.c.source_pk).where(
-        memory_vectors.c.source_pk == sources.c.pk, memory_vectors.c.model_id == model_id
-    )
-    queued = select(vector_outbox.c.seq).where(vector_outbox.c.source_pk == sources.c.pk)
-    missing = (
-        select(
-            sources.c.tenant_id,
-            sources.c.pk,
-            sources.c.source_id,
-            literal(now_us, BigInteger),
-        )
-        .where(sources.c.indexed_revision > 0, ~have.exists(), ~queued.exists())
-        .order_by(sources.c.pk)
-    )
-    return conn.execute(
-        insert(vector_outbox).from_select(
-            ["tenant_id", "source_pk", "source_id", "enqueued_at_us"], missing
-        )
-    ).rowcount
-
-
-def pending(conn: Connection, tenant_id: str | None = None) -> int:
-    stmt = select(func.count()).select_from(vector_outbox)
-    if tenant_id is not None:
-        stmt = stmt.where(vector_outbox.c.tenant_id == tenant_id)
-    return conn.execute(stmt).scalar_one()
-
-
 @dataclass(frozen=True)
 class Entry:
     passage: int  # the index entry key's low bits (0: the whole text)
@@ -176,43 +91,51 @@ class Entry:
 
 @dataclass(frozen=True)
 class Queued:
-    seq: int
-    tenant_id: str
-    source_pk: int
-    source_id: str
+    place: Place
     # The source's index entries with the text each was indexed from; none when it has no
     # text any more (purged) or no index entry.
     entries: tuple[Entry, ...]
+
+    @property
+    def tenant_id(self) -> str:
+        return self.place.tenant_id
+
+    @property
+    def source_pk(self) -> int:
+        return self.place.source_pk
+
+    @property
+    def source_id(self) -> str:
+        return self.place.source_id
 
     @property
     def texts(self) -> list[str]:
         return [e.text for e in self.entries]
 
 
-def take(conn: Connection, limit: int, window: Window, model_id: str = "") -> list[Queued]:
-    """The oldest queued sources, in commit order, with the texts of their entries that have
-    no vector of `model_id` yet (`vector_growth.missing`)."""
-    stmt = (
-        select(
-            vector_outbox.c.seq,
-            vector_outbox.c.tenant_id,
-            vector_outbox.c.source_pk,
-            vector_outbox.c.source_id,
-            func.coalesce(sources.c.generated_form, ""),
-            sources.c.kind,
-            turn_log.whole_raw(),
-        )
-        .select_from(vector_outbox.outerjoin(sources, sources.c.pk == vector_outbox.c.source_pk))
-        .order_by(vector_outbox.c.seq)
-        .limit(limit)
+def take(
+    conn: Connection, limit: int, window: Window, model_id: str = "", now_us: int | None = None
+) -> list[Queued]:
+    """Up to `limit` queued sources due now (`embedding_outbox.take`: in turns across
+    tenants), each with the texts of its entries that have no vector of `model_id` yet: only
+    those entries' texts are rendered."""
+    places = embedding_outbox.take(
+        conn, limit, time.time_ns() // 1000 if now_us is None else now_us
     )
-    rows = conn.execute(stmt).all()
-    texts = entries(conn, [(r[2], r[4], r[5], r[6]) for r in rows], window)
-    texts = vector_growth.missing(conn, texts, model_id)
-    return [
-        Queued(seq, tenant_id, pk, source_id, texts.get(pk, ()))
-        for seq, tenant_id, pk, source_id, *_ in rows
-    ]
+    if not places:
+        return []
+    pks = [p.source_pk for p in places]
+    s = sources.c
+    rows = conn.execute(
+        select(s.pk, func.coalesce(s.generated_form, ""), s.kind, turn_log.whole_raw()).where(
+            s.pk.in_(pks)
+        )
+    ).all()
+    keys = vector_growth.without_vector(
+        conn, _entry_keys(conn, [pk for pk, generated, _, _ in rows if generated]), model_id
+    )
+    texts = entries(conn, [tuple(r) for r in rows], window, keys)
+    return [Queued(p, texts.get(p.source_pk, ())) for p in places]
 
 
 def entries(
@@ -301,20 +224,17 @@ def store_many(
 ) -> int:
     """Stores, for each (queued source, the vectors of its entries) of one tenant, the
     vectors if the source is still queued and still has its text (a purge in between wins),
-    beside its vectors of this model (`vector_growth`); dequeues every one either way. A few
-    statements for them all, whatever their number. Returns how many sources got vectors."""
+    beside its vectors of this model (`vector_growth`); ends each place, unless its source
+    was queued again since it was taken (`embedding_outbox.dequeue`). A few statements for
+    them all, whatever their number. Returns how many sources got vectors."""
     if not stored:
         return 0
     store_turn(conn, stored[0][0].tenant_id)
-    still_queued = set(
-        conn.execute(
-            delete(vector_outbox)
-            .where(vector_outbox.c.seq.in_([item.seq for item, _ in stored]))
-            .returning(vector_outbox.c.seq)
-        ).scalars()
-    )
+    still_queued = embedding_outbox.dequeue(conn, [item.place for item, _ in stored])
     wanted = [
-        (item, embedded) for item, embedded in stored if item.seq in still_queued and item.entries
+        (item, embedded)
+        for item, embedded in stored
+        if item.place.seq in still_queued and item.entries
     ]
     if not wanted:
         return 0
@@ -336,25 +256,23 @@ def store_many(
     vector_growth.clear_for_many(
         conn, model_id, [(item.source_pk, e.passage) for item, _ in wanted for e in item.entries]
     )
-    conn.execute(
-        insert(memory_vectors),
-        [
-            {
-                "source_pk": item.source_pk,
-                "passage": entry.passage,
-                "model_id": model_id,
-                "tenant_id": item.tenant_id,
-                "source_id": item.source_id,
-                "source_revision": revisions[item.source_pk],
-                "dimension": len(vector),
-                "embedding": encode(conn, vector),
-                "signature": signature(vector),
-                "created_at_us": now_us,
-            }
-            for item, embedded in wanted
-            for entry, vector in zip(item.entries, embedded, strict=True)
-        ],
-    )
+    rows = {
+        (item.source_pk, entry.passage): {
+            "source_pk": item.source_pk,
+            "passage": entry.passage,
+            "model_id": model_id,
+            "tenant_id": item.tenant_id,
+            "source_id": item.source_id,
+            "source_revision": revisions[item.source_pk],
+            "dimension": len(vector),
+            "embedding": encode(conn, vector),
+            "signature": signature(vector),
+            "created_at_us": now_us,
+        }
+        for item, embedded in wanted
+        for entry, vector in zip(item.entries, embedded, strict=True)
+    }
+    conn.execute(insert(memory_vectors), list(rows.values()))  # one row per entry
     return len(wanted)
 
 
