@@ -9,7 +9,8 @@ says which holders of it may decide:
   principal. An agent or a service gets APPROVAL_REQUIRES_PERSON, whoever inserted it and
   whatever the deployment allows.
 - An **ordinary pending** memory (pending by the insert policy alone): a user decides; an
-  agent approves what another principal inserted, and its own only where
+  agent approves text other principals contributed, and text it contributed itself (it
+  inserted the memory, or appended a turn to the conversation) only where
   `memory.allow_self_approval` is on (SELF_APPROVAL_DENIED otherwise), and rejects any; a
   service decides only where `memory.allow_service_review` is on (a service key usually
   acts for many clients, so its decision is nobody's in particular).
@@ -75,7 +76,8 @@ PERSON_ONLY: frozenset[Hold] = frozenset({Hold.SAVE_INTENT, Hold.INSTRUCTION_LIK
 class Verdict(StrEnum):
     ALLOWED = "allowed"
     PERSON_REQUIRED = "person_required"  # APPROVAL_REQUIRES_PERSON
-    # Allowed unless the reviewer inserted it and memory.allow_self_approval is off.
+    # Allowed unless the reviewer contributed its text (inserted it, or appended a turn)
+    # and memory.allow_self_approval is off.
     NOT_OWN_UNLESS_CONFIGURED = "not_own_unless_configured"
     # Allowed only where memory.allow_service_review is on.
     IF_CONFIGURED = "if_configured"
@@ -120,14 +122,22 @@ def hold_of(source: Source) -> Hold:
     return Hold.POLICY
 
 
-def authorize(source: Source, reviewer: Caller, decision: Decision, settings: Settings) -> None:
-    """Raises unless `reviewer` may take `decision` on the pending `source`."""
+def authorize(
+    source: Source,
+    reviewer: Caller,
+    decision: Decision,
+    settings: Settings,
+    appenders: frozenset[str] = frozenset(),
+) -> None:
+    """Raises unless `reviewer` may take `decision` on the pending `source`; `appenders`:
+    the principals who appended turns to it (they contributed its text too)."""
     hold = hold_of(source)
     verdict = RULES[(Kind.of(reviewer.principal_kind), hold, decision)]
     if verdict is Verdict.ALLOWED:
         return
     if verdict is Verdict.NOT_OWN_UNLESS_CONFIGURED:
-        own = reviewer.principal_id == source.provenance.principal_id
+        contributors = appenders | {source.provenance.principal_id}
+        own = reviewer.principal_id in contributors
         if own and not settings.allow_self_approval:
             raise AgentmemError(Reason.SELF_APPROVAL_DENIED)
         return
@@ -145,13 +155,14 @@ def review(
     note: str,
     settings: Settings,
     now_us: int,
+    appenders: frozenset[str] = frozenset(),
 ) -> Source:
     if len(note) > MAX_NOTE or "\x00" in note:
         raise invalid_field("note", f"must be at most {MAX_NOTE} characters")
     lifecycle.refuse_terminal(source.phase)
     check_revision(source, expected_revision)
     lifecycle.check(decision.transition, source.phase)
-    authorize(source, reviewer, decision, settings)
+    authorize(source, reviewer, decision, settings, appenders)
     intent = source.save_intent
     if decision is Decision.APPROVE and reviewer.principal_kind == Kind.USER:
         intent = SaveIntent("user_confirmed", intent.source, "approved in review")

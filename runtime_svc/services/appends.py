@@ -87,7 +87,7 @@ class Appends:
             # Its tail: the messages the new ones' passages show, and its size (not all).
             stored = tx.sources.tail(cmd.source_id, keep=tx.window.before)
             if caller.request_id:
-                earlier = tx.sources.turn_by_request_id(caller.request_id)
+                earlier = tx.sources.turn_by_request_id(caller.principal_id, caller.request_id)
                 if earlier is not None:
                     return _replay(tx, stored, earlier, cmd, self._clock())
             before = stored.source

@@ -115,7 +115,11 @@ class Inserts:
         if cmd.validate_only:  # every check a real insert makes, with nothing stored
             prepared = Prepared(body, kind, labels, [], insert_policy.steering(body))
             with self._uow.read(caller.tenant_id) as tx:
-                earlier = tx.sources.by_request_id(caller.request_id) if caller.request_id else None
+                earlier = (
+                    tx.sources.by_request_id(caller.principal_id, caller.request_id)
+                    if caller.request_id
+                    else None
+                )
                 if earlier is not None:
                     replayed = _replay(tx, earlier, cmd, prepared, self._clock())
                     return replace(replayed, receipt=None)
@@ -134,7 +138,7 @@ class Inserts:
     def commit_insert(self, caller: Caller, cmd: InsertCommand, prepared: Prepared) -> Inserted:
         with self._uow.write(caller.tenant_id) as tx:
             if caller.request_id:
-                earlier = tx.sources.by_request_id(caller.request_id)
+                earlier = tx.sources.by_request_id(caller.principal_id, caller.request_id)
                 if earlier is not None:
                     return _replay(tx, earlier, cmd, prepared, self._clock())
             decision = self._admit(tx, caller, cmd, prepared)

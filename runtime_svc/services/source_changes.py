@@ -21,6 +21,7 @@ from runtime_svc.domain.sources import Source
 from runtime_svc.services import derived, fact_chains
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
+from runtime_svc.storage import turn_log
 from runtime_svc.storage.source_rows import Stored
 from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -66,7 +67,17 @@ class SourceChanges:
         if effect in (Derived.PURGE, Derived.ERASE):
             derived.purge(tx, stored)
         grown = change.transition is Transition.APPEND
-        updated = tx.writer.save(stored, change.source, caller.request_id if grown else "")
+        by = (
+            turn_log.Appender(
+                caller.principal_id,
+                caller.principal_kind,
+                change.claim.save_intent if change.claim is not None else "",
+                caller.request_id,
+            )
+            if grown
+            else None
+        )
+        updated = tx.writer.save(stored, change.source, by)
         if effect is Derived.EXTEND:
             updated = self._extend(tx, stored, updated, change)
         elif effect is Derived.BUILD and change.source.phase is Phase.ACTIVE:

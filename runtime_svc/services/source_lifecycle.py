@@ -158,6 +158,7 @@ class SourceLifecycle:
                 note=cmd.note,
                 settings=self._review_settings,
                 now_us=now,
+                appenders=frozenset(tx.sources.appenders(stored.pk)),
             )
             approve = cmd.decision is review.Decision.APPROVE
             event = MemoryReviewed(

@@ -167,6 +167,7 @@ class SourceRow(Base):
         Index(
             "ix_sources_request",
             "tenant_id",
+            "principal_id",
             "request_id",
             unique=True,
             sqlite_where=text("request_id != ''"),
@@ -180,8 +181,10 @@ class SourceRow(Base):
 class SourceTurnRow(Base):
     """The messages one append added to a conversation, in its stored form (a JSON array,
     as `raw` holds the inserted ones): the whole conversation is `raw` followed by its turn
-    rows by `first_message`. `request_id`: the append's, for a retry (unique per tenant);
-    `revision`: the source revision it made. Erasure deletes them with the source's bytes."""
+    rows by `first_message`. `request_id`: the append's, for a retry (unique per tenant and
+    appender); `revision`: the source revision it made; `principal_id`, `principal_kind`:
+    who appended it, and `save_intent` the intent its append claimed. Erasure deletes them
+    with the source's bytes."""
 
     __tablename__ = "source_turns"
     pk: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
@@ -192,6 +195,9 @@ class SourceTurnRow(Base):
     content_sha256: Mapped[str] = mapped_column(String(64))
     revision: Mapped[int] = mapped_column(BigInteger)
     request_id: Mapped[str] = mapped_column(String(128), server_default="")
+    principal_id: Mapped[str] = mapped_column(String(128), server_default="")
+    principal_kind: Mapped[str] = mapped_column(String(16), server_default="")
+    save_intent: Mapped[str] = mapped_column(String(32), server_default="")
 
     __table_args__ = (
         Index("ix_source_turns_source", "source_pk", "first_message", unique=True),
@@ -199,6 +205,7 @@ class SourceTurnRow(Base):
         Index(
             "ix_source_turns_request",
             "tenant_id",
+            "principal_id",
             "request_id",
             unique=True,
             sqlite_where=text("request_id != ''"),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from runtime_svc.domain import passages
 from runtime_svc.domain.sources import Source
+from runtime_svc.storage import turn_log
 from runtime_svc.storage.source_rows import Stored
 
 if TYPE_CHECKING:
@@ -32,10 +33,10 @@ class SourceWriter:
         self._put(Stored(pk, source, indexed_revision=0), revision_recorded=True)
         return Stored(pk, source, source.revision)
 
-    def save(self, stored: Stored, updated: Source, request_id: str = "") -> Stored:
+    def save(self, stored: Stored, updated: Source, by: turn_log.Appender | None = None) -> Stored:
         """A new revision's state; an existing index entry follows the new eligibility.
         Messages appended (a conversation's tail grown) are written as one turn row, with
-        the append's `request_id`, and the passages of those messages join the source's
+        who appended them (`by`), and the passages of those messages join the source's
         index entry, if it has one (the passages it had stay as they are); the row records
         the entry's revision in the statement that saves its state."""
         tx = self._tx
@@ -46,7 +47,7 @@ class SourceWriter:
         tx.sources.save_state(
             stored.pk,
             updated,
-            (first, request_id) if grown else None,
+            (first, by or turn_log.Appender("", "")) if grown else None,
             indexed_revision=updated.revision if extended else None,
         )
         # An append that leaves eligibility as it was leaves the entries it had untouched.

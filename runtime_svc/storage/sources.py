@@ -41,6 +41,7 @@ _BY_SOURCE_ID = select(sources).where(
 # bound key alone does not prove it): without it SQLite reads every source of the tenant.
 _BY_REQUEST_ID = select(sources).where(
     sources.c.tenant_id == bindparam("tenant"),
+    sources.c.principal_id == bindparam("principal"),
     sources.c.request_id == bindparam("key"),
     sources.c.request_id != literal_column("''"),
 )
@@ -93,11 +94,13 @@ class SourceRepository(SourcePages):
             raise AgentmemError(Reason.NOT_FOUND)
         return stored
 
-    def by_request_id(self, request_id: str) -> Stored | None:
-        return self._one(_BY_REQUEST_ID, request_id)
+    def by_request_id(self, principal_id: str, request_id: str) -> Stored | None:
+        """The source `principal_id`'s insert with `request_id` made, if one did."""
+        return self._one(_BY_REQUEST_ID, request_id, principal=principal_id)
 
-    def _one(self, stmt: Select[Any], key: str) -> Stored | None:
-        row = self.conn.execute(stmt, {"tenant": self.tenant_id, "key": key}).one_or_none()
+    def _one(self, stmt: Select[Any], key: str, **more: str) -> Stored | None:
+        params = {"tenant": self.tenant_id, "key": key, **more}
+        row = self.conn.execute(stmt, params).one_or_none()
         return self._whole([row])[0] if row else None
 
     def tail(self, source_id: str, keep: int) -> Stored:
@@ -123,20 +126,24 @@ class SourceRepository(SourcePages):
         )
         return stored_from(row, body=body)
 
-    def turn_by_request_id(self, request_id: str) -> turn_log.Turn | None:
-        """The append that `request_id` made, if one did (in this tenant)."""
-        return turn_log.by_request_id(self.conn, self.tenant_id, request_id)
+    def turn_by_request_id(self, principal_id: str, request_id: str) -> turn_log.Turn | None:
+        """The append that `principal_id` made with `request_id`, if one did."""
+        return turn_log.by_request_id(self.conn, self.tenant_id, principal_id, request_id)
+
+    def appenders(self, pk: int) -> set[str]:
+        """The principals who appended turns to the source."""
+        return turn_log.appenders(self.conn, pk)
 
     def save_state(
         self,
         pk: int,
         s: Source,
-        appended: tuple[int, str] | None = None,
+        appended: tuple[int, turn_log.Appender] | None = None,
         indexed_revision: int | None = None,
     ) -> None:
         """Writes a new revision's state (classification, status, review, save intent and
         holds, revocation, assent; an erased source's emptied bytes, its turn rows deleted).
-        `appended`: (the place of its first message, the append's request id) when `s` is
+        `appended`: (the place of its first message, who appended them) when `s` is
         a conversation (its tail) with messages appended: they are written as one turn row
         and the conversation's size follows; its other bytes are not read nor rewritten.
         `indexed_revision`: the revision its index entry is derived from, when the same
@@ -166,10 +173,10 @@ class SourceRepository(SourcePages):
         if indexed_revision is not None:
             values["indexed_revision"] = indexed_revision
         if appended is not None:
-            first, request_id = appended
+            first, by = appended
             added = tuple(s.body.messages[first:])
             turn = turn_log.Turn(pk, first, turn_log.stored_form(added), s.revision)
-            turn_log.add(self.conn, self.tenant_id, turn, request_id)
+            turn_log.add(self.conn, self.tenant_id, turn, by)
             values |= sizes(s.body)
         if s.erased_at_us:  # no byte of the content and no hash of it is kept
             values |= {"raw": "", "content_sha256": "", "labels": "{}", "generated_form": ""}

@@ -48,6 +48,16 @@ _LAST = (
 
 
 @dataclass(frozen=True)
+class Appender:
+    """Who appended a turn, the save intent the append claimed, and its request id."""
+
+    principal_id: str
+    principal_kind: str
+    save_intent: str = ""
+    request_id: str = ""
+
+
+@dataclass(frozen=True)
 class Turn:
     """One append's row: the source, the place of its first message, its messages in
     stored form, the revision it made."""
@@ -74,12 +84,7 @@ def join(raw: str, parts: Sequence[str]) -> str:
     return raw[:-1] + "".join(", " + p[1:-1] for p in parts) + "]"
 
 
-def add(
-    conn: Connection,
-    tenant_id: str,
-    turn: Turn,
-    request_id: str,
-) -> None:
+def add(conn: Connection, tenant_id: str, turn: Turn, by: Appender) -> None:
     compiled.execute(
         conn,
         _ADD,
@@ -90,7 +95,10 @@ def add(
             "rows": turn.rows,
             "content_sha256": hashlib.sha256(turn.rows.encode()).hexdigest(),
             "revision": turn.revision,
-            "request_id": request_id,
+            "request_id": by.request_id,
+            "principal_id": by.principal_id,
+            "principal_kind": by.principal_kind,
+            "save_intent": by.save_intent,
         },
     )
 
@@ -115,15 +123,28 @@ def last(conn: Connection, pk: int) -> str:
     return conn.execute(_LAST, {"source_pk": pk}).scalar() or ""
 
 
-def by_request_id(conn: Connection, tenant_id: str, request_id: str) -> Turn | None:
+def by_request_id(
+    conn: Connection, tenant_id: str, principal_id: str, request_id: str
+) -> Turn | None:
+    """The turn `principal_id`'s append with `request_id` made, if one did."""
     row = conn.execute(
         select(turns.c.source_pk, turns.c.first_message, turns.c.rows, turns.c.revision).where(
             turns.c.tenant_id == tenant_id,
+            turns.c.principal_id == principal_id,
             turns.c.request_id == request_id,
             turns.c.request_id != "",
         )
     ).one_or_none()
     return Turn(*row) if row else None
+
+
+def appenders(conn: Connection, pk: int) -> set[str]:
+    """The principals who appended turns to a source."""
+    return set(
+        conn.execute(select(turns.c.principal_id).where(turns.c.source_pk == pk).distinct())
+        .scalars()
+        .all()
+    )
 
 
 def remove(conn: Connection, pk: int) -> None:
