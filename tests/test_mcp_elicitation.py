@@ -317,3 +317,54 @@ def test_the_prompt_over_streamable_http_is_the_same_form(mcp_stack):
     for user in users:
         (form,) = user.forms
         spec_form(form)
+
+
+def _append_call(stack, args: dict, user: User | None) -> types.CallToolResult:
+    """memory_append from an in-process host (with elicitation when `user` is given)."""
+
+    async def main() -> types.CallToolResult:
+        gateway = AsyncClient(stack.address, SERVER_KEY.token)
+        server = mcp_server.build(gateway, confirm_timeout=30.0)
+        try:
+            async with Client(
+                server,
+                mode="legacy",
+                client_info=HOST,
+                elicitation_callback=user.answer if user else None,
+            ) as host:
+                return await host.call_tool("memory_append", args)
+        finally:
+            await gateway.close()
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"), [(User("accept"), "active"), (User("decline"), None)]
+)
+def test_an_append_claiming_the_users_word_asks_the_user_as_an_insert_does(
+    mcp_stack, answer, status
+):
+    """A model-written user_confirmed on memory_append is not forwarded: the user is asked,
+    as memory_insert asks, and a declined prompt appends nothing."""
+    stack = mcp_stack("review_pending")
+    alice = stack.client()
+    session = alice.insert_memory(
+        messages=[{"role": "user", "content": "Let us plan the garden."}],
+        save_intent="explicit_user_request",
+    )
+    turn = "I keep the spare key under the blue flowerpot"
+    args = {
+        "source_id": session.source_id,
+        "expected_revision": session.revision,
+        "messages": [{"role": "user", "content": turn}],
+        "save_intent": "user_confirmed",
+    }
+    result = _append_call(stack, args, answer)
+    assert answer.asked == [f"Save this memory?\n\n{turn}"]
+    source = get_source(alice, session.source_id, include_content=True)
+    if status is None:
+        assert result.is_error and text(result).startswith("SAVE_NOT_CONFIRMED: ")
+        assert source.revision == session.revision and len(source.messages) == 1
+    else:
+        assert payload(result)["status"] == status and len(source.messages) == 2
