@@ -55,16 +55,19 @@ class AsyncMemoryMethods:
         thread_id: str,
         mode: str | int,
         expected_revision: int,
+        request_id: str = "",
         timeout: float | None = None,
     ) -> thread_mode_pb2.SetThreadMemoryModeResponse:
         """Enables or disables memory for a thread (`"enabled"` | `"disabled"`), if it is still
-        at `expected_revision` (0 for a thread never set); else `RevisionMismatch`."""
+        at `expected_revision` (0 for a thread never set); else `RevisionMismatch`.
+        `request_id`: correlates the change in the audit trail."""
         return await self._call(
             "SetThreadMemoryMode",
             thread_mode_pb2.SetThreadMemoryModeRequest(
                 thread_id=thread_id,
                 mode=enum_value(common_pb2.MemoryMode, "MEMORY_MODE_", mode, "mode"),
                 expected_revision=expected_revision,
+                request_id=request_id,
             ),
             thread_mode_pb2.SetThreadMemoryModeResponse,
             timeout,
@@ -167,10 +170,12 @@ class AsyncMemoryMethods:
         source_id: str,
         classification: str | int,
         expected_revision: int,
+        request_id: str = "",
         timeout: float | None = None,
     ) -> sources_pb2.SetSourceClassificationResponse:
         """Marks a source `"active"` or `"cold"` (kept, never retrieved), if it is still at
-        `expected_revision`; else `RevisionMismatch` with the current revision."""
+        `expected_revision`; else `RevisionMismatch` with the current revision.
+        `request_id`: correlates the change in the audit trail."""
         return await self._call(
             "SetSourceClassification",
             sources_pb2.SetSourceClassificationRequest(
@@ -179,6 +184,7 @@ class AsyncMemoryMethods:
                     sources_pb2.Classification, "CLASSIFICATION_", classification, "classification"
                 ),
                 expected_revision=expected_revision,
+                request_id=request_id,
             ),
             sources_pb2.SetSourceClassificationResponse,
             timeout,

@@ -9,13 +9,23 @@ from agentmem.v1 import retrieval_pb2
 
 class RetrievalMethods(Caller):
     def search_memories(
-        self, *, query: str, thread_id: str = "", limit: int = 10, timeout: float | None = None
+        self,
+        *,
+        query: str,
+        thread_id: str = "",
+        limit: int = 10,
+        group_by_source: bool | None = None,
+        timeout: float | None = None,
     ) -> retrieval_pb2.SearchMemoriesResponse:
         """The eligible memories best matching `query` (by words and, when on, by meaning),
-        with snippets and citations; none when the thread's memory is disabled."""
+        with snippets and citations; none when the thread's memory is disabled.
+        `group_by_source`: at most one hit per source, its best passage (the default); False
+        lets several passages of one conversation appear."""
         return self._call(
             "SearchMemories",
-            retrieval_pb2.SearchMemoriesRequest(query=query, thread_id=thread_id, limit=limit),
+            retrieval_pb2.SearchMemoriesRequest(
+                query=query, thread_id=thread_id, limit=limit, group_by_source=group_by_source
+            ),
             retrieval_pb2.SearchMemoriesResponse,
             timeout,
         )

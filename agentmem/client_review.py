@@ -42,9 +42,11 @@ class ReviewMethods(Caller):
         decision: str | int,
         expected_revision: int,
         note: str = "",
+        request_id: str = "",
         timeout: float | None = None,
     ) -> review_pb2.ReviewMemoryResponse:
-        """Approves or rejects a pending memory (`"approve"` | `"reject"`; memory.review)."""
+        """Approves or rejects a pending memory (`"approve"` | `"reject"`; memory.review).
+        `request_id`: correlates the decision in the audit trail."""
         return self._call(
             "ReviewMemory",
             review_pb2.ReviewMemoryRequest(
@@ -52,6 +54,7 @@ class ReviewMethods(Caller):
                 decision=enum_value(review_pb2.Decision, "DECISION_", decision, "decision"),
                 expected_revision=expected_revision,
                 note=note,
+                request_id=request_id,
             ),
             review_pb2.ReviewMemoryResponse,
             timeout,
@@ -69,10 +72,16 @@ class ReviewMethods(Caller):
         )
 
     def set_insert_policy(
-        self, *, insert_policy: str | int, expected_revision: int, timeout: float | None = None
+        self,
+        *,
+        insert_policy: str | int,
+        expected_revision: int,
+        request_id: str = "",
+        timeout: float | None = None,
     ) -> review_pb2.SetInsertPolicyResponse:
         """Overrides the tenant's insert policy (`"permissive"`, `"require_save_intent"`,
-        `"review_pending"`; memory.admin), by compare-and-swap on its revision."""
+        `"review_pending"`; memory.admin), by compare-and-swap on its revision.
+        `request_id`: correlates the change in the audit trail."""
         return self._call(
             "SetInsertPolicy",
             review_pb2.SetInsertPolicyRequest(
@@ -80,6 +89,7 @@ class ReviewMethods(Caller):
                     common_pb2.InsertPolicy, "INSERT_POLICY_", insert_policy, "insert_policy"
                 ),
                 expected_revision=expected_revision,
+                request_id=request_id,
             ),
             review_pb2.SetInsertPolicyResponse,
             timeout,

@@ -239,3 +239,27 @@ def test_append_command(cli, stack):
     assert "(rev 4, status active, message count 5)" in cli(
         "sources", "append", sid, "again", "--expected-revision", "3"
     )
+
+
+def test_search_reaches_several_passages_of_one_conversation(cli, stack):
+    """`Client.search_memories(group_by_source=False)` and `agentmem search --passages`:
+    several passages of one conversation; by default one hit per source."""
+    client = stack.client()
+    words = "the zqheron nests by the lake"
+    session = client.insert_memory(
+        messages=[
+            {"role": "user", "content": f"In spring {words}."},
+            {"role": "assistant", "content": "Noted, spring."},
+            {"role": "user", "content": "Something else entirely about my bicycle tyres."},
+            {"role": "assistant", "content": "Tyres noted."},
+            {"role": "user", "content": "Something else again about the kitchen tap."},
+            {"role": "assistant", "content": "Kitchen noted."},
+            {"role": "user", "content": f"In autumn {words} again."},
+        ]
+    )
+    grouped = client.search_memories(query="zqheron").hits
+    apart = client.search_memories(query="zqheron", group_by_source=False).hits
+    assert [h.source_id for h in grouped] == [session.source_id]
+    assert len(apart) >= 2 and {h.source_id for h in apart} == {session.source_id}
+    assert len(cli.json("search", "zqheron")["hits"]) == 1
+    assert len(cli.json("search", "zqheron", "--passages")["hits"]) == len(apart)

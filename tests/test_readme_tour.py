@@ -76,6 +76,21 @@ def test_the_python_client_page_example_runs(stack, monkeypatch, capsys):
     assert mode.mode == 2 and mode.revision == 1  # the example disabled the thread
 
 
+def test_the_docs_examples_run_in_order_on_one_server(stack, monkeypatch, capsys):
+    """A newcomer runs the README's example, then the Python client page's, against the same
+    fresh server: neither refuses the other's ids."""
+    monkeypatch.setenv("AGENTMEM_ADDR", stack.address)
+    monkeypatch.setenv("AGENTMEM_TOKEN", ADMIN_A.token)
+    for path, heading in (
+        ("README.md", "### Python"),
+        ("docs/python-client.md", "# Python client"),
+    ):
+        exec(compile(_block(path, heading, "python"), path, "exec"), {})
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "1 memory_inserted"
+    seats = stack.client().search_memories(query="window seats").hits
+    assert len(seats) == 2  # each example stored its own memory
+
+
 def _blocks(text: str, heading: str, language: str) -> list[str]:
     section = text[text.index(heading) :]
     section = section[: section.find("\n## ", 1)]

@@ -69,7 +69,9 @@ RELATIVE_CUT = 0.2
 
 
 def search(c: Client, a: argparse.Namespace) -> retrieval_pb2.SearchMemoriesResponse:
-    r = c.search_memories(query=a.query, limit=a.limit, thread_id=a.thread)
+    r = c.search_memories(
+        query=a.query, limit=a.limit, thread_id=a.thread, group_by_source=a.group_by_source
+    )
     best = max((h.score for h in r.hits), default=0.0)
     if a.all or best <= 0:
         return r

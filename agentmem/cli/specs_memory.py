@@ -152,6 +152,16 @@ MEMORY_SPECS: list[Spec] = [
                     "help": "also the hits scoring under a fifth of the best hit's score",
                 },
             ),
+            (
+                "--passages",
+                {
+                    "dest": "group_by_source",
+                    "action": "store_false",
+                    "default": None,
+                    "help": "several passages of one conversation may appear (default: one "
+                    "hit per source, its best passage)",
+                },
+            ),
         ],
     ),
     (
