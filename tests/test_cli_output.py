@@ -90,9 +90,9 @@ def test_thread_mode_never_prints_a_missing_time(cli):
 
 def test_json_stays_machine_output(cli):
     saved = json.loads(cli("insert", "I have a red kayak", "--json"))
-    assert saved["status"] == "STATUS_ACTIVE" and saved["receipt"]["hash"]
+    assert saved["status"] == "active" and saved["receipt"]["hash"]
     listed = json.loads(cli("sources", "list", "--json"))
-    assert listed["sources"][0]["classification"] == "CLASSIFICATION_ACTIVE"
+    assert listed["sources"][0]["classification"] == "active"
     assert "next_page_token" in listed
 
 

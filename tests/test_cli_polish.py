@@ -85,7 +85,7 @@ def test_review_reads_the_revision_and_still_fails_safely(cli):
     _, err = cli("memories", "review", sid, "approve", "--expected-revision", "7", expect=1)
     assert "REVISION_MISMATCH" in err and "current revision is 1" in err
     out, _ = cli("memories", "review", sid, "approve", "--json")  # as the README shows it
-    assert json.loads(out)["status"] == "STATUS_ACTIVE"
+    assert json.loads(out)["status"] == "active"
     _, err = cli("memories", "review", sid, "reject", expect=1)
     assert "NOT_PENDING_REVIEW" in err
 

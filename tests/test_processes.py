@@ -217,7 +217,7 @@ def test_agentmem_up_serves_and_prints_a_dev_credential(tmp_path):
             text=True,
             timeout=30,
         )
-        assert result.returncode == 0 and '"MEMORY_MODE_DISABLED"' in result.stdout
+        assert result.returncode == 0 and '"mode": "disabled"' in result.stdout
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0

@@ -18,6 +18,7 @@ from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
 from agentmem.contract.invisible import shown
+from agentmem.json_output import to_output
 from agentmem.v1 import common_pb2, events_pb2
 
 MODES = ("enabled", "disabled")
@@ -149,7 +150,7 @@ def _unreachable(e: ApiError, address: str, tls: bool) -> str:
 
 def emit(message: Any, args: argparse.Namespace, human: str) -> None:
     if args.json:
-        print(json_format.MessageToJson(message, indent=None, preserving_proto_field_name=True))
+        print(json.dumps(to_output(message)))
     else:
         print(shown(human))
 

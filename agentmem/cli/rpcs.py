@@ -8,7 +8,6 @@ import argparse
 import json
 from collections.abc import Callable
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from agentmem.cli import SubParsers, erase_by, render
@@ -21,16 +20,14 @@ from agentmem.cli.specs_sessions import SESSION_SPECS
 from agentmem.cli.transfer import export, import_
 from agentmem.client import Client
 from agentmem.contract.invisible import shown
+from agentmem.json_output import to_output
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 
 
 def _show(message: Message, args: argparse.Namespace) -> None:
     if args.json:
-        data = json_format.MessageToDict(
-            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-        )
-        print(json.dumps(data))
+        print(json.dumps(to_output(message)))
         return
     print(shown("\n".join(render.show(message, args.words, receipt=args.receipt))))
 
