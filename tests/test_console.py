@@ -80,7 +80,7 @@ def open_page(browser: Any, console: str) -> Iterator[Any]:
 
 def sign_in(page: Any, key: Key) -> None:
     page.goto("/sign-in")
-    page.get_by_label("API key").fill(key.token)
+    page.get_by_label("Credential").fill(key.token)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/inbox")
 
@@ -405,7 +405,7 @@ def test_csrf_cookie_and_sign_in_rules(stack: Stack, open_page: Any, console: st
     assert get_source(stack.client(ADMIN_A), memory).status == sources_pb2.STATUS_PENDING_REVIEW
 
     # A wrong key is not accepted; signing out ends the session on the server.
-    anonymous.get_by_label("API key").fill("not-a-key")
+    anonymous.get_by_label("Credential").fill("not-a-key")
     anonymous.get_by_role("button", name="Sign in").click()
     assert "not accepted" in anonymous.get_by_role("alert").inner_text()
     shot(anonymous, "sign-in-refused")
@@ -480,7 +480,7 @@ def test_agentmem_up_serves_the_console_beside_the_gateway(tmp_path: Path) -> No
         lines = [proc.stdout.readline() for _ in range(4)]  # addresses, then the dev credential
         address = re.search(r"agentmem console on (http://\S+/)", "".join(lines)).group(1)
         with urllib.request.urlopen(f"{address}sign-in", timeout=10) as response:
-            assert response.status == 200 and b"API key" in response.read()
+            assert response.status == 200 and b"Credential" in response.read()
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
@@ -546,3 +546,12 @@ def test_ctrl_c_ends_the_console_without_a_traceback(tmp_path):
         proc.kill()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert proc.returncode == 0
+
+
+def test_the_browser_finds_the_consoles_icon(console: str) -> None:
+    """/favicon.ico, which a browser asks for on every site, is the console's icon (it was
+    a 404 in the browser's console)."""
+    with urllib.request.urlopen(f"{console}/favicon.ico", timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["content-type"].startswith("image/svg+xml")
+        assert b"<svg" in response.read()

@@ -2,7 +2,7 @@
 
 `agentmem console` serves server-rendered pages (Starlette + Jinja2, plain forms, a few
 lines of script for live updates over Server-Sent Events). Every action is one public RPC
-made with the signed-in person's own API key; the console holds no policy and no data.
+made with the signed-in person's own credential; the console holds no policy and no data.
 """
 
 
@@ -12,5 +12,8 @@ def missing() -> str:
         import agentmem.console.server  # noqa: F401  (its libraries: starlette, uvicorn, …)
     except ImportError as e:
         what = e.name or str(e)
-        return f"{what} cannot be imported (reinstall agentmem-service)"
+        return (
+            f"{what} cannot be imported: install the console's extra, agentmem-client[console] "
+            "(from a checkout: pip install './client[console]')"
+        )
     return ""

@@ -62,6 +62,11 @@ async def home(request: Request) -> Response:
     return RedirectResponse("/inbox", status_code=303)
 
 
+async def favicon(request: Request) -> Response:
+    """Browsers ask for /favicon.ico whatever the page names: the console's icon."""
+    return RedirectResponse("/static/favicon.svg", status_code=301)
+
+
 def create_app(gateway: Gateway, *, secure_cookies: bool = False) -> ASGIApp:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -73,6 +78,7 @@ def create_app(gateway: Gateway, *, secure_cookies: bool = False) -> ASGIApp:
 
     routes = [
         Route("/", home),
+        Route("/favicon.ico", favicon),
         Route("/sign-in", auth.sign_in_page, methods=["GET"]),
         Route("/sign-in", auth.sign_in, methods=["POST"]),
         Route("/sign-out", auth.sign_out, methods=["POST"]),

@@ -1,4 +1,4 @@
-"""Sign-in with an API key (checked by the gateway itself) and sign-out."""
+"""Sign-in with a credential (checked by the gateway itself) and sign-out."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ async def sign_in(request: Request) -> Response:
     token = str(data.get("api_key", "")).strip()
     error = ""
     if not token or len(token) > MAX_TOKEN or not token.isprintable():
-        error = "Paste your API key."
+        error = "Paste your credential."
     else:
         try:
             caps = await c.gateway.capabilities(token)
         except GatewayError as e:
             error = (
-                "That key was not accepted."
+                "That credential was not accepted."
                 if e.reason == "UNAUTHENTICATED"
                 else labels.refusal(e.reason, e.message, e.metadata)
             )

@@ -1,6 +1,6 @@
 """Server-side sessions: the browser holds only an opaque, random session id.
 
-The person's API key stays in this process's memory, never in the cookie, so a copied
+The person's credential stays in this process's memory, never in the cookie, so a copied
 cookie is useless after sign-out or expiry, and nothing the browser stores can be decoded
 into a credential. Every session, signed in or not, carries its own CSRF token (the
 synchronizer-token pattern): forms embed it, and a POST without the matching token is
