@@ -8,6 +8,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from agentmem.contract.errors import AgentmemError, invalid_field
 
 MAX_ID_LENGTH = 128
@@ -108,4 +110,20 @@ def query(value: str, name: str = "query") -> str:
 def in_range(name: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise invalid_field(name, f"must be between {low} and {high}")
+    return value
+
+
+LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a Timestamp holds
+NANOS_PER_SECOND = 1_000_000_000
+
+
+def timestamp(name: str, value: Timestamp) -> Timestamp:
+    """A time a request gives (a Timestamp that is set): after 1970-01-01T00:00:00Z and
+    before year 10000, its nanos a fraction of a second, so that it converts to
+    microseconds since the epoch without error. Whether it may lie in the future is the
+    runtime's rule, against its clock."""
+    if not 0 <= value.seconds <= LAST_SECOND or not 0 <= value.nanos < NANOS_PER_SECOND:
+        raise invalid_field(name, "must be a time between 1970 and 9999")
+    if value.seconds == 0 and value.nanos < 1000:  # 0 µs: the epoch reads as "not given"
+        raise invalid_field(name, "must be after 1970-01-01T00:00:00Z")
     return value
