@@ -8,6 +8,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.contract.errors import AgentmemError, invalid_field
@@ -105,6 +107,54 @@ def query(value: str, name: str = "query") -> str:
     if "\x00" in value:
         raise invalid_field(name, "must not contain NUL bytes")
     return value
+
+
+_F = FieldDescriptor
+_INT32, _INT64 = (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)
+_UINT32, _UINT64 = (0, 2**32 - 1), (0, 2**64 - 1)
+# The whole numbers each proto integer type holds; a value outside them cannot be sent.
+INTEGER_RANGES: dict[int, tuple[int, int]] = {
+    _F.TYPE_INT32: _INT32,
+    _F.TYPE_SINT32: _INT32,
+    _F.TYPE_SFIXED32: _INT32,
+    _F.TYPE_UINT32: _UINT32,
+    _F.TYPE_FIXED32: _UINT32,
+    _F.TYPE_INT64: _INT64,
+    _F.TYPE_SINT64: _INT64,
+    _F.TYPE_SFIXED64: _INT64,
+    _F.TYPE_UINT64: _UINT64,
+    _F.TYPE_FIXED64: _UINT64,
+}
+
+
+def integer_range(proto_type: int) -> tuple[int, int]:
+    """The lowest and highest whole number a proto integer type (`FieldDescriptor.TYPE_*`)
+    holds."""
+    return INTEGER_RANGES[proto_type]
+
+
+def field_range(message: type[Message], name: str) -> tuple[int, int]:
+    """The whole numbers the integer field `name` of the request `message` holds: its proto
+    type decides (int32, int64, uint64, ...). Every surface that reads a number for a
+    request (the CLI's options, the MCP tools' arguments, the console's forms, the
+    app-server bridge's params) takes the range from here."""
+    return integer_range(message.DESCRIPTOR.fields_by_name[name].type)
+
+
+def integer(value: int | str, message: type[Message], name: str) -> int:
+    """A whole number (or its decimal text) the field `name` of `message` can carry."""
+    return whole_number(name, value, *field_range(message, name))
+
+
+def whole_number(name: str, value: int | str, low: int, high: int) -> int:
+    """A whole number (or its decimal text) from `low` to `high`."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise invalid_field(name, "must be a whole number") from None
+    if not low <= number <= high:
+        raise invalid_field(name, f"must be a whole number from {low} to {high}")
+    return number
 
 
 def in_range(name: str, value: int, low: int, high: int) -> int:
