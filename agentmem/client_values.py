@@ -92,21 +92,19 @@ def timestamp(value: datetime | str | Timestamp, field: str = "time") -> Timesta
     """A protobuf Timestamp from a datetime (naive: UTC), an RFC 3339 string or itself."""
     if isinstance(value, Timestamp):
         return value
-    out = Timestamp()
-    if isinstance(value, datetime):
-        out.FromDatetime(value if value.tzinfo else value.replace(tzinfo=UTC))
-        return out
     try:
         # ISO 8601: a date ("2024-06-01") or a time ("2024-06-01T09:30:00Z"); UTC unless it says.
-        moment = datetime.fromisoformat(value)
-    except (ValueError, TypeError):
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+        out = Timestamp()
+        # In UTC, a time of year 1 or 9999 given in another zone may fall outside years 1-9999.
+        out.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    except (ValueError, TypeError, OverflowError):
         raise InvalidArgument(
-            f"{field} must be a datetime or an ISO 8601 date or time such as "
-            "2026-05-01 or 2026-05-01T10:00:00Z",
+            f"{field} must be a datetime or an ISO 8601 date or time (years 1-9999 in UTC) "
+            "such as 2026-05-01 or 2026-05-01T10:00:00Z",
             reason="INVALID_FIELD",
             metadata={"field": field},
         ) from None
-    out.FromDatetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
     return out
 
 

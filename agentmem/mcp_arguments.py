@@ -4,14 +4,16 @@ annotations, and a refused argument said in the error catalog's words (never its
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+from google.protobuf.message import Message
 from mcp_types import ToolAnnotations
 from pydantic import AfterValidator, Field, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from agentmem.contract import rpcs, validation
 from agentmem.contract.errors import AgentmemError, FieldViolation, Reason
+from agentmem.v1 import facts_pb2, review_pb2, sources_pb2
 
 SaveIntent = Literal["explicit_user_request", "user_confirmed", "client_auto_save"]
 Mode = Literal["enabled", "disabled"]
@@ -42,9 +44,24 @@ def _identifier(required: bool) -> AfterValidator:
     return AfterValidator(check)
 
 
+def whole(message: type[Message], field: str, description: str) -> Any:
+    """An integer argument for the request field `field` of `message`: the whole numbers its
+    proto type holds (`validation.field_range`), so that one past them is refused as an
+    argument, never a request that cannot be built."""
+    low, high = validation.field_range(message, field)
+    return Annotated[int, Field(ge=low, le=high, description=description)]
+
+
 SourceId = Annotated[str, Field(description="a source id (src_…)"), _identifier(True)]
-Revision = Annotated[int, Field(description="the revision you last read (compare-and-swap)")]
+# Every request's expected_revision is an int64.
+Revision = whole(
+    review_pb2.ReviewMemoryRequest,
+    "expected_revision",
+    "the revision you last read (compare-and-swap)",
+)
 Limit = Annotated[int, Field(ge=1, le=100, description="how many at most (1 to 100)")]
+TokenBudget = whole(facts_pb2.AskRequest, "token_budget", "the answer's budget in tokens")
+PageSize = whole(sources_pb2.ListSourcesRequest, "page_size", "items per page (1 to 1000)")
 ThreadId = Annotated[
     str, Field(description="the conversation thread (optional)"), _identifier(False)
 ]
@@ -84,8 +101,10 @@ def _violation(error: ErrorDetails) -> FieldViolation:
         return FieldViolation(field, "is required")
     if kind in ("literal_error", "enum") and expected:
         return FieldViolation(field, f"must be one of {expected}")
-    if kind in ("greater_than_equal", "less_than_equal"):
-        return FieldViolation(field, "is out of range")
+    if kind == "greater_than_equal":  # the bound is the tool's, never the value sent
+        return FieldViolation(field, f"must be at least {(error.get('ctx') or {}).get('ge')}")
+    if kind == "less_than_equal":
+        return FieldViolation(field, f"must be at most {(error.get('ctx') or {}).get('le')}")
     if kind.startswith("int"):
         return FieldViolation(field, "must be an integer")
     if kind.startswith("string"):

@@ -14,12 +14,14 @@ from agentmem.mcp_arguments import (
     ClassificationName,
     Limit,
     Mode,
+    PageSize,
     RequiredThreadId,
     Revision,
     SaveIntent,
     SourceId,
     StateName,
     ThreadId,
+    TokenBudget,
     tool_annotations,
 )
 from agentmem.mcp_toolbox import Toolbox
@@ -87,7 +89,7 @@ def register(t: Toolbox) -> None:
         facts_pb2.AskResponse,
     )
     async def memory_ask(
-        ctx: Context, question: str, token_budget: int = 300, as_of: AsOf = None
+        ctx: Context, question: str, token_budget: TokenBudget = 300, as_of: AsOf = None
     ) -> dict[str, Any]:
         return await t.call(
             t.caller(ctx).ask(question=question, token_budget=token_budget, as_of=as_of)
@@ -113,7 +115,7 @@ def register(t: Toolbox) -> None:
     )
     async def memory_sources_list(
         ctx: Context,
-        page_size: int = 50,
+        page_size: PageSize = 50,
         page_token: str = "",
         classification: ClassificationName | None = None,
         effective_state: StateName | None = None,
@@ -133,7 +135,7 @@ def register(t: Toolbox) -> None:
         review_pb2.ListMemoriesResponse,
     )
     async def memory_pending_list(
-        ctx: Context, page_size: int = 50, page_token: str = ""
+        ctx: Context, page_size: PageSize = 50, page_token: str = ""
     ) -> dict[str, Any]:
         return await t.call(
             t.caller(ctx).list_memories(

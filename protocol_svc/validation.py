@@ -6,7 +6,7 @@ surface gets the same rules; here the gateway refuses malformed requests early.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from google.protobuf.message import Message
@@ -73,12 +73,26 @@ def _thread_mode_set(r: thread_mode_pb2.SetThreadMemoryModeRequest) -> None:
     v.identifier("request_id", r.request_id, required=False)
 
 
+def _optional_time(name: str, r: Message) -> None:
+    """The request's Timestamp field `name`, when it is set."""
+    if r.HasField(name):
+        v.timestamp(name, getattr(r, name))
+
+
+def _sent_at(messages: Iterable[sources_pb2.Message]) -> None:
+    for i, m in enumerate(messages):
+        if m.HasField("sent_at"):
+            v.timestamp(f"messages[{i}].sent_at", m.sent_at)
+
+
 def _insert(r: sources_pb2.InsertMemoryRequest) -> None:
     v.identifier("thread_id", r.thread_id, required=False)
     v.identifier("request_id", r.request_id, required=False)
     if bool(r.content) == bool(r.messages):
         raise invalid_field("content", "give exactly one of content and messages")
     _optional_enum("source_kind", r.source_kind, KINDS)
+    _optional_time("observed_at", r)
+    _sent_at(r.messages)
 
 
 def _list_sources(r: sources_pb2.ListSourcesRequest) -> None:
@@ -144,11 +158,17 @@ def _search_facts(r: facts_pb2.SearchFactsRequest) -> None:
         v.query(r.query)
     _optional_enum("status", r.status, FACT_STATES)
     v.in_range("limit", r.limit, 0, v.MAX_LIMIT)
+    _optional_time("as_of", r)
+
+
+def _profile(r: facts_pb2.GetProfileRequest) -> None:
+    _optional_time("as_of", r)
 
 
 def _ask(r: facts_pb2.AskRequest) -> None:
     v.query(r.question, "question")
     v.in_range("token_budget", r.token_budget, 1, v.MAX_TOKEN_BUDGET)
+    _optional_time("as_of", r)
 
 
 def _retract_fact(r: facts_pb2.RetractFactRequest) -> None:
@@ -184,6 +204,7 @@ def _append(r: sources_pb2.AppendMessagesRequest) -> None:
     v.identifier("request_id", r.request_id, required=False)
     if not r.messages:
         raise invalid_field("messages", "give at least one message")
+    _sent_at(r.messages)
 
 
 def _erase(r: foreign_pb2.EraseSourceRequest) -> None:
@@ -225,7 +246,7 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
     "GetInsertPolicy": _nothing,
     "SetInsertPolicy": _set_policy,
     "SearchFacts": _search_facts,
-    "GetProfile": _nothing,
+    "GetProfile": _profile,
     "Ask": _ask,
     "RetractFact": _retract_fact,
     "RegisterOwnerKey": _owner_key,

@@ -136,6 +136,12 @@ def _variants(msg_type: type[Message], depth: int = 0) -> Iterator[tuple[str, Me
             yield f"{field.name}[300 entries]", m
             continue
         if field.type == F.TYPE_MESSAGE:
+            if field.message_type.full_name == "google.protobuf.Timestamp":
+                for seconds, nanos in TIMESTAMPS:
+                    m = msg_type_()
+                    _set_time(m, field, seconds, nanos)
+                    yield f"{field.name}=Timestamp({seconds}, {nanos})", m
+                continue
             if field.message_type.full_name.startswith("google.protobuf"):
                 continue
             if depth >= 2:
@@ -169,6 +175,26 @@ def _variants(msg_type: type[Message], depth: int = 0) -> Iterator[tuple[str, Me
             m = msg_type_()
             getattr(m, field.name).extend([_scalars(field)[-1]] * 1000)
             yield f"{field.name}[1000 values]", m
+
+
+# (seconds, nanos): out of a Timestamp's range, or its nanos not a fraction of a second;
+# 0 (the epoch), the last second a Timestamp holds, and over ten years from now.
+TIMESTAMPS = [
+    (253_402_300_800, 0),
+    (-62_135_596_801, 0),
+    (-(2**63), 0),
+    (2**63 - 1, 0),
+    (1_700_000_000, -1),
+    (1_700_000_000, 1_000_000_000),
+    (0, 0),
+    (253_402_300_799, 999_999_999),
+    (2_100_000_000, 0),
+]
+
+
+def _set_time(msg: Message, field: d.FieldDescriptor, seconds: int, nanos: int) -> None:
+    target = getattr(msg, field.name).add() if field.is_repeated else getattr(msg, field.name)
+    target.seconds, target.nanos = seconds, nanos
 
 
 def _short(value: object) -> str:

@@ -278,7 +278,7 @@ def test_insert_reads_standard_input_for_a_dash_and_a_file_for_file(stack, cli, 
         for sid in (from_stdin, from_file)
     }
     assert contents == {"I keep a red kayak in the garage", "My bike is a blue Brompton"}
-    _, err = cli("insert", "both", "--file", str(note), expect=1)
+    _, err = cli("insert", "both", "--file", str(note), expect=2)
     assert "standard input" in err and "--file" in err
 
 

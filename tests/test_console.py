@@ -363,6 +363,25 @@ def test_reader_sees_no_approve_button_and_a_forged_form_is_refused(
     assert status == sources_pb2.STATUS_PENDING_REVIEW
 
 
+def test_a_revision_no_request_can_carry_is_refused_with_400(stack: Stack, open_page: Any) -> None:
+    memory = pending(stack, "I restring my bass every spring").source_id
+    page = open_page()
+    forms = {
+        f"/inbox/{memory}/review": {"decision": "approve"},
+        f"/sources/{memory}/classification": {"classification": "cold"},
+        f"/sources/{memory}/erase": {"confirm": "erase"},
+        "/threads/mode": {"thread_id": "t-console", "mode": "disabled"},
+    }
+    for past in (str(2**63), "²"):  # past int64; a digit that is no decimal number
+        for url, form in forms.items():
+            sent = {"csrf_token": csrf_of(page), "expected_revision": past, **form}
+            response = page.request.post(url, form=sent)
+            assert response.status == 400, (url, past, response.status)
+            assert "expected_revision must be a whole number" in response.text()
+    source = get_source(stack.client(ADMIN_A), memory)
+    assert (source.status, source.revision) == (sources_pb2.STATUS_PENDING_REVIEW, 1)
+
+
 def test_csrf_cookie_and_sign_in_rules(stack: Stack, open_page: Any, console: str) -> None:
     memory = pending(stack, "I string my Tele with tens").source_id
     page = open_page()

@@ -4,11 +4,16 @@ The rules of facts over time are tested on the use cases (tests/service/test_fac
 
 from __future__ import annotations
 
+import logging
+import time
+
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.v1 import facts_pb2, sources_pb2
 from tests.fact_time_helpers import (
+    DAY,
     T0,
     ask,
     at,
@@ -21,6 +26,7 @@ from tests.fact_time_helpers import (
 )
 from tests.harness import reason
 from tests.memory_helpers import get_source, insert
+from tests.test_field_names import violations
 
 LIVES = ("user", "lives in")
 
@@ -101,3 +107,91 @@ def test_a_bad_as_of_is_refused(stack):
     with pytest.raises(grpc.RpcError) as e:
         client.SearchFacts(request)
     assert reason(e.value) == "INVALID_FIELD" and "as_of" in e.value.details()
+
+
+YEAR = 365 * DAY
+# (seconds, nanos) no request time may hold; "ten years ahead" is from the clock, when run.
+BAD_TIMES = {
+    "past 9999": (253_402_300_800, 0),
+    "before year 1": (-62_135_596_801, 0),
+    "before 1970": (-5, 0),
+    "negative nanos": (T0, -1),
+    "nanos of a whole second": (T0, 1_000_000_000),
+    "ten years ahead": (None, 0),
+}
+
+
+def _bad_time(case: str) -> Timestamp:
+    seconds, nanos = BAD_TIMES[case]
+    return Timestamp(
+        seconds=int(time.time()) + 10 * YEAR if seconds is None else seconds, nanos=nanos
+    )
+
+
+def _conversation(sent_at: Timestamp) -> list[sources_pb2.Message]:
+    return [
+        sources_pb2.Message(role="user", content="I live in Lisbon.", sent_at=at(1)),
+        sources_pb2.Message(role="assistant", content="Nice city."),
+        sources_pb2.Message(role="user", content="I live in Porto now.", sent_at=sent_at),
+    ]
+
+
+def _refused_naming(call, field: str, caplog) -> None:  # type: ignore[no-untyped-def]
+    with caplog.at_level(logging.ERROR), pytest.raises(grpc.RpcError) as e:
+        call()
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+    assert reason(e.value) == "INVALID_FIELD" and violations(e.value) == [field]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("case", BAD_TIMES)
+def test_a_bad_sent_at_is_refused_on_insert_and_stores_nothing(stack, case, caplog):
+    client = stack.client()
+    request = sources_pb2.InsertMemoryRequest(messages=_conversation(_bad_time(case)))
+    _refused_naming(lambda: client.InsertMemory(request), "messages[2].sent_at", caplog)
+    assert stack.sql("SELECT count(*) FROM sources") == [(0,)]
+    assert stack.sql("SELECT count(*) FROM facts") == [(0,)]
+
+
+@pytest.mark.parametrize("case", BAD_TIMES)
+def test_a_bad_sent_at_is_refused_on_append_and_changes_nothing(stack, case, caplog):
+    client = stack.client()
+    started = client.InsertMemory(
+        sources_pb2.InsertMemoryRequest(
+            messages=[sources_pb2.Message(role="user", content="I work at Google.")]
+        )
+    )
+    request = sources_pb2.AppendMessagesRequest(
+        source_id=started.source_id, expected_revision=1, messages=_conversation(_bad_time(case))
+    )
+    _refused_naming(lambda: client.AppendMessages(request), "messages[2].sent_at", caplog)
+    stored = get_source(client, started.source_id, include_content=True)
+    assert stored.revision == 1 and len(stored.messages) == 1
+    assert [f.object for f in search(client)] == ["Google"]
+
+
+def test_a_sent_at_ahead_by_less_than_the_clock_skew_is_kept(stack):
+    client = stack.client()
+    soon = Timestamp(seconds=int(time.time()) + 60)
+    client.InsertMemory(sources_pb2.InsertMemoryRequest(messages=_conversation(soon)))
+    assert values(client, "live") == [("user", "lives in", "Porto")]
+
+
+@pytest.mark.parametrize("case", [c for c in BAD_TIMES if c != "ten years ahead"])
+def test_every_request_time_out_of_range_is_refused(stack, case, caplog):
+    client = stack.client()
+    bad = _bad_time(case)
+    calls = [
+        (
+            "observed_at",
+            client.InsertMemory,
+            sources_pb2.InsertMemoryRequest(content="I live here"),
+        ),
+        ("as_of", client.SearchFacts, facts_pb2.SearchFactsRequest()),
+        ("as_of", client.GetProfile, facts_pb2.GetProfileRequest()),
+        ("as_of", client.Ask, facts_pb2.AskRequest(question="Where?", token_budget=50)),
+    ]
+    for field, method, request in calls:
+        getattr(request, field).CopyFrom(bad)
+        _refused_naming(lambda: method(request), field, caplog)  # noqa: B023 (called at once)
+    assert stack.sql("SELECT count(*) FROM sources") == [(0,)]

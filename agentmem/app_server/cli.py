@@ -18,7 +18,7 @@ import yaml
 
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
-from agentmem.cli import SubParsers
+from agentmem.cli import SubParsers, numbers
 from agentmem.client import ENV_ADDRESS, ENV_TOKEN
 from agentmem.contract import listen, logs
 
@@ -46,13 +46,13 @@ def add_parser(sub: SubParsers) -> None:
     p.add_argument("--port-file", help="ws: write the bound port here once listening")
     p.add_argument(
         "--max-message-bytes",
-        type=int,
+        type=numbers.within(1, 2**31 - 1),
         default=DEFAULT_LIMITS.max_message_bytes,
         help="largest message (line or frame) accepted",
     )
     p.add_argument(
         "--max-in-flight",
-        type=int,
+        type=numbers.within(1, 2**31 - 1),
         default=DEFAULT_LIMITS.max_in_flight,
         help="requests one connection may have unanswered (-32001 beyond)",
     )

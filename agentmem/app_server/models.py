@@ -35,21 +35,10 @@ from pydantic import (
 )
 
 from agentmem.app_server import protojson
+from agentmem.contract import validation
 
 Direction = Literal["params", "result"]
 _F = FieldDescriptor
-_INT_RANGES = {
-    _F.TYPE_INT32: (-(2**31), 2**31 - 1),
-    _F.TYPE_SINT32: (-(2**31), 2**31 - 1),
-    _F.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
-    _F.TYPE_UINT32: (0, 2**32 - 1),
-    _F.TYPE_FIXED32: (0, 2**32 - 1),
-    _F.TYPE_INT64: (-(2**63), 2**63 - 1),
-    _F.TYPE_SINT64: (-(2**63), 2**63 - 1),
-    _F.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
-    _F.TYPE_UINT64: (0, 2**64 - 1),
-    _F.TYPE_FIXED64: (0, 2**64 - 1),
-}
 # Params members the bridge does not know are ignored, as Codex's server does.
 PARAMS_CONFIG = ConfigDict(extra="ignore", use_enum_values=True, protected_namespaces=())
 # Results may gain fields in a later version: hosts should ignore what they do not know.
@@ -170,10 +159,10 @@ class Registry:
             return self.nested(field.message_type, direction)
         if field.enum_type is not None:
             return self.enum(field.enum_type)
-        if field.type in _INT_RANGES:
+        if field.type in validation.INTEGER_RANGES:
             if direction == "result":
                 return int
-            low, high = _INT_RANGES[field.type]  # what the proto field can hold
+            low, high = validation.integer_range(field.type)  # what the proto field can hold
             return Annotated[StrictInt, Field(ge=low, le=high)]
         if field.type == _F.TYPE_BOOL:
             return StrictBool

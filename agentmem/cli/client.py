@@ -13,13 +13,13 @@ from typing import Any
 from google.protobuf import json_format
 
 from agentmem import retrieval_status
-from agentmem.cli import SubParsers, render
+from agentmem.cli import SubParsers, numbers, render
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
 from agentmem.client_errors import ApiError, Unavailable
 from agentmem.client_methods import enum_name
 from agentmem.contract.invisible import shown
 from agentmem.json_output import to_output
-from agentmem.v1 import common_pb2, events_pb2
+from agentmem.v1 import audit_pb2, common_pb2, events_pb2, thread_mode_pb2
 
 MODES = ("enabled", "disabled")
 EVENT_KINDS = [
@@ -65,14 +65,19 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
     st.add_argument("mode", choices=MODES, help="enabled or disabled")
     st.add_argument(
         "--expected-revision",
-        type=int,
+        type=numbers.field(thread_mode_pb2.SetThreadMemoryModeRequest, "expected_revision"),
         required=True,
         help="the revision you last read (0 for a thread never set)",
     )
     st.set_defaults(func=run(_thread_set))
 
     watch = sub.add_parser("watch", parents=[common], help="stream events, resumable")
-    watch.add_argument("--after", type=int, default=0, help="resume after this sequence")
+    watch.add_argument(
+        "--after",
+        type=numbers.field(events_pb2.WatchEventsRequest, "after_sequence"),
+        default=0,
+        help="resume after this sequence",
+    )
     watch.add_argument(
         "--kind",
         action="append",
@@ -80,7 +85,9 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
         choices=EVENT_KINDS,
         help="only events of this kind (repeatable)",
     )
-    watch.add_argument("--limit", type=int, default=0, help="stop after this many events")
+    watch.add_argument(
+        "--limit", type=numbers.within(0), default=0, help="stop after this many events"
+    )
     watch.add_argument(
         "--retry-for",
         type=float,
@@ -93,7 +100,12 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
     aus = audit.add_subparsers(dest="action", required=True)
     lst = aus.add_parser("list", parents=[common], help="list audit receipts, oldest first")
     lst.add_argument("--target", default="", help="only receipts about this id")
-    lst.add_argument("--page-size", type=int, default=100, help="receipts per page (1-1000)")
+    lst.add_argument(
+        "--page-size",
+        type=numbers.field(audit_pb2.ListAuditReceiptsRequest, "page_size"),
+        default=100,
+        help="receipts per page (1-1000)",
+    )
     lst.add_argument("--all", action="store_true", help="follow every page")
     lst.set_defaults(func=run(_audit_list))
     ver = aus.add_parser("verify", parents=[common], help="recompute the receipts' hash chain")

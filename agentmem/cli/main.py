@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 import agentmem
 from agentmem.app_server import cli as app_server
-from agentmem.cli import client, rpcs
+from agentmem.cli import client, numbers, rpcs
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
 from agentmem.console import missing as console_missing
 from agentmem.contract.scopes import token_sha256
@@ -154,7 +154,9 @@ def parser() -> argparse.ArgumentParser:
         "token is checked against the gateway and acts as its own principal)",
     )
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP transport: listen address")
-    mcp.add_argument("--port", type=int, default=8765, help="HTTP transport: port")
+    mcp.add_argument(
+        "--port", type=numbers.within(*numbers.PORT), default=8765, help="HTTP transport: port"
+    )
     mcp.add_argument(
         "--experimental",
         action="append",
@@ -205,8 +207,48 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Options whose value names a file: any bytes the file system takes will do.
+FILE_OPTIONS = frozenset(
+    {"file", "gateway_ca", "tls_cert", "tls_key", "port_file", "out", "config"}
+)
+
+
+def _not_utf8(p: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The first argument of the chosen command whose bytes are not UTF-8 (Python keeps
+    them as lone surrogates, which no request can carry), named as its help names it; file
+    names and the service's own commands aside."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices and chosen not in SERVICE_COMMANDS:
+                found = _not_utf8(action.choices[chosen], args)
+                if found:
+                    return found
+            continue
+        if action.dest in FILE_OPTIONS:
+            continue
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not _is_utf8(v) for v in values):
+            return action.option_strings[-1] if action.option_strings else action.dest
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    undecodable = _not_utf8(p, args)
+    if undecodable:  # a usage error, as argparse's own: said in one line, exit code 2
+        print(f"agentmem: argument {undecodable} is not UTF-8 text", file=sys.stderr)
+        sys.exit(2)
     try:
         code = args.func(args)
         sys.stdout.flush()

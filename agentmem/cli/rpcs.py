@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from agentmem.cli import SubParsers, erase_by, render
+from agentmem.cli import SubParsers, erase_by, numbers, render
 from agentmem.cli.client import run
 from agentmem.cli.doctor import doctor
 from agentmem.cli.spec_args import POINTER_ARGS, Call, Spec
@@ -56,7 +56,12 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         help="insert memories from a JSON Lines file, as export writes them",
     )
     imp.add_argument("file", help="the .jsonl file, as `agentmem export` writes it")
-    imp.add_argument("--in-flight", type=int, default=16, help="inserts in flight at once")
+    imp.add_argument(
+        "--in-flight",
+        type=numbers.within(1, 1024),
+        default=16,
+        help="inserts in flight at once (1-1024)",
+    )
     imp.add_argument(
         "--on-bad-line",
         choices=["stop", "skip"],

@@ -5,6 +5,7 @@ a foreign source's pointer)."""
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, NoReturn
 
 from google.protobuf.message import Message
 
+from agentmem.cli import numbers
 from agentmem.client import Client
 from agentmem.client_errors import ApiError
 from agentmem.client_values import enum_names, timestamp
@@ -59,7 +61,13 @@ def text_to_insert(a: argparse.Namespace) -> str:
         except (OSError, UnicodeDecodeError) as e:
             _usage_error(f"cannot read {a.file}: {e.__class__.__name__}")
     if a.content == "-":
-        return sys.stdin.read().rstrip("\n")
+        stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")  # whatever the locale
+        try:
+            return stream.read().rstrip("\n")
+        except UnicodeDecodeError:
+            _usage_error("standard input is not UTF-8 text")
+        finally:
+            stream.detach()  # standard input stays open
     return str(a.content)
 
 
@@ -89,8 +97,9 @@ def search(c: Client, a: argparse.Namespace) -> retrieval_pb2.SearchMemoriesResp
 
 
 def _usage_error(message: str) -> NoReturn:
+    """A command line the command cannot use: exit code 2, as argparse's own errors."""
     print(f"agentmem: {message}", file=sys.stderr)
-    raise SystemExit(1)
+    raise SystemExit(2)
 
 
 def moment(value: str) -> str:
@@ -107,18 +116,34 @@ AS_OF: Arg = (
     "--as-of",
     {"type": moment, "default": None, "help": "as it was at this date or time (ISO 8601)"},
 )
-LIMIT: Arg = ("--limit", {"type": int, "default": 10, "help": "at most this many results (1-100)"})
-PAGE_SIZE: Arg = ("--page-size", {"type": int, "default": 100, "help": "items per page (1-1000)"})
+LIMIT: Arg = (
+    "--limit",
+    {
+        "type": numbers.field(retrieval_pb2.SearchMemoriesRequest, "limit"),
+        "default": 10,
+        "help": "at most this many results (1-100)",
+    },
+)
+PAGE_SIZE: Arg = (
+    "--page-size",
+    {
+        "type": numbers.field(sources_pb2.ListSourcesRequest, "page_size"),
+        "default": 100,
+        "help": "items per page (1-1000)",
+    },
+)
 PAGE_TOKEN: Arg = ("--page-token", {"default": "", "help": "the next page (as the last page said)"})
 SOURCE_ID: Arg = ("source_id", {"help": "the source id (src_…)"})
+# Every request's expected_revision is an int64.
+REVISION = numbers.field(sources_pb2.SetSourceClassificationRequest, "expected_revision")
 EXPECTED: Arg = (
     "--expected-revision",
-    {"type": int, "required": True, "help": "the revision you last read (compare-and-swap)"},
+    {"type": REVISION, "required": True, "help": "the revision you last read (compare-and-swap)"},
 )
 REVISION_OPT: Arg = (
     "--expected-revision",
     {
-        "type": int,
+        "type": REVISION,
         "default": None,
         "help": "the revision you last read; default: read it now (a change in between "
         "still fails with REVISION_MISMATCH)",

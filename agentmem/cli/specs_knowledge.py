@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentmem.cli import numbers
 from agentmem.cli.spec_args import (
     AS_OF,
     SOURCE_ID,
     Spec,
     pointer,
 )
+from agentmem.v1 import facts_pb2
 
 KNOWLEDGE_SPECS: list[Spec] = [
     (
@@ -53,7 +55,14 @@ KNOWLEDGE_SPECS: list[Spec] = [
         lambda c, a: c.ask(question=a.question, token_budget=a.budget, as_of=a.as_of),
         [
             ("question", {"help": "the question"}),
-            ("--budget", {"type": int, "default": 300, "help": "token budget"}),
+            (
+                "--budget",
+                {
+                    "type": numbers.field(facts_pb2.AskRequest, "token_budget"),
+                    "default": 300,
+                    "help": "token budget",
+                },
+            ),
             AS_OF,
         ],
     ),

@@ -3,6 +3,7 @@ policy, retrieval (`search`, `prompt`, `explain`)."""
 
 from __future__ import annotations
 
+from agentmem.cli import numbers
 from agentmem.cli.spec_args import (
     EXPECTED,
     LIMIT,
@@ -19,6 +20,7 @@ from agentmem.cli.spec_args import (
     search,
     text_to_insert,
 )
+from agentmem.v1 import retrieval_pb2
 
 MEMORY_SPECS: list[Spec] = [
     (
@@ -171,7 +173,14 @@ MEMORY_SPECS: list[Spec] = [
         [
             ("query", {"help": "the user's message"}),
             THREAD,
-            ("--budget", {"type": int, "default": 500, "help": "token budget"}),
+            (
+                "--budget",
+                {
+                    "type": numbers.field(retrieval_pb2.AssemblePromptRequest, "token_budget"),
+                    "default": 500,
+                    "help": "token budget",
+                },
+            ),
         ],
     ),
     (

@@ -12,7 +12,7 @@ from agentmem import retrieval_status
 from agentmem.console import first_lines, labels
 from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
-from agentmem.v1 import audit_pb2
+from agentmem.v1 import audit_pb2, thread_mode_pb2
 
 MAX_QUERY = 500
 
@@ -70,7 +70,10 @@ async def set_thread_mode(request: Request) -> Response:
         return render(request, "refused.html", session, 400, explanation="Unknown mode.")
     try:
         await console(request).gateway.set_thread_mode(
-            session.token, thread, integer(data, "expected_revision"), mode
+            session.token,
+            thread,
+            integer(data, "expected_revision", thread_mode_pb2.SetThreadMemoryModeRequest),
+            mode,
         )
     except GatewayError as e:
         return refused(request, session, e, back=back)

@@ -43,7 +43,7 @@ async def review(request: Request) -> Response:
     decision = str(data.get("decision", ""))
     if decision not in DECISIONS:
         return render(request, "refused.html", session, 400, explanation="Unknown decision.")
-    expected = integer(data, "expected_revision")
+    expected = integer(data, "expected_revision", review_pb2.ReviewMemoryRequest)
     gateway = console(request).gateway
     try:
         await gateway.review(session.token, source_id, expected, decision)

@@ -14,7 +14,7 @@ from agentmem.contract import listen as listening
 
 def _split(listen: str) -> tuple[str, int]:
     host, _, port = listen.rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdigit() or int(port) > 65_535:
         raise SystemExit(f"agentmem: --listen must be HOST:PORT, not {listen!r}")
     return host.strip("[]"), int(port)
 

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from agentmem.console import first_lines, labels
 from agentmem.console.gateway_values import CLASSIFICATIONS, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
-from agentmem.v1 import sources_pb2
+from agentmem.v1 import foreign_pb2, sources_pb2
 
 FINAL_STATES = ("revoked", "erased")
 SERVICE_FILTERS = ("state", "classification", "status", "kind", "thread")
@@ -104,7 +104,10 @@ async def classify(request: Request) -> Response:
         return render(request, "refused.html", session, 400, explanation="Unknown classification.")
     try:
         await console(request).gateway.classify(
-            session.token, source_id, integer(data, "expected_revision"), classification
+            session.token,
+            source_id,
+            integer(data, "expected_revision", sources_pb2.SetSourceClassificationRequest),
+            classification,
         )
     except GatewayError as e:
         return refused(request, session, e, back=back)
@@ -152,7 +155,7 @@ async def erase(request: Request) -> Response:
         await gateway.erase(
             session.token,
             source_id,
-            integer(data, "expected_revision"),
+            integer(data, "expected_revision", foreign_pb2.EraseSourceRequest),
             str(data.get("reason", ""))[:200],
         )
         readback = await gateway.readback(session.token, source_id)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from google.protobuf.message import Message
 from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -16,6 +17,8 @@ from agentmem.console import labels
 from agentmem.console.gateway import Gateway
 from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
+from agentmem.contract import validation
+from agentmem.contract.errors import AgentmemError, invalid_field
 from agentmem.contract.invisible import shown
 
 HERE = Path(__file__).parent
@@ -133,8 +136,14 @@ def done(session: Session, text: str, to: str) -> Response:
     return RedirectResponse(to, status_code=303)
 
 
-def integer(data: Any, name: str) -> int:
+def integer(data: Any, name: str, message: type[Message]) -> int:
+    """The form's field `name`, a whole number for the same field of the request `message`:
+    0 or more and within what its proto type holds (`validation.integer`); else 400."""
     value = str(data.get(name, ""))
-    if not value.isdigit():
-        raise HTTPException(400, f"{name} must be a whole number")
-    return int(value)
+    try:
+        if not value.isascii() or not value.isdigit():
+            raise invalid_field(name, "must be a whole number")
+        return validation.integer(value, message, name)
+    except AgentmemError as e:
+        rule = e.violations[0].description if e.violations else "is invalid"
+        raise HTTPException(400, f"{name} {rule}") from None

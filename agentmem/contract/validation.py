@@ -8,6 +8,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from agentmem.contract.errors import AgentmemError, invalid_field
 
 MAX_ID_LENGTH = 128
@@ -105,7 +109,71 @@ def query(value: str, name: str = "query") -> str:
     return value
 
 
+_F = FieldDescriptor
+_INT32, _INT64 = (-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)
+_UINT32, _UINT64 = (0, 2**32 - 1), (0, 2**64 - 1)
+# The whole numbers each proto integer type holds; a value outside them cannot be sent.
+INTEGER_RANGES: dict[int, tuple[int, int]] = {
+    _F.TYPE_INT32: _INT32,
+    _F.TYPE_SINT32: _INT32,
+    _F.TYPE_SFIXED32: _INT32,
+    _F.TYPE_UINT32: _UINT32,
+    _F.TYPE_FIXED32: _UINT32,
+    _F.TYPE_INT64: _INT64,
+    _F.TYPE_SINT64: _INT64,
+    _F.TYPE_SFIXED64: _INT64,
+    _F.TYPE_UINT64: _UINT64,
+    _F.TYPE_FIXED64: _UINT64,
+}
+
+
+def integer_range(proto_type: int) -> tuple[int, int]:
+    """The lowest and highest whole number a proto integer type (`FieldDescriptor.TYPE_*`)
+    holds."""
+    return INTEGER_RANGES[proto_type]
+
+
+def field_range(message: type[Message], name: str) -> tuple[int, int]:
+    """The whole numbers the integer field `name` of the request `message` holds: its proto
+    type decides (int32, int64, uint64, ...). Every surface that reads a number for a
+    request (the CLI's options, the MCP tools' arguments, the console's forms, the
+    app-server bridge's params) takes the range from here."""
+    return integer_range(message.DESCRIPTOR.fields_by_name[name].type)
+
+
+def integer(value: int | str, message: type[Message], name: str) -> int:
+    """A whole number (or its decimal text) the field `name` of `message` can carry."""
+    return whole_number(name, value, *field_range(message, name))
+
+
+def whole_number(name: str, value: int | str, low: int, high: int) -> int:
+    """A whole number (or its decimal text) from `low` to `high`."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise invalid_field(name, "must be a whole number") from None
+    if not low <= number <= high:
+        raise invalid_field(name, f"must be a whole number from {low} to {high}")
+    return number
+
+
 def in_range(name: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise invalid_field(name, f"must be between {low} and {high}")
+    return value
+
+
+LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a Timestamp holds
+NANOS_PER_SECOND = 1_000_000_000
+
+
+def timestamp(name: str, value: Timestamp) -> Timestamp:
+    """A time a request gives (a Timestamp that is set): after 1970-01-01T00:00:00Z and
+    before year 10000, its nanos a fraction of a second, so that it converts to
+    microseconds since the epoch without error. Whether it may lie in the future is the
+    runtime's rule, against its clock."""
+    if not 0 <= value.seconds <= LAST_SECOND or not 0 <= value.nanos < NANOS_PER_SECOND:
+        raise invalid_field(name, "must be a time between 1970 and 9999")
+    if value.seconds == 0 and value.nanos < 1000:  # 0 µs: the epoch reads as "not given"
+        raise invalid_field(name, "must be after 1970-01-01T00:00:00Z")
     return value

@@ -157,20 +157,28 @@ def check_messages(messages: Sequence[Message], limits: BodyLimits) -> None:
         _check_text(f"messages[{i}].content", m.content, limits.message_chars)
         if len(m.name) > MAX_NAME_CHARS or "\x00" in m.name:
             raise invalid_field(f"messages[{i}].name", f"at most {MAX_NAME_CHARS} characters")
-        if m.sent_at_us < 0:
-            raise invalid_field(f"messages[{i}].sent_at", "must not be before 1970")
         total += len(m.content)
     if total > limits.conversation_chars:
         raise invalid_field("messages", f"at most {limits.conversation_chars} characters in all")
 
 
-OBSERVED_AT_SKEW_US = 300_000_000  # clocks disagree: up to five minutes ahead is "now"
+CLOCK_SKEW_US = 300_000_000  # clocks disagree: up to five minutes ahead is "now"
 
 
-def check_observed_at(observed_at_us: int, now_us: int) -> None:
-    """When the content was said or true: not in the future (0: not given)."""
-    if observed_at_us > now_us + OBSERVED_AT_SKEW_US:
-        raise invalid_field("observed_at", "must not be in the future")
+def check_said_times(now_us: int, messages: Sequence[Message], observed_at_us: int = 0) -> None:
+    """When the content was said or true (`observed_at`, each message's `sent_at`; 0: not
+    given): not in the future, up to `CLOCK_SKEW_US` ahead of the clock. A statement from
+    the future would stay current after every later correction."""
+    _not_ahead("observed_at", observed_at_us, now_us)
+    for i, m in enumerate(messages):
+        _not_ahead(f"messages[{i}].sent_at", m.sent_at_us, now_us)
+
+
+def _not_ahead(name: str, at_us: int, now_us: int) -> None:
+    if at_us > now_us + CLOCK_SKEW_US:
+        raise invalid_field(
+            name, "must not be in the future (more than 5 minutes ahead of the server's clock)"
+        )
 
 
 def _check_text(name: str, text: str, most: int) -> None:

@@ -6,7 +6,6 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.contract.errors import invalid_field
 from agentmem.v1 import (
     common_pb2,
     events_pb2,
@@ -44,20 +43,13 @@ def timestamp(us: int) -> Timestamp | None:
     return ts
 
 
-LAST_SECOND = 253_402_300_799  # 9999-12-31T23:59:59Z, the last time a Timestamp holds
-
-
 def time_us(field: str, message: Any) -> int:
-    """A request's optional Timestamp field in µs since the epoch (0: not given)."""
+    """A request's optional Timestamp field in µs since the epoch (0: not given). The
+    gateway checked its range (`validation.timestamp`); the arithmetic never raises."""
     if not message.HasField(field):
         return 0
     ts = getattr(message, field)
-    if not 0 <= ts.seconds <= LAST_SECOND or not 0 <= ts.nanos < 1_000_000_000:
-        raise invalid_field(field, "must be a time between 1970 and 9999")
-    us = ts.ToMicroseconds()
-    if us < 1:
-        raise invalid_field(field, "must be after 1970-01-01T00:00:00Z")
-    return int(us)
+    return int(ts.seconds) * 1_000_000 + int(ts.nanos) // 1_000
 
 
 def passage(r: Range | None, chars: Part | None = None) -> retrieval_pb2.Passage | None:
@@ -76,8 +68,7 @@ def citation(
 
 
 def message(m: sources_pb2.Message) -> Message:
-    sent = m.sent_at.ToMicroseconds() if m.HasField("sent_at") else 0
-    return Message(m.role, m.content, m.name, sent)
+    return Message(m.role, m.content, m.name, time_us("sent_at", m))
 
 
 def receipt(r: Receipt | None) -> common_pb2.AuditReceipt | None:

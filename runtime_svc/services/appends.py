@@ -76,6 +76,7 @@ class Appends:
         if not cmd.messages:
             raise invalid_field("messages", "give at least one message")
         sources.check_messages(cmd.messages, self._limits)
+        sources.check_said_times(self._clock(), cmd.messages)
         if cmd.labels:
             raise invalid_field("metadata.labels", "labels are given at insert, not appended")
         insert_policy.check_intent(cmd.intent)

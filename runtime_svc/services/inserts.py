@@ -111,7 +111,7 @@ class Inserts:
         validation.identifier("request_id", caller.request_id, required=False)
         labels = sources.check_labels(cmd.labels)
         insert_policy.check_intent(cmd.intent)
-        sources.check_observed_at(cmd.observed_at_us, self._clock())
+        sources.check_said_times(self._clock(), cmd.messages, cmd.observed_at_us)
         if cmd.validate_only:  # every check a real insert makes, with nothing stored
             prepared = Prepared(body, kind, labels, [], insert_policy.steering(body))
             with self._uow.read(caller.tenant_id) as tx:
