@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from agentmem.contract.invisible import has_invisible
+from agentmem.contract.invisible import without_invisible
 
 HOLD_REASON = "instruction_like"
 
@@ -99,11 +99,10 @@ WORDS: dict[str, tuple[str, ...]] = {
 
 def signals(text: str) -> list[str]:
     """The names of the patterns `text` matches (empty: it reads as a memory). Compared on
-    the text's compatibility form with invisible characters taken out, so neither
-    fullwidth letters nor zero-width characters hide a pattern."""
-    folded = unicodedata.normalize("NFKC", text)
-    if has_invisible(folded):
-        folded = "".join(c for c in folded if not has_invisible(c))
+    the text's compatibility form with invisible characters taken out (format characters,
+    variation selectors, every default-ignorable one), so neither fullwidth letters nor a
+    character a person cannot see inside a word hide a pattern."""
+    folded = without_invisible(unicodedata.normalize("NFKC", without_invisible(text)))
     lowered = folded.lower() if folded.isascii() else None
     return [
         name
