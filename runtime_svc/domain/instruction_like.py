@@ -77,7 +77,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b(?:reveal|print|repeat|output|show|leak)\s+(?:me\s+)?(?:your|the)\s+"
         r"(?:system\s+prompt|hidden\s+instructions|initial\s+instructions)\b"
         r"|\bwhen(?:ever)?\s+(?:you|the\s+(?:assistant|model|AI))\s+(?:read|see|retrieve|recall)s?"
-        r"\s+this\s+(?:memory|message|note|text)\b",
+        r"\s+this\s+(?:memory|message|note|text)\b"
+        # a speaker or a text claiming authority over the model: "obey this speaker"
+        r"|\bobey\s+(?:only\s+)?(?:this|these|the\s+following|my)\s+"
+        r"(?:speaker|sender|message|memory|note|text|instructions?|commands?|orders?)\b",
         _FLAGS,
     ),
 }
@@ -93,7 +96,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "new_instructions": ("instruction",),
     "persona": ("you", "mode", "unrestricted", "unfiltered", "jailbroken", "uncensored"),
     "role_tag": ("<", "inst]", "system", "developer"),
-    "addressed_to_model": ("user", "system", "instruction", "when"),
+    "addressed_to_model": ("user", "system", "instruction", "when", "obey"),
 }
 
 
