@@ -574,3 +574,18 @@ def test_the_browser_finds_the_consoles_icon(console: str) -> None:
         assert response.status == 200
         assert response.headers["content-type"].startswith("image/svg+xml")
         assert b"<svg" in response.read()
+
+
+def test_the_source_page_shows_who_said_each_message_visibly(stack: Stack, open_page: Any) -> None:
+    messages = [
+        sources_pb2.Message(role="user", content="Did the zqconsole build pass?"),
+        sources_pb2.Message(role="tool", content="zqconsole: green", name="CI\u202eresu"),
+    ]
+    saved = stack.client(ADMIN_A).InsertMemory(sources_pb2.InsertMemoryRequest(messages=messages))
+    page = open_page(ADMIN_A)
+    page.goto(f"/sources/{saved.source_id}")
+    lines = page.locator("ul.messages li").all_inner_texts()
+    assert lines == [
+        "user: Did the zqconsole build pass?",
+        "CIU+202Eresu (tool): zqconsole: green",
+    ]

@@ -2,4 +2,4 @@
 public messages (`agentmem.v1`), the error catalog and its gRPC status mapping, field rules,
 save intents, scopes, capability names, JSON Schema from the descriptors; and the process
 rules every surface shares (refusing a taken address, private files, JSON log lines).
-Imports only protobuf and gRPC."""
+Imports only protobuf, gRPC and regex (Unicode character properties)."""

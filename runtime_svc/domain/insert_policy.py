@@ -46,10 +46,19 @@ class InsertDecision:
     hold_reason: str = ""
 
 
+_NAMED_START = 200  # characters of a message checked after its speaker's name
+
+
 def steering(body: Body) -> bool:
-    """Whether the memory's text (its content, or any message's speaker or text) reads as
-    instructions to the model (`instruction_like`)."""
-    texts = [body.content, *(t for m in body.messages for t in (m.name, m.content))]
+    """Whether the memory's text reads as instructions to the model (`instruction_like`):
+    its content, or any message's text, its speaker's name, or both as the block shows
+    them (`name: text`: a name "System" before "you must …" reads as a system line; the
+    text's start, where a pattern begun in the name would end)."""
+    texts = [body.content]
+    for m in body.messages:
+        texts.append(m.content)
+        if m.name:
+            texts += (m.name, f"{m.name}: {m.content[:_NAMED_START]}")
     return instruction_like.instruction_like(*texts)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from agentmem.contract.invisible import has_invisible
+from agentmem.contract.invisible import without_invisible
 
 HOLD_REASON = "instruction_like"
 
@@ -77,7 +77,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b(?:reveal|print|repeat|output|show|leak)\s+(?:me\s+)?(?:your|the)\s+"
         r"(?:system\s+prompt|hidden\s+instructions|initial\s+instructions)\b"
         r"|\bwhen(?:ever)?\s+(?:you|the\s+(?:assistant|model|AI))\s+(?:read|see|retrieve|recall)s?"
-        r"\s+this\s+(?:memory|message|note|text)\b",
+        r"\s+this\s+(?:memory|message|note|text)\b"
+        # a speaker or a text claiming authority over the model: "obey this speaker"
+        r"|\bobey\s+(?:only\s+)?(?:this|these|the\s+following|my)\s+"
+        r"(?:speaker|sender|message|memory|note|text|instructions?|commands?|orders?)\b",
         _FLAGS,
     ),
 }
@@ -93,17 +96,16 @@ WORDS: dict[str, tuple[str, ...]] = {
     "new_instructions": ("instruction",),
     "persona": ("you", "mode", "unrestricted", "unfiltered", "jailbroken", "uncensored"),
     "role_tag": ("<", "inst]", "system", "developer"),
-    "addressed_to_model": ("user", "system", "instruction", "when"),
+    "addressed_to_model": ("user", "system", "instruction", "when", "obey"),
 }
 
 
 def signals(text: str) -> list[str]:
     """The names of the patterns `text` matches (empty: it reads as a memory). Compared on
-    the text's compatibility form with invisible characters taken out, so neither
-    fullwidth letters nor zero-width characters hide a pattern."""
-    folded = unicodedata.normalize("NFKC", text)
-    if has_invisible(folded):
-        folded = "".join(c for c in folded if not has_invisible(c))
+    the text's compatibility form with invisible characters taken out (format characters,
+    variation selectors, every default-ignorable one), so neither fullwidth letters nor a
+    character a person cannot see inside a word hide a pattern."""
+    folded = without_invisible(unicodedata.normalize("NFKC", without_invisible(text)))
     lowered = folded.lower() if folded.isascii() else None
     return [
         name

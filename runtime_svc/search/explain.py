@@ -34,7 +34,10 @@ def matches(
     params["terms"] = [t.stem for t in terms]
     rows = conn.execute(_statement(len(terms)), params).all()
     found = sorted(
-        (MatchRow(r.source_id, r.revision, r.classification, r.state, r.score) for r in rows),
+        (
+            MatchRow(r.source_id, r.revision, r.classification, r.state, r.score, r.hold_reason)
+            for r in rows
+        ),
         key=lambda m: (m.state != State.ELIGIBLE.value, -m.score, m.source_id),
     )
     return found, (rows[0].total if rows else 0)
@@ -106,6 +109,7 @@ def _statement(n_terms: int) -> Select[Any]:
             sources.c.classification,
             state,
             _score(kept.c.pk, n_terms).label("score"),
+            sources.c.hold_reason,
             kept.c.total,
         )
         .select_from(kept.join(sources, sources.c.pk == sql.source_of(kept.c.pk)))

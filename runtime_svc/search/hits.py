@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from runtime_svc.domain import entry_keys, passages
+from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.entry_keys import EntryKey
 from runtime_svc.domain.passages import Range, Window
 from runtime_svc.domain.sources import Body
@@ -94,3 +95,9 @@ class MatchRow:
     classification: str
     state: str
     score: float
+    hold_reason: str = ""  # why what it says held it for review (kept once reviewed)
+
+    @property
+    def pending_hold_reason(self) -> str:
+        """Its hold reason while it waits for review ("" once reviewed, or never held)."""
+        return self.hold_reason if self.state == State.PENDING_REVIEW.value else ""

@@ -222,6 +222,7 @@ class VectorSearch:
                 sources.c.classification,
                 state,
                 (1.0 - distance).label("score"),
+                sources.c.hold_reason,
                 func.row_number()
                 .over(partition_by=sources.c.pk, order_by=(distance, v.c.passage))
                 .label("rn"),
@@ -237,7 +238,12 @@ class VectorSearch:
         )
         stmt = (
             select(
-                near.c.source_id, near.c.revision, near.c.classification, near.c.state, near.c.score
+                near.c.source_id,
+                near.c.revision,
+                near.c.classification,
+                near.c.state,
+                near.c.score,
+                near.c.hold_reason,
             )
             .where(near.c.rn == 1)
             .order_by(near.c.state != "eligible", near.c.score.desc(), near.c.source_id)

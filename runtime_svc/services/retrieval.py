@@ -237,7 +237,15 @@ class Retrieval:
             )
             return Explanation(entries, found, truncated=found > len(entries))
         matches = [
-            Match(r.source_id, r.revision, r.classification, State(r.state), r.score) for r in rows
+            Match(
+                r.source_id,
+                r.revision,
+                r.classification,
+                State(r.state),
+                r.score,
+                hold_reason=r.pending_hold_reason,
+            )
+            for r in rows
         ] + quarantined
         total += len(quarantined)
         entries = retrieval.explain(matches, limit, thread_disabled=disabled)

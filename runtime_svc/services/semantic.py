@@ -288,6 +288,7 @@ def _match(
         classification,
         State(state_of.get(source_id, State.ELIGIBLE.value)),
         score,
+        hold_reason=found.row.pending_hold_reason if found else "",
         matched_by=scored.matched_by.value,
         lexical_score=scored.lexical,
         semantic_score=scored.semantic,

@@ -5,7 +5,7 @@
         |                                   |
         |                               kernel (agentmem_kernel)
         |                                   |
-    contract (agentmem.contract, agentmem.v1): protobuf and gRPC only
+    contract (agentmem.contract, agentmem.v1): protobuf, gRPC and regex only
 
 Nothing imports upward or across: the client side never imports the kernel, a service or the
 launcher; the kernel never the client side; neither service the other."""
@@ -31,7 +31,8 @@ ALLOWED: Mapping[str, set[str]] = {
     LAUNCHER: {CONTRACT, CLIENT, KERNEL, LAUNCHER},
 }
 # Besides the standard library, all the contract may import.
-CONTRACT_LIBRARIES = {"google", "grpc", "grpc_status"}
+# (regex: Unicode's character properties, for what text hides from a person.)
+CONTRACT_LIBRARIES = {"google", "grpc", "grpc_status", "regex"}
 # The client's command line module: the launcher names it only to start the console.
 CLIENT_CLI = "agentmem.cli.main"
 
