@@ -61,6 +61,12 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     imp.add_argument("file", help="the .jsonl file, as `agentmem export` writes it")
     imp.add_argument("--in-flight", type=int, default=16, help="inserts in flight at once")
     imp.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="go on past a line the server refuses (default: stop there); "
+        "either way the counts end the output and a refusal exits 1",
+    )
+    imp.add_argument(
         "--on-bad-line",
         choices=["stop", "skip"],
         default="stop",
