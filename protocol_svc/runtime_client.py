@@ -30,10 +30,17 @@ from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
 
 log = logging.getLogger("agentmem.gateway.runtime")
 
+# Reconnect soon after the runtime restarts: 100 ms after a failed attempt, then up to 1 s.
+# gRPC reads `grpc.min_reconnect_backoff_ms` as the least time it gives one connection
+# attempt (TCP, TLS and the runtime's first HTTP/2 frame): at 100 ms, a runtime slow to
+# answer on a loaded machine failed the attempt, and with it the first call (UNAVAILABLE,
+# not retried for a write without a request id). It keeps gRPC's 20 s, within each call's
+# own deadline.
+CONNECT_TIMEOUT_MS = 20_000
 CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS),
 )
 # Exponential backoff from 50 ms, capped at 1 s, with up to 50 ms of jitter.
 BACKOFF = wait_exponential_jitter(multiplier=0.05, max=1.0, jitter=0.05)

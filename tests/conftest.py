@@ -9,6 +9,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from agentmem_kernel import config
+from tests import layers
 from tests.harness import LoopThread, Stack, base_settings
 from tests.hybrid_support import (  # noqa: F401 (fixtures)
     local_model,
@@ -52,6 +53,14 @@ def make_stack(loop_thread: LoopThread, tmp_path: Path) -> Iterator[Callable[...
             failures.append(e)
     if failures:
         raise failures[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Says which test runs, so that nothing starts a server for a fast-layer test
+    (`tests.layers`)."""
+    with layers.running(item.path, item.name):
+        return (yield)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -29,6 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from agentmem.client import NO_RETRY, Client
 from agentmem.client_errors import from_grpc_error
 from agentmem_kernel import config
+from tests import layers
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_TOKEN = "test-internal-credential"
@@ -198,6 +199,7 @@ class Stack:
         return f"127.0.0.1:{self.runtime.port}"
 
     def start(self) -> Stack:
+        layers.no_server_here("a stack (runtime and gateway)")
         from protocol_svc import app as gateway_app
         from runtime_svc import app as runtime_app
 
@@ -311,6 +313,7 @@ class Process:
     """A service started as its own process with `agentmem runtime|gateway|up`."""
 
     def __init__(self, args: list[str], env: dict[str, str], tmp: Path, name: str) -> None:
+        layers.no_server_here(f"a service process ({name})")
         self.port_file = tmp / f"{name}.{time.monotonic_ns()}.port"
         self.log = tmp / f"{name}.log"
         self._log_handle = self.log.open("ab")

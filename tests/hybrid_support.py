@@ -4,15 +4,18 @@ with pgvector (the `pgserver` package), and waiting for the background indexer."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import make_url
 
 from agentmem.v1 import capabilities_pb2
+from tests import layers
 from tests.harness import wait_until
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -41,26 +44,37 @@ def wait_embedded(client, timeout: float = 60.0) -> None:  # type: ignore[no-unt
     wait_until(lambda: not retrieval_status(client).embeddings_pending, timeout, "sources embedded")
 
 
-def pgvector_server_url() -> tuple[str, Path]:
-    """A PostgreSQL server with the pgvector extension (pgserver), as a SQLAlchemy URL, and
-    its data directory. Run as root, pgserver runs the server as its own user, which needs
-    to reach the directory: it gets one of its own under the system's temp directory."""
+@contextlib.contextmanager
+def pgvector_server() -> Iterator[str]:
+    """A PostgreSQL server with the pgvector extension (pgserver), as a SQLAlchemy URL,
+    stopped and its data deleted when the block ends. Run as root, pgserver runs the server
+    as its own user, which needs to reach the directory: it gets one of its own under the
+    system's temp directory."""
+    layers.no_server_here("a PostgreSQL server (pgserver)")
     pgserver = pytest.importorskip("pgserver")
     base = Path(tempfile.mkdtemp(prefix="agentmem-pgvector-"))
     base.chmod(0o755)
-    server = pgserver.get_server(str(base / "data"), cleanup_mode="delete")
-    url = make_url(server.get_uri())
-    return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False), base
+    try:
+        server = pgserver.get_server(str(base / "data"), cleanup_mode="delete")
+        try:
+            url = make_url(server.get_uri()).set(drivername="postgresql+psycopg")
+            yield url.render_as_string(hide_password=False)
+        finally:
+            # Stops it (pg_ctl stop, waiting) and deletes its data folder. pgserver would do
+            # this at exit, but only while the folder still holds its list of handles:
+            # deleting the folder first left the server running, orphaned.
+            server.cleanup()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 POSTGRES_SUITE = bool(os.environ.get("AGENTMEM_TEST_DATABASE_URL"))
 
 
 @pytest.fixture(scope="session")
-def pgvector_url():
-    url, base = pgvector_server_url()
-    yield url
-    shutil.rmtree(base, ignore_errors=True)
+def pgvector_url() -> Iterator[str]:
+    with pgvector_server() as url:
+        yield url
 
 
 @pytest.fixture

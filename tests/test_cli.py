@@ -196,7 +196,8 @@ def test_import_shows_progress_and_resumes_without_duplicates(stack, tmp_path):
     assert done and done[-1] >= 600  # progress was shown
     second = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
-    new, already = map(int, re.search(r"imported (\d+) new, (\d+) already", second.stdout).groups())
+    found = re.search(r"imported (\d+), already present (\d+), refused 0", second.stdout)
+    new, already = map(int, found.groups())
     assert new + already == n and already >= 600
     count = 0
     from agentmem.v1 import sources_pb2

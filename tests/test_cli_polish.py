@@ -147,9 +147,9 @@ def test_export_then_import_round_trip(make_stack, tmp_path, monkeypatch, capsys
 
     first = run(target.address, "import", str(path))
     assert first.returncode == 0, first.stderr
-    assert "imported 2 new, 0 already there, skipped 1 not active" in first.stdout
+    assert "imported 2, already present 0, refused 0; skipped 1 not active" in first.stdout
     again = run(target.address, "import", str(path))
-    assert "imported 0 new, 2 already there" in again.stdout  # nothing twice
+    assert "imported 0, already present 2, refused 0" in again.stdout  # nothing twice
 
     b = target.client()
     memories = {m.content or m.messages[0].content: m for m in b.list_memories().memories}
@@ -206,7 +206,8 @@ def test_bad_lines_are_reported_by_number_and_skipped_or_refused(stack, tmp_path
 
     skipped = run("--on-bad-line", "skip")
     assert skipped.returncode == 0, skipped.stderr
-    assert "imported 2 new" in skipped.stdout and "skipped 4 bad line(s)" in skipped.stdout
+    assert "imported 2, already present 0" in skipped.stdout
+    assert "skipped 4 bad line(s)" in skipped.stdout
     assert len(stack.client().list_sources().sources) == 2
 
 

@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 from agentmem.v1 import retrieval_pb2, sources_pb2
-from tests.harness import ADMIN_A, ADMIN_B, READER_A, reason
+from tests.harness import ADMIN_A, ADMIN_B, READER_A, metadata_of, reason
 from tests.memory_helpers import (
     ACTIVE,
     COLD,
@@ -200,6 +200,8 @@ def test_request_id_deduplicates_inserts(stack):
         insert(client, "Something else entirely", request_id="import-1")
     assert reason(e.value) == "INVALID_FIELD"
     assert "Something" not in e.value.details()
+    # it names the source the first request made (an import finds its copy by it)
+    assert metadata_of(e.value) == {"source_id": first.source_id}
 
 
 def test_validate_only_stores_nothing(stack):

@@ -19,11 +19,14 @@ API has the field (`InsertMemoryRequest.observed_at`), else keeps it in the file
 other export fields (`revision`, `inserted_by`, `reviewed_by`, `reviewed_at`) are accepted
 and ignored; any other key makes the line bad, so a typo is not silently dropped.
 
-Ids are re-minted: the target mints its own source ids and revisions. The exported
-`source_id` becomes the insert's request id (`import-<source_id>`), so importing the same
-export twice inserts nothing twice. `classification: cold` is applied again after the
-insert. Only `status: active` memories are imported; pending and rejected ones are skipped
-(their review decision belongs to the server they came from) and counted.
+Ids are re-minted: the target mints its own source ids and revisions. A line is known on
+the server it is imported into by its `source_id` (the server it came from still holds that
+source) and by its insert's request id: the line's own `request_id`, else
+`import-<source_id>`, else one made of what the line says, so the same line is never
+stored twice by the same person wherever the file is read from. `classification: cold` is
+applied again after the insert. Only `status: active` memories are imported; pending and
+rejected ones are skipped (their review decision belongs to the server they came from) and
+counted.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class Line:
     cold: bool = False
     skip_status: str = ""  # non-empty: not imported, with this status
     observed_at: str = ""  # RFC 3339, "" when the line gives no time
+    source_id: str = ""  # the source it was exported from ("" for a line written by hand)
 
 
 def export_line(memory: review_pb2.Memory) -> str:
@@ -117,7 +121,7 @@ def decode(number: int, raw: bytes) -> str:
         raise BadLine(number, "not UTF-8") from None
 
 
-def parse_line(number: int, text: str, salt: str) -> Line:
+def parse_line(number: int, text: str) -> Line:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
@@ -168,10 +172,9 @@ def parse_line(number: int, text: str, salt: str) -> Line:
     line.skip_status = "" if status == "active" else status
     line.observed_at = observed.get("observed_at") or observed.get("received_at", "")
     line.cold = classification == "cold"
+    line.source_id = record.get("source_id", "")
     request_id = record.get("request_id") or (
-        f"import-{record['source_id']}"
-        if record.get("source_id")
-        else f"import-{salt}-{number}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        f"import-{line.source_id}" if line.source_id else f"import-{_digest(record)}"
     )
     line.insert = {
         "content": record.get("content", ""),
@@ -200,3 +203,10 @@ def _time(number: int, name: str, value: object) -> str:
             number, f"{name} must be an RFC 3339 time, e.g. 2026-05-01T10:00:00Z"
         ) from None
     return value
+
+
+def _digest(record: dict[str, Any]) -> str:
+    """What a line says, whatever its place in whichever file: the same line read again
+    (from a copy, or twice in one file) makes the same request id."""
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]

@@ -63,6 +63,12 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         help="inserts in flight at once (1-1024)",
     )
     imp.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="go on past a line the server refuses (default: stop there); "
+        "either way the counts end the output and a refusal exits 1",
+    )
+    imp.add_argument(
         "--on-bad-line",
         choices=["stop", "skip"],
         default="stop",

@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from agentmem.contract import validation
-from agentmem.contract.errors import AgentmemError, Reason, invalid_field, revision_mismatch
+from agentmem.contract.errors import (
+    AgentmemError,
+    FieldViolation,
+    Reason,
+    invalid_field,
+    revision_mismatch,
+)
 from runtime_svc.domain import insert_policy, sources, thread_mode
 from runtime_svc.domain.audit import Action, Claim, Receipt
 from runtime_svc.domain.caller import Caller
@@ -300,5 +306,9 @@ def _check_same(s: Source, cmd: InsertCommand, prepared: Prepared) -> None:
         and (rewritten or s.save_intent == cmd.intent)
         and cmd.observed_at_us in (0, s.observed_at_us)
     )
-    if not same:
-        raise invalid_field("request_id", "was already used for a different request")
+    if not same:  # named so the caller can find what its request id made (its own tenant's)
+        raise AgentmemError(
+            Reason.INVALID_FIELD,
+            metadata={"source_id": s.source_id},
+            violations=(FieldViolation("request_id", "was already used for a different request"),),
+        )
