@@ -24,7 +24,7 @@ from agentmem.contract import save_intents
 from agentmem.contract.errors import AgentmemError, FieldViolation, Reason, invalid_field
 from agentmem.contract.invisible import has_invisible
 from runtime_svc.domain import instruction_like
-from runtime_svc.domain.sources import Body, SaveIntent, Status
+from runtime_svc.domain.sources import Body, Message, SaveIntent, Status
 
 SAVE_INTENTS = save_intents.ALL
 MAX_INTENT_SOURCE = 64
@@ -53,13 +53,26 @@ def steering(body: Body) -> bool:
     """Whether the memory's text reads as instructions to the model (`instruction_like`):
     its content, or any message's text, its speaker's name, or both as the block shows
     them (`name: text`: a name "System" before "you must …" reads as a system line; the
-    text's start, where a pattern begun in the name would end)."""
+    text's start, where a pattern begun in the name would end); and each two adjacent
+    messages as the block shows them on adjacent lines (an attack split in two)."""
     texts = [body.content]
     for m in body.messages:
         texts.append(m.content)
         if m.name:
             texts += (m.name, f"{m.name}: {m.content[:_NAMED_START]}")
+    texts += [_adjacent(a, b) for a, b in zip(body.messages, body.messages[1:], strict=False)]
     return instruction_like.instruction_like(*texts)
+
+
+def steers_across(before: Message, after: Message) -> bool:
+    """Whether two adjacent messages read as instructions together, as the block shows them
+    (an append's first message after the conversation's last: an attack split in two)."""
+    return instruction_like.instruction_like(_adjacent(before, after))
+
+
+def _adjacent(first: Message, second: Message) -> str:
+    """The end of one message and the start of the next, on adjacent lines."""
+    return f"{first.content[-_NAMED_START:]}\n{second.content[:_NAMED_START]}"
 
 
 def hold_steering(decision: InsertDecision, steers: bool) -> InsertDecision:

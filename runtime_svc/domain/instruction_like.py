@@ -1,8 +1,11 @@
 """Memory text that reads as instructions to the model, not as something about the user.
 
 A memory is served into every later prompt; text that speaks to the model itself (a role
-tag, "ignore previous instructions", "you are now …", tool-call syntax, a chat template's
-markers) is an attempt to steer it (OWASP ASI06, memory poisoning). Such a memory is held
+tag, "ignore previous instructions" in any of the languages below, "you are now …", a note
+to whichever AI reads it, tool-call syntax, a chat template's markers of the common model
+families) is an attempt to steer it (OWASP ASI06, memory poisoning). The text is read as an
+attacker disguises it too (`attack_text`: look-alike letters, digits for letters, spaced
+letters, invisible characters). Such a memory is held
 for review with the reason `instruction_like` (`docs/security.md`). Preferences addressed
 to the assistant ("answer me in French", "from now on call me Sam") are memories, not
 attacks: the patterns below name what only an attack says.
@@ -15,9 +18,8 @@ on every message of the LoCoMo and BEAM development conversations
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from agentmem.contract.invisible import without_invisible
+from runtime_svc.domain import attack_text
 
 HOLD_REASON = "instruction_like"
 
@@ -31,6 +33,35 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "override": re.compile(
         rf"\b(?:ignore|disregard|forget|override|bypass|overrule|discard)\s+(?:{_ANY}){{0,3}}"
         rf"(?:{_PRIOR}\s+)+(?:and\s+\w+\s+)?{_RULES}\b",
+        _FLAGS,
+    ),
+    # the same in the other languages people write their memories in
+    "override_translated": re.compile(
+        # German, French, Spanish
+        r"\b(?:ignorier(?:e|en|t)?|vergiss|vergessen\s+sie)\s+(?:(?:alle|die|sämtliche|deine|"
+        r"ihre)\s+)*(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+(?:anweisungen|"
+        r"instruktionen|befehle|regeln)\b"
+        r"|\b(?:ignore[rz]?|oublie[rz]?)\s+(?:(?:toutes?|tous|les|tes|vos)\s+)*(?:instructions|"
+        r"consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus)"
+        r"|\b(?:ignora|ignore|olvida)\s+(?:(?:todas|todos|las|los|tus|sus)\s+)*(?:instrucciones|"
+        r"indicaciones|reglas|órdenes)\s+(?:anteriores|previas|de\s+arriba)"
+        # Russian, Chinese, Japanese
+        r"|(?:игнорир\w*|забудь\w*|проигнорир\w*)\s+(?:(?:все|всё|свои|предыдущие|прежние|"
+        r"прошлые|эти)\s+)*(?:инструкци\w*|указани\w*|правил\w*|команд\w*)"
+        r"|(?:忽略|无视|忘记|忽视|忘掉)(?:掉)?(?:之前|以前|上面|先前|前面|所有|全部|一切)(?:的)?"
+        r"(?:所有|全部)?(?:的)?(?:指令|指示|说明|规则|命令|提示)"
+        r"|(?:以前|前|上記|これまで)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)を"
+        r"(?:すべて|全て)?(?:無視|忘れ)",
+        _FLAGS,
+    ),
+    # a note to whichever AI reads the record, rather than about the user
+    "indirect": re.compile(
+        r"\b(?:note|message|instructions?|attention|reminder|directive)\s+(?:to|for)\s+"
+        r"(?:any|all|every|whichever|each)\s+(?:future\s+)?(?:AI|LLM|language\s+model|"
+        r"assistants?|models?|agents?|bots?)\b"
+        r"|\bif\s+you\s+are\s+an?\s+(?:AI|LLM|(?:large\s+)?language\s+model|AI\s+assistant)\b"
+        r"|\b(?:AI|LLM|assistant|model|agent)s?\s+(?:reading|processing|retrieving|parsing|"
+        r"summari[sz]ing)\s+this\s+(?:record|memory|note|message|text|document|conversation)\b",
         _FLAGS,
     ),
     "new_instructions": re.compile(
@@ -56,6 +87,13 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|^[ \t]{0,8}<\s*(?:assistant|user|developer|instructions?)\s*>"
         r"|<\|\s*(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)"
         r"|\[/?INST\]|<</?SYS>>"
+        # Gemma's turns, Mistral's tool markers, the harmony and Phi tokens, Alpaca headings,
+        # a legacy Human/Assistant turn after a blank line
+        r"|<\s*(?:start|end)_of_turn\s*>"
+        r"|\[(?:TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS|SYSTEM_PROMPT)\]"
+        r"|<\|\s*(?:begin_of_text|start|end|message|channel|return|call|constrain)\s*\|>"
+        r"|^[ \t]*###\s*(?:instruction|system|system\s+prompt)\s*:"
+        r"|\n\s*\n\s*(?:Human|Assistant)\s*:"
         r"|^[^\w\n]{0,8}(?:system|developer)\s*(?:prompt|message|instructions?)\s*:"
         r"|^[^\w\n]{0,8}(?:system|developer)\s*:\s*(?:you\b|the\s+(?:assistant|model|AI)\b|always\b|"
         r"never\b|from\s+now\b|ignore\b|do\s+not\b|respond\b|answer\b|reply\b)",
@@ -95,23 +133,38 @@ WORDS: dict[str, tuple[str, ...]] = {
     "override": ("ignore", "disregard", "forget", "override", "bypass", "overrule", "discard"),
     "new_instructions": ("instruction",),
     "persona": ("you", "mode", "unrestricted", "unfiltered", "jailbroken", "uncensored"),
-    "role_tag": ("<", "inst]", "system", "developer"),
+    "role_tag": ("<", "inst]", "system", "developer", "[", "###", "human", "assistant"),
+    "indirect": (
+        "note",
+        "message",
+        "instruction",
+        "attention",
+        "reminder",
+        "directive",
+        "if",
+        "this",
+    ),
+    "override_translated": ("ignor", "vergiss", "vergessen", "oubli", "olvida"),
     "addressed_to_model": ("user", "system", "instruction", "when", "obey"),
 }
 
 
 def signals(text: str) -> list[str]:
-    """The names of the patterns `text` matches (empty: it reads as a memory). Compared on
-    the text's compatibility form with invisible characters taken out (format characters,
-    variation selectors, every default-ignorable one), so neither fullwidth letters nor a
-    character a person cannot see inside a word hide a pattern."""
-    folded = without_invisible(unicodedata.normalize("NFKC", without_invisible(text)))
-    lowered = folded.lower() if folded.isascii() else None
-    return [
-        name
-        for name, pattern in PATTERNS.items()
-        if (lowered is None or _may_match(name, lowered)) and pattern.search(folded)
-    ]
+    """The names of the patterns `text` matches (empty: it reads as a memory), in any of
+    the forms an attacker's disguise reads as (`attack_text.forms`: the compatibility form
+    without invisible characters, look-alike letters folded, digits and spaced letters read
+    as the word)."""
+    found: list[str] = []
+    for form in attack_text.forms(text):
+        lowered = form.lower() if form.isascii() else None
+        found += [
+            name
+            for name, pattern in PATTERNS.items()
+            if name not in found
+            and (lowered is None or _may_match(name, lowered))
+            and pattern.search(form)
+        ]
+    return found
 
 
 def _may_match(name: str, lowered: str) -> bool:

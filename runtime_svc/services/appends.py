@@ -92,6 +92,8 @@ class Appends:
                 if earlier is not None:
                     return _replay(tx, stored, earlier, cmd, self._clock())
             before = stored.source
+            if not steers and before.body.messages:  # an attack split across the append
+                steers = insert_policy.steers_across(before.body.messages[-1], cmd.messages[0])
             grown = source_transitions.append(
                 before,
                 expected_revision=cmd.expected_revision,
