@@ -173,8 +173,9 @@ def test_up_leaves_out_a_console_it_cannot_import_in_one_line(tmp_path):
         assert not [line for line in lines if line.startswith("agentmem console on")]
         skipped = [line for line in lines if line.startswith("agentmem: ")]
         assert skipped == [
-            "agentmem: the console is not started: uvicorn cannot be imported "
-            "(reinstall agentmem-service)"
+            "agentmem: the console is not started: uvicorn cannot be imported: install the "
+            "console's extra, agentmem-client[console] (from a checkout: pip install "
+            "'./client[console]')"
         ]
         with Client(up.address, up.token, retry=NO_RETRY) as client:  # the services run
             assert client.read_thread_memory_mode(thread_id="t1").revision == 0
