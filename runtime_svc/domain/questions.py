@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from runtime_svc.domain.facts import Fact
+from runtime_svc.domain.fragments import is_fragment
 from runtime_svc.domain.text import STOP_WORDS, query_terms, stem, words
 
 # Words that ask for the same attribute, each group as its words (stemmed below).
@@ -64,8 +65,11 @@ def _about(asked_stems: frozenset[str], texts: Iterable[str]) -> bool:
 def fact_answers(asked_stems: frozenset[str], fact: Fact) -> bool:
     """A fact about one of the user's things ("the user's dog is called Pixel") answers
     a question that names the thing or the value; any other fact, one that names a word of
-    its subject, predicate or value."""
+    its subject, predicate or value. A fact whose value is a fragment ("Dr", "fix:", read
+    before `fragments` existed) answers nothing."""
     t = fact.triple
+    if is_fragment(t.object):
+        return False
     if t.subject.startswith("user's "):
         return _about(asked_stems, (t.subject.removeprefix("user's "), t.object))
     subject = "" if t.subject == "user" else t.subject
