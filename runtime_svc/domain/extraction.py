@@ -77,6 +77,8 @@ _JOINED_AS = re.compile(
 )
 # Examples or a restatement after a value ("tools, e.g. ruff and mypy"): not the value.
 _EXAMPLES = re.compile(r"\s*[,(]?\s*\b(?:e\.g|i\.e|for example|for instance)\b.*$", re.I)
+# A phrase after a list's comma that is no item of it ("PostgreSQL, with SQLite for tests").
+_ADJUNCT = re.compile(r"^(?:with|without|for|from|to|of|on|at|by|via|through)\s", re.I)
 # The user's own "my" in what the user says of themselves ("I drink my coffee black").
 _MY = re.compile(r"\bmy\b", re.I)
 
@@ -279,8 +281,10 @@ def _values(
     else:
         parts = [obj]
     out = []
-    for part in parts:
+    for i, part in enumerate(parts):
         part = part.strip(" ,")[:MAX_OBJECT]
+        if i and _ADJUNCT.match(part):
+            continue  # "…, with SQLite for tests": a phrase about the value, not a value
         if part and not _PRONOUN.search(part) and not fragments.is_fragment(part):
             out.append(_Reading(predicate, part, ends, change))
     return out
