@@ -210,6 +210,10 @@ def test_ask_cites_the_passage_it_answers_from(stack):
     client = stack.client()
     s = insert_conversation(client)
     a = client.Ask(facts_pb2.AskRequest(question="zqcello grandmother", token_budget=500))
-    assert a.answer_basis == "memories" and "zqcello" in a.answer
-    assert (a.citations[0].source_id, a.citations[0].passage.message_start) == (s.source_id, 6)
-    assert a.provenance[0].passage.message_end == 7
+    # The sentence that answers, read with the question it replies to, cited by its
+    # message and characters.
+    assert (a.answer_basis, a.answer) == ("memories", ANSWER)
+    cited = a.citations[0].passage
+    assert (a.citations[0].source_id, cited.message_start, cited.message_end) == (s.source_id, 7, 7)
+    assert (cited.char_start, cited.char_end) == (0, len(ANSWER))
+    assert a.provenance[0].passage == cited

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from runtime_svc.domain.facts import Fact
+from runtime_svc.domain.message_parts import Part
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.text import count_tokens
 
@@ -61,6 +62,8 @@ class Piece:
     valid_from_us: int = 0  # a fact's interval
     valid_to_us: int = 0
     changed: bool = False  # the fact's value replaced an earlier one
+    # The characters of the one message (`passage`) the piece quotes (None: all of it).
+    chars: Part | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from runtime_svc.domain import attributes
+from runtime_svc.domain import attributes, fragments, sentences
 from runtime_svc.domain import extraction_words as w
 from runtime_svc.domain.facts import MAX_OBJECT, How, Said, Span, Triple, statement
 
@@ -30,7 +30,6 @@ def _alternation(phrases: Sequence[str]) -> str:
     return "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
 
 
-_SENTENCE = re.compile(r"[^\n]+?(?:[.!?;]+(?=\s|$)|$)", re.MULTILINE)
 _CONTRACTIONS = [
     (re.compile(r"\b(i|we|you|they)'m\b", re.I), r"\1 am"),
     (re.compile(r"\b(i|we|you|they)'ve\b", re.I), r"\1 have"),
@@ -76,6 +75,10 @@ _ANYMORE = re.compile(r"\s+(?:anymore|any more|any longer)$", re.I)
 _JOINED_AS = re.compile(
     r"^(?:joined|started at|started working at|started working for)\s+(.+?)\s+as\s+(.+)$", re.I
 )
+# Examples or a restatement after a value ("tools, e.g. ruff and mypy"): not the value.
+_EXAMPLES = re.compile(r"\s*[,(]?\s*\b(?:e\.g|i\.e|for example|for instance)\b.*$", re.I)
+# A phrase after a list's comma that is no item of it ("PostgreSQL, with SQLite for tests").
+_ADJUNCT = re.compile(r"^(?:with|without|for|from|to|of|on|at|by|via|through)\s", re.I)
 # The user's own "my" in what the user says of themselves ("I drink my coffee black").
 _MY = re.compile(r"\bmy\b", re.I)
 
@@ -114,14 +117,7 @@ class RuleExtractor:
 
 def _sentences(text: str) -> Iterator[tuple[int, int]]:
     """Each sentence's character offsets (surrounding white space left out)."""
-    for m in _SENTENCE.finditer(text):
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end:
-            yield start, end
+    return sentences.spans(text)
 
 
 def read_sentence(sentence: str) -> list[Triple]:
@@ -274,7 +270,7 @@ def _values(
     predicate: str, obj: str, *, ends: bool = False, change: bool = False
 ) -> list[_Reading]:
     """The object's values: cleaned, cut where a single value ends, split where it lists."""
-    obj = _TRAILING.sub("", " ".join(obj.split())).strip(" ,")
+    obj = _EXAMPLES.sub("", _TRAILING.sub("", " ".join(obj.split()))).strip(" ,")
     bare = predicate.lstrip("@")
     if bare in attributes.SINGLE_VALUED:
         obj = _CUT.split(obj, maxsplit=1)[0]
@@ -285,8 +281,10 @@ def _values(
     else:
         parts = [obj]
     out = []
-    for part in parts:
+    for i, part in enumerate(parts):
         part = part.strip(" ,")[:MAX_OBJECT]
-        if part and not _PRONOUN.search(part):
+        if i and _ADJUNCT.match(part):
+            continue  # "…, with SQLite for tests": a phrase about the value, not a value
+        if part and not _PRONOUN.search(part) and not fragments.is_fragment(part):
             out.append(_Reading(predicate, part, ends, change))
     return out

@@ -7,15 +7,17 @@ value, directly or through a small table of words that ask for the same attribut
 ("name" asks for "is called"; "live" for "address"). "where do I live?" is answered by
 "The user lives in Lisbon", not by "The user is allergic to peanuts"; "what's my name?" is
 not answered by "The user's dog is called Pixel"; "what is the capital of France?" is not
-answered by anything about the user. A memory answers when it shares such a word with the
-question itself. A question of stop words only ("who am I?") is about everything stored.
+answered by anything about the user. A passage's sentence answers as much as it says of
+the question's words (`coverage`, see `passage_answers`). A question of stop words only
+("who am I?") is about every fact stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from runtime_svc.domain.facts import Fact
+from runtime_svc.domain.fragments import is_fragment
 from runtime_svc.domain.text import STOP_WORDS, query_terms, stem, words
 
 # Words that ask for the same attribute, each group as its words (stemmed below).
@@ -64,15 +66,41 @@ def _about(asked_stems: frozenset[str], texts: Iterable[str]) -> bool:
 def fact_answers(asked_stems: frozenset[str], fact: Fact) -> bool:
     """A fact about one of the user's things ("the user's dog is called Pixel") answers
     a question that names the thing or the value; any other fact, one that names a word of
-    its subject, predicate or value."""
+    its subject, predicate or value. A fact whose value is a fragment ("Dr", "fix:", read
+    before `fragments` existed) answers nothing."""
     t = fact.triple
+    if is_fragment(t.object):
+        return False
     if t.subject.startswith("user's "):
         return _about(asked_stems, (t.subject.removeprefix("user's "), t.object))
     subject = "" if t.subject == "user" else t.subject
     return _about(asked_stems, (subject, t.predicate, t.object))
 
 
-def memory_answers(question: str, text: str) -> bool:
-    """A memory answers a question it shares a word with (not only a word of the same
-    attribute: "my dog is called Pixel" does not answer "what's my name?")."""
-    return _about(frozenset(t.stem for t in query_terms(question)), (text,))
+SAME_ATTRIBUTE_SHARE = 0.5  # a question word met only through the same-attribute table
+
+
+def question_stems(question: str) -> list[str]:
+    return [t.stem for t in query_terms(question)]
+
+
+def text_stems(text: str) -> frozenset[str]:
+    return frozenset(_stems(text))
+
+
+def coverage(
+    asked_stems: Sequence[str], said: frozenset[str], weight: Mapping[str, float] | None = None
+) -> float:
+    """How much of what a question asks (`question_stems`) a text says (`text_stems`), 0 to
+    1: the share of the question's content words the text has, each by its `weight` (1
+    when not given), a word the text has only through the same-attribute table counting
+    half; 0 for a question of stop words only."""
+    total = got = 0.0
+    for s in asked_stems:
+        w = weight[s] if weight is not None else 1.0
+        total += w
+        if s in said:
+            got += w
+        elif _GROUP.get(s, frozenset()) & said:
+            got += w * SAME_ATTRIBUTE_SHARE
+    return got / total if total else 0.0

@@ -83,7 +83,9 @@ class FactRpcs(ServicerBase):
         for p in a.pieces:
             if (p.source_id, p.source_revision, p.passage) not in seen:
                 seen.add((p.source_id, p.source_revision, p.passage))
-                citations.append(mapping.citation(p.source_id, p.source_revision, p.passage))
+                citations.append(
+                    mapping.citation(p.source_id, p.source_revision, p.passage, p.chars)
+                )
         return facts_pb2.AskResponse(
             answer=shown(a.text),  # what a person cannot see is shown, as in the block
             answer_basis=a.basis,
@@ -101,7 +103,7 @@ def _provenance(p: answers.Piece) -> facts_pb2.AskProvenance:
         source_revision=p.source_revision,
         fact_id=p.fact_id,
         save_intent=p.save_intent,
-        passage=mapping.passage(p.passage),
+        passage=mapping.passage(p.passage, p.chars),
         valid_from=mapping.timestamp(p.valid_from_us),
         valid_to=mapping.timestamp(p.valid_to_us),
     )

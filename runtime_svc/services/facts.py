@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from agentmem.contract import scopes, validation
 from agentmem.contract.scopes import Scope
-from runtime_svc.domain import answers, attributes, questions, text
+from runtime_svc.domain import answers, attributes, passage_answers, passages, questions, text
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.caller import Caller
@@ -17,7 +17,10 @@ from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.fact_chains import NOW, Period
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import check_intent
-from runtime_svc.domain.sources import Body, SaveIntent, Source
+from runtime_svc.domain.message_parts import Part
+from runtime_svc.domain.passage_answers import cosine
+from runtime_svc.domain.passages import Range
+from runtime_svc.domain.sources import Body, SaveIntent, Source, SourceKind
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval import Retrieval
 from runtime_svc.storage.transaction import Transaction
@@ -25,7 +28,7 @@ from runtime_svc.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("agentmem.runtime.facts")
 ASK_FACTS = 10
-ASK_MEMORIES = 5
+ASK_PASSAGES = 5
 
 
 class FactExtraction:
@@ -155,7 +158,9 @@ class Facts:
         self, caller: Caller, question: str, token_budget: int, as_of_us: int = 0
     ) -> answers.Answer:
         """From the facts current now (or at `as_of_us`) that answer the question asked
-        (`questions`); now, else from memories that do. What was found but does not answer
+        (`questions`); now, from the sentence of the top passages that answers it
+        (`passage_answers`) when no fact does or when that sentence says more of what was
+        asked than any fact's statement. What was found but does not answer
         is returned apart, never as the answer. A question as of a past time is answered
         from facts only: memories have no interval. Each piece cites its source's current
         revision (a classification change makes a new one; the fact stays the same)."""
@@ -166,17 +171,65 @@ class Facts:
             caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))
         )
         facts = [f for f in found if questions.fact_answers(asked, f)]
-        related = [answers.fact_piece(f) for f in found if f not in facts]
         memories: list[answers.Piece] = []
-        if not facts and not as_of_us:
-            for h in self._retrieval.candidates(caller, question, ASK_MEMORIES):
-                text_ = " ".join(h.text.split())
-                piece = answers.Piece(
-                    text_, h.source_id, h.revision, h.save_intent, passage=h.passage
-                )
-                (memories if questions.memory_answers(question, text_) else related).append(piece)
+        unused: list[answers.Piece] = []
+        if not as_of_us:
+            best, memories, unused = self._from_passages(caller, question)
+            statements = [f.triple.statement for f in facts]
+            if best is not None and passage_answers.passage_first(question, best, statements):
+                facts = []
+            else:
+                unused, memories = [*memories, *unused], []
+        related = [answers.fact_piece(f) for f in found if f not in facts] + unused
         a = answers.answer(facts, memories, token_budget, related)
         return self._current_revisions(caller, a)
+
+    def _from_passages(
+        self, caller: Caller, question: str
+    ) -> tuple[passage_answers.Scored | None, list[answers.Piece], list[answers.Piece]]:
+        """The sentence of the top passages that answers the question (`passage_answers`),
+        as scored and as a piece cited by its message and characters; and the passages that
+        do not answer."""
+        hits = self._retrieval.candidates(caller, question, ASK_PASSAGES, grouped=False)
+        said = []
+        for i, h in enumerate(hits):
+            if h.passage is None:
+                said.append(passage_answers.Said(i, -1, True, h.text))
+                continue
+            messages = Body.from_raw(SourceKind.CONVERSATION, h.raw).messages
+            for m in range(h.passage.start, min(h.passage.end + 1, len(messages))):
+                by_user = messages[m].role == "user"
+                before = messages[m - 1].content if m > 0 else ""
+                asked = before if passages.asks(before) else ""
+                said.append(passage_answers.Said(i, m, by_user, messages[m].content, asked))
+        found = passage_answers.candidates(said)
+        similarity = None
+        if found and self._retrieval.hybrid:
+            vectors = self._retrieval.embed_texts([question, *(s.text for s in found)])
+            if vectors is not None:
+                similarity = [cosine(vectors[0], v) for v in vectors[1:]]
+        best = passage_answers.best(question, found, similarity)
+        chosen = best.sentence.said.hit if best is not None else -1
+        related = [
+            answers.Piece(
+                " ".join(h.text.split()), h.source_id, h.revision, h.save_intent, passage=h.passage
+            )
+            for i, h in enumerate(hits)
+            if i != chosen
+        ]
+        if best is None:
+            return None, [], related
+        s, h = best.sentence, hits[chosen]
+        in_message = s.said.message >= 0
+        piece = answers.Piece(
+            s.text,
+            h.source_id,
+            h.revision,
+            h.save_intent,
+            passage=Range(s.said.message, s.said.message) if in_message else None,
+            chars=Part(s.start, s.end) if in_message else None,
+        )
+        return best, [piece], related
 
     def _current_revisions(self, caller: Caller, a: answers.Answer) -> answers.Answer:
         ids = sorted({p.source_id for p in (*a.pieces, *a.related)})

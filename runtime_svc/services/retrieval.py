@@ -171,11 +171,16 @@ class Retrieval:
         candidates = prompt_said.dated(tx, _candidates(hits, tx.window.date))
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
-    def candidates(self, caller: Caller, query: str, limit: int) -> list[Hit]:
-        """The top eligible memories with their text, for answers (no thread context)."""
+    def candidates(self, caller: Caller, query: str, limit: int, grouped: bool = True) -> list[Hit]:
+        """The top eligible memories with their text, for answers (no thread context);
+        with `grouped` off the top passages, several of one conversation possibly."""
         embedding = self._embed(query, caller.tenant_id)
         with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
-            return self._eligible(tx, query, limit, embedding)[1]
+            return self._eligible(tx, query, limit, embedding, grouped)[1]
+
+    def embed_texts(self, texts: list[str]) -> list[Vector] | None:
+        """The texts' unit-length vectors by the hybrid model (None: hybrid retrieval off)."""
+        return self._semantic.embedder.embed(texts) if self._semantic is not None else None
 
     def explain(
         self, caller: Caller, query: str, thread_id: str, limit: int, token_budget: int = 0

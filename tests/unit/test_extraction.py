@@ -179,3 +179,14 @@ def test_precision_and_recall_on_the_labelled_sentences():
 def test_what_the_tour_says_is_read_as_said(text, expected):
     """Each sentence is also in the labelled set (`fact_sentences.yaml`)."""
     assert read(text) == expected
+
+
+EXACT = [i for i in yaml.safe_load(SENTENCES.read_text()) if i.get("exact")]
+
+
+@pytest.mark.parametrize("item", EXACT, ids=[i["text"] for i in EXACT])
+def test_abbreviations_punctuation_and_code_read_right(item):
+    """A title's or "Inc."'s period ends no sentence; a fragment ("Dr", "fix:", ":)", a
+    code fragment) is no value."""
+    expected = [(f[0], f[1], value_key(str(f[2]))) for f in item["facts"]]
+    assert [(s, p, value_key(o)) for s, p, o, _ in read(item["text"])] == expected
