@@ -300,7 +300,7 @@ def hybrid_embedder() -> Any:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     return LocalEmbedder(hybrid.model_dir(), hybrid.MODEL_ID)
 
@@ -500,6 +500,7 @@ def product(
     block's citations decide, as in `bench.evidence`."""
     from runtime_svc.domain import assembly
     from runtime_svc.domain.passages import Range
+    from runtime_svc.domain.query import Query
 
     tallies = {b: evidence.Tally() for b in budgets}
     for conv, d in zip(locomo.conversations(), data, strict=True):
@@ -522,7 +523,7 @@ def product(
                 for s, a, z, _ in d["queries"][q["question"]]
             ]
             for b in budgets:
-                block = assembly.assemble(cands, q["question"], b, count)
+                block = assembly.assemble(cands, Query.of(q["question"]), b, count)
                 cited = {
                     c.dia_of[(x.source_id, i)]
                     for x in block.cited

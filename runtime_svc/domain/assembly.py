@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from runtime_svc.domain import text
 from runtime_svc.domain.first_pick import first_pick
 from runtime_svc.domain.line_costs import digest, line_cost
 from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, holds_any, shared
@@ -39,6 +38,7 @@ from runtime_svc.domain.message_runs import cuts, gaps, runs
 from runtime_svc.domain.passage_picks import named_speaker, own_of, with_reply
 from runtime_svc.domain.passages import Range, Window, date_of_time
 from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
+from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body
 from runtime_svc.domain.stem_places import Places
 
@@ -263,18 +263,18 @@ class _Block:
 
 def assemble(
     candidates: Sequence[Candidate],
-    query: str,
+    query: Query,
     token_budget: int,
     count: Count,
     window: Window = DEFAULT_WINDOW,
 ) -> PromptBlock:
     """The block for `query` from its ranked candidates (see the module doc); `window`: how
     the passages were derived (which message of a passage is its own)."""
-    block = _Block(count, token_budget, [t.stem for t in text.query_terms(query)])
+    block = _Block(count, token_budget, query.stems)
     if not candidates or block.used >= token_budget:
         return PromptBlock("", (), 0)
     owns = [own_of(c, window) for c in candidates]
-    named = named_speaker(candidates, query)
+    named = named_speaker(candidates, query.text)
     if named:
         for c, own in zip(candidates, owns, strict=True):
             if own is not None and c.conversation and c.conversation.lines[own][0] == named:

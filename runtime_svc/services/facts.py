@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from agentmem.contract import scopes, validation
 from agentmem.contract.scopes import Scope
-from runtime_svc.domain import answers, attributes, questions, text
+from runtime_svc.domain import answers, attributes, questions
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.caller import Caller
@@ -17,6 +17,7 @@ from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.fact_chains import NOW, Period
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import check_intent
+from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body, SaveIntent, Source
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval import Retrieval
@@ -89,7 +90,10 @@ class Facts:
     def __init__(self, uow: UnitOfWork, clock: Clock, retrieval: Retrieval) -> None:
         self._uow, self._clock, self._retrieval = uow, clock, retrieval
 
-    def search(self, caller: Caller, q: FactQuery) -> list[domain.Fact]:
+    def search(
+        self, caller: Caller, q: FactQuery, analysed: Query | None = None
+    ) -> list[domain.Fact]:
+        """`analysed`: `q.query` analysed already (`Query.of`), when the caller has it."""
         if q.query:
             validation.query(q.query)
         check_intent(SaveIntent(q.save_intent, q.save_intent_source), prefix="")
@@ -97,12 +101,17 @@ class Facts:
         validation.non_negative("as_of", q.period.as_of_us)
         if q.state != "eligible":
             scopes.require(caller.scopes, Scope.CONTENT_READ)
-        terms = text.query_terms(q.query) if q.query else None
-        hybrid = bool(q.query) and q.state == "eligible" and self._retrieval.hybrid
+        query = (analysed or Query.of(q.query)) if q.query else None
+        terms = list(query.terms) if query is not None else None
+        hybrid = query is not None and q.state == "eligible" and self._retrieval.hybrid
         if terms == [] and not hybrid:  # a query of stop words only matches nothing
             return []
         # Hybrid retrieval: also the facts of the memories that retrieval ranks first.
-        ranked = self._retrieval.candidates(caller, q.query, q.limit) if hybrid else []
+        ranked = (
+            self._retrieval.candidates(caller, query, q.limit)
+            if hybrid and query is not None
+            else []
+        )
         with self._uow.read(caller.tenant_id) as tx:
             found = (
                 tx.facts.search(
@@ -162,14 +171,15 @@ class Facts:
         validation.query(question, "question")
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         asked = questions.asked(question)
+        query = Query.of(question)
         found = self.search(
-            caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))
+            caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us)), query
         )
         facts = [f for f in found if questions.fact_answers(asked, f)]
         related = [answers.fact_piece(f) for f in found if f not in facts]
         memories: list[answers.Piece] = []
         if not facts and not as_of_us:
-            for h in self._retrieval.candidates(caller, question, ASK_MEMORIES):
+            for h in self._retrieval.candidates(caller, query, ASK_MEMORIES):
                 text_ = " ".join(h.text.split())
                 piece = answers.Piece(
                     text_, h.source_id, h.revision, h.save_intent, passage=h.passage
