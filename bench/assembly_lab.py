@@ -28,7 +28,7 @@ import numpy as np
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, evidence, hybrid, locomo
-from runtime_svc.domain.assembly import FOOTER, HEADER
+from runtime_svc.assembly import FOOTER, HEADER
 from runtime_svc.domain.text import count_tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -496,9 +496,9 @@ def product(
     count: Counter_,
     budgets: Sequence[int] = BUDGETS,
 ) -> dict[str, dict[str, float]]:
-    """The service's own assembly (`runtime_svc.domain.assembly`) over the cached hits: the
+    """The service's own assembly (`runtime_svc.assembly`) over the cached hits: the
     block's citations decide, as in `bench.evidence`."""
-    from runtime_svc.domain import assembly
+    from runtime_svc import assembly
     from runtime_svc.domain.passages import Range
     from runtime_svc.domain.query import Query
 
@@ -628,7 +628,7 @@ def main() -> None:
         for unit in units:
             print(
                 row(
-                    f"runtime_svc.domain.assembly [{unit}]",
+                    f"runtime_svc.assembly [{unit}]",
                     product(mode, data[mode], counters[unit]),
                 )
             )

@@ -3,8 +3,9 @@ explanation order."""
 
 from __future__ import annotations
 
-from runtime_svc.domain import assembly, lexical, text
-from runtime_svc.domain.assembly import Candidate
+from runtime_svc import assembly
+from runtime_svc.assembly import Candidate
+from runtime_svc.domain import lexical, text
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.query import Query
 from runtime_svc.retrieval import explanation

@@ -1,5 +1,5 @@
 """Retrieval rules: how matches are explained, and snippets. Pure functions, no storage.
-(Scoring: `runtime_svc.domain.lexical`; the prompt block: `runtime_svc.domain.assembly`.)"""
+(Scoring: `runtime_svc.domain.lexical`; the prompt block: `runtime_svc.assembly`.)"""
 
 from __future__ import annotations
 

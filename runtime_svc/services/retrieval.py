@@ -13,9 +13,9 @@ import logging
 from concurrent.futures import Future
 
 from agentmem.contract import validation
-from runtime_svc import retrieval
-from runtime_svc.domain import assembly, text, thread_mode
-from runtime_svc.domain.assembly import Candidate, Conversation, PromptBlock
+from runtime_svc import assembly, retrieval
+from runtime_svc.assembly import Candidate, Conversation, PromptBlock
+from runtime_svc.domain import text, thread_mode
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
 from runtime_svc.domain.ids import new_id
@@ -23,7 +23,6 @@ from runtime_svc.domain.passages import date_of_time
 from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body, Status
 from runtime_svc.retrieval import Hit, LexicalSearch, Match, Mirrors, Semantic, Vector
-from runtime_svc.services import prompt_said
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.storage import embedding_outbox
@@ -165,7 +164,7 @@ class Retrieval:
     ) -> PromptBlock:
         limit = assembly.candidates_for(token_budget)
         hits = self._eligible(tx, query, limit, embedding, grouped=False)
-        candidates = prompt_said.dated(tx, _candidates(hits, tx.window.date))
+        candidates = assembly.dated(tx, _candidates(hits, tx.window.date))
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
     def candidates(self, caller: Caller, query: Query, limit: int) -> list[Hit]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime_svc.domain.assembly import PromptBlock
+from runtime_svc.assembly import PromptBlock
 from runtime_svc.domain.passages import Range
-from runtime_svc.retrieval.explanation import Entry
+from runtime_svc.retrieval import Entry
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Prompt assembly (`runtime_svc.domain.assembly`): messages, not passages, are chosen; only
+"""Prompt assembly (`runtime_svc.assembly`): messages, not passages, are chosen; only
 new messages cost; the block is rendered per conversation with its date; the budget holds in
 the counter's unit, line by line."""
 
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from runtime_svc.domain import text
-from runtime_svc.domain.assembly import (
+from runtime_svc.assembly import (
     FOOTER,
     HEADER,
     Candidate,
@@ -15,6 +14,7 @@ from runtime_svc.domain.assembly import (
     assemble,
     candidates_for,
 )
+from runtime_svc.domain import text
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.query import Query
 

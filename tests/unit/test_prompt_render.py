@@ -1,4 +1,4 @@
-"""The prompt block's framing (`runtime_svc.domain.prompt_render`): whatever a memory says,
+"""The prompt block's framing (`runtime_svc.assembly.prompt_render`): whatever a memory says,
 the block has one opening and one closing delimiter, its numbered lines are the renderer's
 and agree with the citations, and the escaping is reversible."""
 
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmem.contract.invisible import has_invisible
-from runtime_svc.domain import prompt_render, text
-from runtime_svc.domain.assembly import FOOTER, HEADER, Candidate, Conversation, assemble
+from runtime_svc.assembly import FOOTER, HEADER, Candidate, Conversation, assemble, prompt_render
+from runtime_svc.assembly.prompt_render import escape, inline, unescape
+from runtime_svc.domain import text
 from runtime_svc.domain.passages import Range
-from runtime_svc.domain.prompt_render import escape, inline, unescape
 from runtime_svc.domain.query import Query
 
 NUMBERED = re.compile(r"\[\d+\]")

@@ -4,7 +4,7 @@ together, each message shown in part alone)."""
 
 from __future__ import annotations
 
-from runtime_svc.domain.message_parts import Part
+from runtime_svc.assembly.message_parts import Part
 from runtime_svc.domain.passages import Range
 
 

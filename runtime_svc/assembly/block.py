@@ -31,18 +31,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from runtime_svc.domain.first_pick import first_pick
-from runtime_svc.domain.line_costs import digest, line_cost
-from runtime_svc.domain.message_parts import PART_CHARS, Part, best_part, holds_any, shared
-from runtime_svc.domain.message_runs import cuts, gaps, runs
-from runtime_svc.domain.passage_picks import named_speaker, own_of, with_reply
-from runtime_svc.domain.passages import Range, Window, date_of_time
-from runtime_svc.domain.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
+from runtime_svc.assembly.candidates import Candidate, Conversation
+from runtime_svc.assembly.first_pick import first_pick
+from runtime_svc.assembly.line_costs import digest, line_cost
+from runtime_svc.assembly.message_parts import PART_CHARS, Part, best_part, holds_any, shared
+from runtime_svc.assembly.message_runs import cuts, gaps, runs
+from runtime_svc.assembly.passage_picks import named_speaker, own_of, with_reply
+from runtime_svc.assembly.prompt_render import FOOTER, GAP, HEADER, message_line, source_line
+from runtime_svc.assembly.stem_places import Places
+from runtime_svc.domain.passages import Range, Window
 from runtime_svc.domain.query import Query
-from runtime_svc.domain.sources import Body
-from runtime_svc.domain.stem_places import Places
-
-__all__ = ["FOOTER", "HEADER", "Candidate", "Cited", "PromptBlock", "assemble"]
 
 DEFAULT_WINDOW = Window()
 
@@ -58,33 +56,6 @@ def candidates_for(token_budget: int) -> int:
     far down the ranking only displace better ones; and a smaller top k ranks faster).
     """
     return min(MAX_CANDIDATES, max(10, token_budget // TOKENS_PER_CANDIDATE))
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """A conversation source's messages as (speaker, content), and its session date."""
-
-    lines: tuple[tuple[str, str], ...]
-    date: str = ""
-
-
-def conversation(raw: str, dated: bool = True) -> Conversation:
-    """A conversation from its stored form (`dated`: with its session date)."""
-    lines, sent_at_us = Body.stored_lines(raw, 0, len(raw))
-    return Conversation(tuple(lines), date_of_time(sent_at_us) if dated else "")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A ranked passage (or, `passage` None, a plain-text memory with its `text`)."""
-
-    source_id: str
-    revision: int
-    text: str
-    passage: Range | None = None
-    conversation: Conversation | None = None
-    said: str = ""  # a plain-text memory's date (its observed_at), "" for none
-    superseded: bool = False  # a plain-text memory whose every fact a later one replaced
 
 
 @dataclass(frozen=True)

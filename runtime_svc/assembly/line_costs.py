@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from runtime_svc.assembly.message_parts import Part
 from runtime_svc.domain.digest_cache import DigestCache, text_digest
-from runtime_svc.domain.message_parts import Part
 
 _costs: DigestCache[tuple[object, bytes, int, int], int] = DigestCache(65_536)
 

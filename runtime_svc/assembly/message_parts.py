@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from runtime_svc.assembly.stem_places import Places
 from runtime_svc.domain import text
 from runtime_svc.domain.digest_cache import DigestCache, text_digest
-from runtime_svc.domain.stem_places import Places
 
 PART_CHARS = 1_200
 _FENCE = re.compile(r"\s*(```|~~~)")

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from runtime_svc.assembly.candidates import Candidate
 from runtime_svc.domain.passages import Window, asks, own_message
-
-if TYPE_CHECKING:
-    from runtime_svc.domain.assembly import Candidate
 
 
 def own_of(c: Candidate, window: Window) -> int | None:

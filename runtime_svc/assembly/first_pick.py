@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runtime_svc.domain.message_parts import PART_CHARS
+from runtime_svc.assembly.message_parts import PART_CHARS
 
 LONG_CHARS = 600  # a passage holding a message over this gives a first pick
 FIRST_PART_CHARS = 200  # the first pick's part at most
