@@ -37,6 +37,7 @@ from agentmem_kernel.config import Retrieval
 from bench import locomo, paraphrase, paraphrase_heldback, servers
 from runtime_svc.domain import lexical, text
 from runtime_svc.domain.passages import Window
+from runtime_svc.domain.query import Query
 from runtime_svc.retrieval import fusion
 
 CANDIDATES = 50  # retrieval.candidates' default
@@ -136,8 +137,8 @@ class Case:
         self.lexical, self.sims = lexical_, sims
         self.bounds = bounds(memories, questions)
         self.coverage = [
-            {str(i): fusion.coverage(text.query_terms(q), memories[i]) for i in self.lexical[qi]}
-            for qi, q in enumerate(questions)
+            {str(i): fusion.coverage(asked, memories[i]) for i in self.lexical[qi]}
+            for qi, asked in enumerate(Query.of(q) for q in questions)
         ]
 
     def ranked(self, qi: int, s: Setting) -> list[fusion.Scored]:
