@@ -47,9 +47,9 @@ test: install ## the whole suite, through real servers (TEST_WORKERS=0: one proc
 
 # The model-based tests run a few sequences here (CHECK_EXAMPLES), 20 in make test, more in make fuzz.
 CHECK_EXAMPLES ?= 4
-check: lint ## the fast layer after every change: lint, types, tests/unit, tests/search, tests/service (no servers)
+check: lint ## the fast layer after every change: lint, types, tests/unit, tests/retrieval, tests/service (no servers)
 	AGENTMEM_FUZZ_EXAMPLES=$(CHECK_EXAMPLES) \
-		$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/search tests/service
+		$(BIN)/pytest -q -p no:cacheprovider tests/unit tests/retrieval tests/service
 
 FUZZ_EXAMPLES ?= 200
 FUZZ_STEPS    ?= 40

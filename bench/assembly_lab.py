@@ -28,7 +28,7 @@ import numpy as np
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, evidence, hybrid, locomo
-from runtime_svc.domain.assembly import FOOTER, HEADER
+from runtime_svc.assembly import FOOTER, HEADER
 from runtime_svc.domain.text import count_tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -300,7 +300,7 @@ def hybrid_embedder() -> Any:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     return LocalEmbedder(hybrid.model_dir(), hybrid.MODEL_ID)
 
@@ -496,10 +496,11 @@ def product(
     count: Counter_,
     budgets: Sequence[int] = BUDGETS,
 ) -> dict[str, dict[str, float]]:
-    """The service's own assembly (`runtime_svc.domain.assembly`) over the cached hits: the
+    """The service's own assembly (`runtime_svc.assembly`) over the cached hits: the
     block's citations decide, as in `bench.evidence`."""
-    from runtime_svc.domain import assembly
+    from runtime_svc import assembly
     from runtime_svc.domain.passages import Range
+    from runtime_svc.domain.query import Query
 
     tallies = {b: evidence.Tally() for b in budgets}
     for conv, d in zip(locomo.conversations(), data, strict=True):
@@ -522,7 +523,7 @@ def product(
                 for s, a, z, _ in d["queries"][q["question"]]
             ]
             for b in budgets:
-                block = assembly.assemble(cands, q["question"], b, count)
+                block = assembly.assemble(cands, Query.of(q["question"]), b, count)
                 cited = {
                     c.dia_of[(x.source_id, i)]
                     for x in block.cited
@@ -627,7 +628,7 @@ def main() -> None:
         for unit in units:
             print(
                 row(
-                    f"runtime_svc.domain.assembly [{unit}]",
+                    f"runtime_svc.assembly [{unit}]",
                     product(mode, data[mode], counters[unit]),
                 )
             )

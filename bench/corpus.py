@@ -31,7 +31,7 @@ from sqlalchemy import text
 
 from agentmem_kernel import config
 from agentmem_kernel.config import Storage
-from runtime_svc.adapters import embedders, tokenizers
+from runtime_svc.adapters import tokenizers
 from runtime_svc.composition import unit_of_work, use_cases
 from runtime_svc.domain import eligibility
 from runtime_svc.domain.caller import Caller
@@ -46,7 +46,8 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.retrieval import LexicalOnlyReason
+from runtime_svc.retrieval.held.mirrors import Mirrors
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
@@ -360,7 +361,7 @@ def load_conversations(
         unit_of_work(settings, db, mirrors),
         mirrors,
         semantic=None,
-        lexical_only_reason=embedders.Reason.DISABLED,
+        lexical_only_reason=LexicalOnlyReason.DISABLED,
         counter=tokenizers.counter(tokenizers.WORDS),  # inserts count no tokens
         notify=lambda _tenant: None,
     ).inserts

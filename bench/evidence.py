@@ -44,7 +44,7 @@ from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
 from bench import bpe, hybrid, locomo, servers
 from runtime_svc.adapters.tokenizers import counter
-from runtime_svc.domain.assembly import FOOTER, HEADER
+from runtime_svc.assembly import FOOTER, HEADER
 
 count_tokens = counter().count  # the service's default unit
 

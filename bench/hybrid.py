@@ -24,9 +24,9 @@ from agentmem.client import connect
 from agentmem.v1 import capabilities_pb2, retrieval_pb2, sources_pb2
 from agentmem_kernel.config import Storage
 from bench import corpus, locomo, paraphrase, paraphrase_heldback, servers
-from runtime_svc.domain.embeddings import signature
 from runtime_svc.domain.passages import Window
-from runtime_svc.storage import vectors
+from runtime_svc.retrieval.embedders.model import signature
+from runtime_svc.retrieval.indexer import vector_store
 from runtime_svc.storage.db import open_database
 
 MODEL_ID = "local:sentence-transformers/all-MiniLM-L6-v2"  # the default settings' model id
@@ -77,13 +77,13 @@ def load_vectors(db_path: Path, *, random_vectors: bool = False, batch: int = 25
                 "FROM sources WHERE indexed_revision > 0 ORDER BY pk"
             )
         ).all()
-        keys = vectors.all_entry_keys(conn)
+        keys = vector_store.all_entry_keys(conn)
     spent = 0.0
     done = 0
     for start in range(0, len(rows), batch * 8):
         chunk = rows[start : start + batch * 8]
         with db.reader.connect() as conn:
-            texts = vectors.entries(
+            texts = vector_store.entries(
                 conn, [(r.pk, r.generated_form, r.kind, r.raw) for r in chunk], Window(), keys
             )
         entries = [(r, e) for r in chunk for e in texts[r.pk]]
@@ -127,7 +127,7 @@ def model_speed(n: int = 512) -> dict[str, float]:
     """The local model on this machine: texts/s in batches of 64 (what the indexer does) and
     one query's embedding time (what each hybrid search waits for)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     model = LocalEmbedder(model_dir(), MODEL_ID)
     lang = corpus.Language(seed=21)

@@ -33,7 +33,7 @@ ASSEMBLE_FACTOR = 1.5
 
 def _embedder() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     return LocalEmbedder(hybrid.model_dir(), hybrid.MODEL_ID)
 

@@ -66,7 +66,7 @@ def load_vectors(url: str, seed: int = 3, index: bool = True) -> dict[str, Any]:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    from runtime_svc.search.pg_hnsw import index_name
+    from runtime_svc.retrieval.vectors.pg_hnsw import index_name
 
     dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     rng = np.random.default_rng(seed)
@@ -137,10 +137,12 @@ def recall(
     from agentmem_kernel.config import Storage
     from agentmem_kernel.config_sections import Retrieval
     from runtime_svc.domain.passages import Window
-    from runtime_svc.search import pg_hnsw, plan, statistics
-    from runtime_svc.search.plan import Vector, VectorPlan
-    from runtime_svc.search.signatures import Signatures
-    from runtime_svc.search.vector_search import VectorSearch
+    from runtime_svc.retrieval import plan
+    from runtime_svc.retrieval.lexical import statistics
+    from runtime_svc.retrieval.plan import Vector, VectorPlan
+    from runtime_svc.retrieval.vectors import pg_hnsw
+    from runtime_svc.retrieval.vectors.signatures import Signatures
+    from runtime_svc.retrieval.vectors.vector_search import VectorSearch
     from runtime_svc.storage.db import open_database
 
     db = open_database(Storage(url=url))

@@ -6,7 +6,7 @@ tuning data).
 The lexical side is agentmem's own (SearchMemories on a lexical-only runtime, top 50 with
 their scores, and each query word's idf and largest impact as the index keeps them); the
 semantic side is the local model's cosine similarity; the two are fused offline with
-`runtime_svc.domain.fusion.fuse`, exactly as the runtime fuses them, for every setting of a
+`runtime_svc.retrieval.fusion.fuse`, exactly as the runtime fuses them, for every setting of a
 grid. LoCoMo-dev is asked three ways: turns, dated turns, and passages (each message with
 the one before it and the session's date, as conversations are indexed; a question is found
 when the top k passages hold all its evidence turns).
@@ -35,8 +35,10 @@ from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
 from agentmem_kernel.config import Retrieval
 from bench import locomo, paraphrase, paraphrase_heldback, servers
-from runtime_svc.domain import fusion, lexical, text
+from runtime_svc.domain import lexical, text
 from runtime_svc.domain.passages import Window
+from runtime_svc.domain.query import Query
+from runtime_svc.retrieval import fusion
 
 CANDIDATES = 50  # retrieval.candidates' default
 TUNING = "paraphrase (old set, 64 pairs)"
@@ -135,8 +137,8 @@ class Case:
         self.lexical, self.sims = lexical_, sims
         self.bounds = bounds(memories, questions)
         self.coverage = [
-            {str(i): fusion.coverage(text.query_terms(q), memories[i]) for i in self.lexical[qi]}
-            for qi, q in enumerate(questions)
+            {str(i): fusion.coverage(asked, memories[i]) for i in self.lexical[qi]}
+            for qi, asked in enumerate(Query.of(q) for q in questions)
         ]
 
     def ranked(self, qi: int, s: Setting) -> list[fusion.Scored]:

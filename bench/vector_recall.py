@@ -1,8 +1,8 @@
 """`make bench BENCH_ARGS="--only vector-recall"`: the SQLite first pass of the semantic side
-(`runtime_svc.search.quantized`: int8 codes, eligibility masked before the shortlist) against
-the exact ranking: recall@10 of its shortlist (the runtime's `candidates * 8` = 400) ranked
-exactly, and the pass's time next to the exact pass's (float32, numpy) on the same vectors,
-in process.
+(`runtime_svc.retrieval.vectors.quantized`: int8 codes, eligibility masked before the
+shortlist) against the exact ranking: recall@10 of its shortlist (the runtime's
+`candidates * 8` = 400) ranked exactly, and the pass's time next to the exact pass's
+(float32, numpy) on the same vectors, in process.
 
 Corpora: the bench's 100k random unit vectors (the vectors the 100k and latency-budget rows
 search; the hardest case for any compression: their nearest neighbours are barely nearer
@@ -33,7 +33,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
 def measure(
     vectors: np.ndarray, queries: np.ndarray, ok: np.ndarray | None, shortlist: int = SHORTLIST
 ) -> dict[str, Any]:
-    from runtime_svc.search import quantized
+    from runtime_svc.retrieval.vectors import quantized
 
     codes, factor = quantize_all(vectors)
     found, first, exact_ms = [], [], []
@@ -66,7 +66,7 @@ def measure(
 
 
 def quantize_all(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from runtime_svc.search.quantized import quantize
+    from runtime_svc.retrieval.vectors.quantized import quantize
 
     return quantize(vectors)
 
@@ -83,7 +83,7 @@ def random_corpus(n: int = 100_000, n_q: int = 200) -> dict[str, Any]:
 
 def locomo_corpus() -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     model = LocalEmbedder(hybrid.model_dir(), hybrid.MODEL_ID)
     found: dict[int, list[float]] = {SHORTLIST: [], 4 * K: []}

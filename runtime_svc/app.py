@@ -24,16 +24,14 @@ from agentmem_kernel.config import Settings
 from agentmem_kernel.guard import CallGuard
 from agentmem_kernel.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc import startup
-from runtime_svc.adapters import embedders, tokenizers
+from runtime_svc.adapters import tokenizers
 from runtime_svc.admission import admission
 from runtime_svc.composition import Assembled, Storage, assemble, unit_of_work
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.retrieval import EmbeddingIndexer, LexicalOnlyReason, Mirrors, Semantic
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.event_feed import EventFeed
-from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, UnsupportedSQLite, open_database
 from runtime_svc.storage.group_commit import GroupCommitter
@@ -69,7 +67,7 @@ async def start(
     startup.pool_gauges(db, pool)
     # The prompt tokenizer's encoding is built (a second or two) while the model loads.
     counting = loop.run_in_executor(None, tokenizers.counter, settings.retrieval.tokenizer)
-    semantic, lexical_only_reason = None, embedders.Reason.DISABLED
+    semantic, lexical_only_reason = None, LexicalOnlyReason.DISABLED
     if settings.retrieval.enabled:
         semantic, lexical_only_reason = await loop.run_in_executor(
             None, startup.semantic_side, settings, db

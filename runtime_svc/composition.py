@@ -19,7 +19,7 @@ from runtime_svc.domain.sources import BodyLimits
 from runtime_svc.domain.thread_mode import Mode
 from runtime_svc.grpc.servicer import RuntimeServicer
 from runtime_svc.grpc.wakeups import TenantWakeups
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.retrieval import Mirrors, Semantic
 from runtime_svc.services.appends import Appends
 from runtime_svc.services.audit import Audit
 from runtime_svc.services.clock import Clock, system_clock
@@ -32,7 +32,6 @@ from runtime_svc.services.inserts import Inserts
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.quotas import StoredQuotas
 from runtime_svc.services.retrieval import Retrieval
-from runtime_svc.services.semantic import Semantic
 from runtime_svc.services.source_changes import SourceChanges
 from runtime_svc.services.source_lifecycle import SourceLifecycle
 from runtime_svc.services.source_reads import SourceReads

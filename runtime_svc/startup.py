@@ -13,12 +13,9 @@ from sqlalchemy.pool import QueuePool
 
 from agentmem_kernel import metrics
 from agentmem_kernel.config import Settings
-from runtime_svc.adapters import embedders
-from runtime_svc.domain.fusion import Weights
-from runtime_svc.search import vector_sql
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc import retrieval
+from runtime_svc.retrieval import HybridSettings, LexicalOnlyReason, Mirrors, Semantic, Weights
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.semantic import HybridSettings, Semantic
 from runtime_svc.storage import embedding_outbox, repositories
 from runtime_svc.storage.db import Database
 
@@ -30,11 +27,11 @@ def semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, st
     model's library missing, no vector store (PostgreSQL without pgvector), or no model that
     can be loaded. Each is logged once and reported, never fatal."""
     r = settings.retrieval
-    missing = embedders.missing_library(r)
+    missing = retrieval.missing_library(r)
     if missing is not None:
         return None, missing.reason
     with db.writer.connect() as conn:
-        reason = vector_sql.unavailable_reason(conn)
+        reason = retrieval.vector_store_reason(conn)
         conn.commit()
     if reason:
         log.warning(
@@ -42,9 +39,9 @@ def semantic_side(settings: Settings, db: Database) -> tuple[Semantic | None, st
             reason,
             r.embeddings.value,
         )
-        return None, embedders.Reason.VECTOR_STORE_UNAVAILABLE
-    embedder = embedders.open_embedder(r)
-    if isinstance(embedder, embedders.Unavailable):
+        return None, LexicalOnlyReason.VECTOR_STORE_UNAVAILABLE
+    embedder = retrieval.open_embedder(r)
+    if isinstance(embedder, retrieval.Unavailable):
         return None, embedder.reason
     with db.writer.begin() as conn:
         queued = embedding_outbox.backfill(conn, embedder.model_id, system_clock())

@@ -267,7 +267,7 @@ class Stack:
 
 
 def words_held_in_memory(mirrors: list[Any]) -> set[str]:
-    """Every word that some runtimes' postings held in memory (`search.held_postings`;
+    """Every word that some runtimes' postings held in memory (`retrieval.held.held_postings`;
     a stack's are `stack.runtime.mirrors`) hold of any tenant."""
     return {word for m in mirrors for held in list(m._held.values()) for word in list(held.words)}
 

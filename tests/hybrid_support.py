@@ -91,7 +91,7 @@ def vector_backend(request, monkeypatch) -> str:
 def local_model() -> str:
     """Loads the local model once for the session, before any runtime starts (runtimes in
     this process share it; loading it inside a runtime's start could outlast its timeout)."""
-    from runtime_svc.adapters.local_embeddings import _load
+    from runtime_svc.retrieval.embedders.local_embeddings import _load
 
     path = model_dir()
     _load(path, True)  # as the default settings load it

@@ -1,5 +1,5 @@
 """The suite's layers, read from a test's path, and the fast layer's rule: `make check`
-(tests/unit, tests/search, tests/service) starts no server. Whatever starts one (a stack,
+(tests/unit, tests/retrieval, tests/service) starts no server. Whatever starts one (a stack,
 a service process, a PostgreSQL server) calls `no_server_here` first, which refuses while a
 test of the fast layer runs (its setup, call and teardown; `tests/conftest.py` says which
 test runs), so such a test fails at once instead of leaving a process behind."""
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-FAST_LAYER = frozenset({"unit", "search", "service"})
+FAST_LAYER = frozenset({"unit", "retrieval", "service"})
 
 _running: list[str] = []  # the fast-layer test running now, if one is
 
@@ -21,7 +21,7 @@ class ServerInFastLayer(RuntimeError):
 
 
 def layer_of(path: str | Path) -> str:
-    """`unit`, `search`, `service`, `faults`, ... for a test under that folder of tests/;
+    """`unit`, `retrieval`, `service`, `faults`, ... for a test under that folder of tests/;
     `stack` for one directly in tests/."""
     given = Path(path)
     relative = given.resolve().relative_to(TESTS) if given.is_absolute() else given
@@ -46,6 +46,6 @@ def no_server_here(what: str) -> None:
     """Refuses to start `what` during a fast-layer test."""
     if _running:
         raise ServerInFastLayer(
-            f"{_running[-1]} would start {what}: tests under tests/unit, tests/search and "
+            f"{_running[-1]} would start {what}: tests under tests/unit, tests/retrieval and "
             "tests/service start no server (make check); a test that needs one goes in tests/"
         )

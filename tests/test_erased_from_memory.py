@@ -5,7 +5,8 @@ gone once the erasure returns."""
 from __future__ import annotations
 
 from agentmem.v1 import foreign_pb2
-from runtime_svc.domain import fusion, text
+from runtime_svc.domain import text
+from runtime_svc.retrieval import fusion
 from tests.hybrid_support import hybrid_settings, wait_embedded
 from tests.memory_helpers import insert, search_ids
 

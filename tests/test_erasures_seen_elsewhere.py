@@ -5,7 +5,7 @@ at the look after (a search of a snapshot older than the erasure may have filled
 from __future__ import annotations
 
 from agentmem_kernel.config import Storage
-from runtime_svc.domain import fusion
+from runtime_svc.retrieval import fusion
 from runtime_svc.services.clock import system_clock
 from runtime_svc.services.erasure_finisher import ErasureFinisher
 from runtime_svc.services.journal import EventRetention, Journal

@@ -17,12 +17,13 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.sources import Status
 from runtime_svc.domain.thread_mode import Mode
+from runtime_svc.retrieval.indexer import vector_store
+from runtime_svc.retrieval.indexer.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.services.journal import EventRetention, Journal
 from runtime_svc.services.thread_modes import ThreadModes
-from runtime_svc.storage import migrate, vectors
+from runtime_svc.storage import embedding_outbox, migrate, vectors
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.group_commit import GroupCommitter
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -239,7 +240,9 @@ def test_a_batch_queues_its_inserts_for_embedding_in_one_statement(tmp_path):
     with db.reader.connect() as conn:
         queued = (
             conn.execute(
-                select(vectors.vector_outbox.c.source_id).order_by(vectors.vector_outbox.c.seq)
+                select(embedding_outbox.vector_outbox.c.source_id).order_by(
+                    embedding_outbox.vector_outbox.c.seq
+                )
             )
             .scalars()
             .all()
@@ -278,7 +281,7 @@ def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypat
 
     first = insert("the ladder hangs in the garage").source_id
     storing, release = threading.Event(), threading.Event()
-    store_many = vectors.store_many
+    store_many = vector_store.store_many
 
     def held_open(*args):  # type: ignore[no-untyped-def]
         stored = store_many(*args)
@@ -286,7 +289,7 @@ def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypat
         release.wait(30)
         return stored
 
-    monkeypatch.setattr(vectors, "store_many", held_open)
+    monkeypatch.setattr(vector_store, "store_many", held_open)
     indexer = EmbeddingIndexer(db, uow, _FixedEmbedder(), system_clock, 64)
     worker = threading.Thread(target=indexer.run_once)
     worker.start()
@@ -301,7 +304,7 @@ def test_inserts_do_not_wait_for_the_indexer_storing_vectors(tmp_path, monkeypat
         committer.close()
     with db.reader.connect() as conn:
         embedded = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
-        queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
+        queued = conn.execute(select(embedding_outbox.vector_outbox.c.source_id)).scalars().all()
     assert embedded == [first] and queued == [later_id]
     db.dispose()
 
@@ -393,7 +396,9 @@ def test_a_purge_and_the_indexer_storing_vectors_never_deadlock(tmp_path):
         assert not failed, failed
         with db.reader.connect() as conn:
             stored = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()
-            queued = conn.execute(select(vectors.vector_outbox.c.source_id)).scalars().all()
+            queued = (
+                conn.execute(select(embedding_outbox.vector_outbox.c.source_id)).scalars().all()
+            )
         assert stored == [] and queued == []  # both purged, whichever stored first
     finally:
         worker.join(timeout=30)

@@ -16,7 +16,7 @@ from agentmem.v1 import (
     review_pb2,
     sources_pb2,
 )
-from runtime_svc.search import plan as search_plan
+from runtime_svc.retrieval import plan as search_plan
 from tests.harness import ROOT
 from tests.hybrid_support import MODEL_ID, hybrid_settings, retrieval_status, wait_embedded
 from tests.memory_helpers import (
@@ -50,7 +50,7 @@ BY = retrieval_pb2.MatchedBy
 COARSE = {
     # Small tenants: their vectors read and ranked in memory for the search...
     "exact": {},
-    # ...or, too large for that (`search.plan.IN_MEMORY_MAX`), ranked in SQL.
+    # ...or, too large for that (`retrieval.plan.IN_MEMORY_MAX`), ranked in SQL.
     "exact, in SQL": {},
     # Large tenants: candidates by a first pass (int8 codes of the vectors held in memory),
     # then ranked exactly...
@@ -445,8 +445,8 @@ def test_a_large_tenants_first_pass_skips_ineligible_vectors_inside_it(
 
     import numpy as np
 
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
-    from runtime_svc.search import pg_hnsw
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.vectors import pg_hnsw
 
     monkeypatch.setattr(pg_hnsw, "scan_size", lambda limit: 2 * limit)
     room = {} if held else {"retrieval__held_max_vectors": 0}

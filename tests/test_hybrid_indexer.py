@@ -13,8 +13,9 @@ from sqlalchemy import select
 from agentmem_kernel import config
 from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
+from runtime_svc.retrieval.indexer import vector_store
+from runtime_svc.retrieval.indexer.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import embedding_outbox, migrate, vectors
 from runtime_svc.storage.db import open_database
@@ -39,7 +40,7 @@ class Writes:
 
 @pytest.fixture
 def parts(tmp_path, local_model):  # noqa: F811
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     db = open_database(Storage(url=f"sqlite:///{tmp_path / 'i.db'}"), vectors=True)
     migrate.upgrade(db.writer)
@@ -113,13 +114,13 @@ def test_each_source_gets_the_vector_of_its_own_text(parts, local_model):  # noq
 def test_a_source_purged_while_its_chunk_is_embedded_gets_no_vector(parts):
     db, uow, embedder = parts
     with db.reader.connect() as conn:
-        taken = vectors.take(conn, 64, uow.window, MODEL_ID)
+        taken = vector_store.take(conn, 64, uow.window, MODEL_ID)
     assert len(taken) == 2
     with uow.write(CALLER.tenant_id) as tx:  # revoked or erased meanwhile
         vectors.purge(tx.conn, CALLER.tenant_id, taken[0].source_id)
     unit = [1.0] + [0.0] * (embedder.dimension - 1)
     with uow.write(CALLER.tenant_id) as tx:
-        got = vectors.store_many(tx.conn, [(item, [unit]) for item in taken], MODEL_ID, 1)
+        got = vector_store.store_many(tx.conn, [(item, [unit]) for item in taken], MODEL_ID, 1)
     assert got == 1 and backlog(db) == 0
     with db.reader.connect() as conn:
         ids = conn.execute(select(vectors.memory_vectors.c.source_id)).scalars().all()

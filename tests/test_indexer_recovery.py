@@ -15,8 +15,8 @@ from sqlalchemy import select, text, update
 from agentmem_kernel import config
 from agentmem_kernel.config import Storage
 from runtime_svc.domain.caller import Caller
+from runtime_svc.retrieval.indexer.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.clock import system_clock
-from runtime_svc.services.embedding_indexer import EmbeddingIndexer
 from runtime_svc.services.inserts import InsertCommand
 from runtime_svc.storage import embedding_outbox, migrate
 from runtime_svc.storage.db import open_database
@@ -115,18 +115,18 @@ def test_a_conversation_queued_again_while_taken_stays_queued_for_its_new_entrie
     the entries it gained meanwhile are embedded by the next take (and only those)."""
     db, uow, insert = queue
     sid = insert(A, "the green gate needs oil")
-    from runtime_svc.storage import vectors
+    from runtime_svc.retrieval.indexer import vector_store
 
     with db.reader.connect() as conn:
-        taken = vectors.take(conn, 8, uow.window, Embedder.model_id)
+        taken = vector_store.take(conn, 8, uow.window, Embedder.model_id)
     with uow.write(A.tenant_id) as tx:  # an append or an approval queues it again
         tx.embedding_queue.enqueue(taken[0].source_pk, sid)
     with uow.derived_write() as conn:
-        got = vectors.store_many(conn, [(taken[0], [[1.0, 0.0, 0.0, 0.0]])], "test:unit", 1)
+        got = vector_store.store_many(conn, [(taken[0], [[1.0, 0.0, 0.0, 0.0]])], "test:unit", 1)
     assert got == 1 and sid in embedded(db)
     assert list(places(db)) == [sid]  # still queued: its next take finds what it lacks
     with db.reader.connect() as conn:
-        again = vectors.take(conn, 8, uow.window, Embedder.model_id)
+        again = vector_store.take(conn, 8, uow.window, Embedder.model_id)
     assert [q.entries for q in again] == [()]  # nothing new: it embeds nothing twice
 
 

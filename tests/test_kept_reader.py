@@ -112,7 +112,7 @@ def test_other_threads_read_through_the_pool(kept):
 def test_the_index_scan_settings_of_a_read_hold_for_its_scan(kept):
     """PostgreSQL: a read runs each statement as its own transaction (autocommit); the
     HNSW scan's settings, made by the statement before it, still hold when it runs."""
-    from runtime_svc.search import pg_hnsw
+    from runtime_svc.retrieval.vectors import pg_hnsw
 
     uow, db = kept
     if db.dialect != "postgresql":

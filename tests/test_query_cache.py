@@ -3,9 +3,9 @@ recently used first out), keyed by model and text."""
 
 from __future__ import annotations
 
-from runtime_svc.adapters.local_embeddings import LocalEmbedder
-from runtime_svc.domain import fusion
-from runtime_svc.services.semantic import HybridSettings, Semantic
+from runtime_svc.retrieval import fusion
+from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
+from runtime_svc.retrieval.semantic import HybridSettings, Semantic
 from tests.hybrid_support import MODEL_ID
 
 

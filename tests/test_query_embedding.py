@@ -25,8 +25,8 @@ def own_pipeline(embedder, texts: list[str]) -> np.ndarray:  # type: ignore[no-u
 
 def test_one_text_gets_the_same_vector_as_in_a_batch(local_model):  # noqa: F811
     pytest.importorskip("onnxruntime")
-    from runtime_svc.adapters import onnx_int8
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders import onnx_int8
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     embedder = LocalEmbedder(local_model, MODEL_ID)
     assert embedder._query is not None  # the ONNX encoder is in use
@@ -43,8 +43,8 @@ def test_one_text_gets_the_same_vector_as_in_a_batch(local_model):  # noqa: F811
 
 def test_a_batch_keeps_its_order_through_sorting_and_repeated_texts(local_model):  # noqa: F811
     pytest.importorskip("onnxruntime")
-    from runtime_svc.adapters import onnx_query
-    from runtime_svc.adapters.local_embeddings import LocalEmbedder
+    from runtime_svc.retrieval.embedders import onnx_query
+    from runtime_svc.retrieval.embedders.local_embeddings import LocalEmbedder
 
     # float32: the model's own vectors, so that a row out of place shows (these texts are
     # as alike as texts get)
@@ -59,8 +59,8 @@ def test_a_batch_keeps_its_order_through_sorting_and_repeated_texts(local_model)
 
 def test_an_encoder_that_differs_from_the_model_is_not_used(local_model, monkeypatch):  # noqa: F811
     pytest.importorskip("onnxruntime")
-    from runtime_svc.adapters import onnx_query
-    from runtime_svc.adapters.local_embeddings import _load
+    from runtime_svc.retrieval.embedders import onnx_query
+    from runtime_svc.retrieval.embedders.local_embeddings import _load
 
     model, _ = _load(local_model, True)
     monkeypatch.setattr(onnx_query, "MIN_COSINE", 1.5)  # no encoder can be that close
@@ -73,7 +73,7 @@ def test_the_indexers_batches_use_the_cores_the_container_allows(monkeypatch):
     pytest.importorskip("onnxruntime")
     from joblib.externals.loky.backend import context
 
-    from runtime_svc.adapters import onnx_query
+    from runtime_svc.retrieval.embedders import onnx_query
 
     monkeypatch.setattr(context, "_cpu_count_cgroup", lambda os_cpu_count: 1)
     assert onnx_query._cores() == 1
@@ -82,8 +82,8 @@ def test_the_indexers_batches_use_the_cores_the_container_allows(monkeypatch):
 def test_an_int8_copy_that_differs_from_the_model_is_not_used(local_model, monkeypatch):  # noqa: F811
     """The batches then run the float32 model: the model's own vectors."""
     pytest.importorskip("onnxruntime")
-    from runtime_svc.adapters import onnx_int8, onnx_query
-    from runtime_svc.adapters.local_embeddings import _load
+    from runtime_svc.retrieval.embedders import onnx_int8, onnx_query
+    from runtime_svc.retrieval.embedders.local_embeddings import _load
 
     model, _ = _load(local_model, True)
     monkeypatch.setattr(onnx_int8, "MIN_COSINE", 1.5)  # no copy can be that close

@@ -3,10 +3,13 @@ explanation order."""
 
 from __future__ import annotations
 
-from runtime_svc.domain import assembly, lexical, retrieval, text
-from runtime_svc.domain.assembly import Candidate
+from runtime_svc import assembly
+from runtime_svc.assembly import Candidate
+from runtime_svc.domain import lexical, text
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.query import Query
+from runtime_svc.retrieval import explanation
+from runtime_svc.retrieval.explanation import Match
 
 
 def terms(q):
@@ -61,7 +64,7 @@ def test_bounds_certificate_and_reading_depth():
 
 def test_prompt_never_cuts_a_memory_and_respects_the_budget():
     cands = [Candidate("s1", 1, "word " * 50), Candidate("s2", 1, "short memory")]
-    block = assembly.assemble(cands, "word", 40, text.count_tokens)
+    block = assembly.assemble(cands, Query.of("word"), 40, text.count_tokens)
     assert [c.source_id for c in block.cited] == ["s2"]
     assert block.tokens <= 40 and text.count_tokens(block.context) == block.tokens
 
@@ -73,7 +76,7 @@ def test_explanation_orders_selected_then_below_limit_then_filtered():
         Match("c", 3, "cold", State.COLD, 9.0),
         Match("d", 1, "active", State.ELIGIBLE, 1.0),
     ]
-    entries = retrieval.explain(ms, 2, thread_disabled=False)
+    entries = explanation.explain(ms, 2, thread_disabled=False)
     assert [(e.source_id, e.reason, e.rank) for e in entries] == [
         ("a", "selected", 1),
         ("b", "selected", 2),
@@ -86,5 +89,5 @@ def test_snippet_centres_on_a_matching_word():
     body = (
         " ".join(f"w{i}" for i in range(100)) + " guitars " + " ".join(f"v{i}" for i in range(50))
     )
-    s = retrieval.snippet(body, terms("guitar"))
+    s = explanation.snippet(body, Query.of("guitar"))
     assert "guitars" in s and s.startswith("…") and s.endswith("…")

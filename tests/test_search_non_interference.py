@@ -32,7 +32,7 @@ from hypothesis.stateful import (
 
 from agentmem.v1 import common_pb2, foreign_pb2, review_pb2, sources_pb2
 from agentmem_kernel import config
-from runtime_svc.search import plan as search_plan
+from runtime_svc.retrieval import plan as search_plan
 from tests.harness import Key
 from tests.hybrid_support import hybrid_settings, wait_embedded
 from tests.memory_helpers import ACTIVE, COLD, classify, explain, search

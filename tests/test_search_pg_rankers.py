@@ -16,15 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmem_kernel.config import Storage
-from runtime_svc.search import plan
-from runtime_svc.search.signatures import Signatures
-from runtime_svc.search.vector_search import VectorSearch
+from runtime_svc.retrieval import plan
+from runtime_svc.retrieval.vectors.signatures import Signatures
+from runtime_svc.retrieval.vectors.vector_search import VectorSearch
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
 from tests.harness import drop_database
-from tests.search.conftest import MODEL, fill, seen, vector_reference
-from tests.search.test_rankers import DIMENSION, WINDOW, _store_vectors, docs, queries
+from tests.retrieval.conftest import MODEL, fill, seen, vector_reference
+from tests.retrieval.test_rankers import DIMENSION, WINDOW, _store_vectors, docs, queries
 
 TENANTS = itertools.count()
 

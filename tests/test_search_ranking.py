@@ -10,8 +10,8 @@ import pytest
 
 from agentmem.v1 import foreign_pb2
 from agentmem_kernel.config import Storage
-from runtime_svc.domain import text
 from runtime_svc.domain.ids import new_id
+from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import (
     Body,
     Classification,
@@ -21,9 +21,9 @@ from runtime_svc.domain.sources import (
     SourceKind,
     Status,
 )
-from runtime_svc.search import plan as search_plan
-from runtime_svc.search.lexical import DEFAULT_BUDGET, LexicalSearch
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.retrieval import plan as search_plan
+from runtime_svc.retrieval.held.mirrors import Mirrors
+from runtime_svc.retrieval.lexical.lexical_search import DEFAULT_BUDGET, LexicalSearch
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.postings import Indexable
@@ -70,7 +70,7 @@ def _source(
 
 # Where a tenant's top k is taken: the index tables, or its postings held in memory, with
 # every slot scored (what a tenant of this size gets) or pruned by MaxScore (what a tenant
-# with millions of postings gets: `search.plan.DENSE_MAX` patched to 0).
+# with millions of postings gets: `retrieval.plan.DENSE_MAX` patched to 0).
 PLANS = ["tables", "held", "held, pruned"]
 
 
@@ -210,7 +210,7 @@ def test_a_budget_too_small_for_a_word_bounds_what_can_be_missed(tmp_path):
         now = int(time.time() * 1e6)
         inexact = 0
         for _ in range(40):
-            terms = text.query_terms(" ".join(rng.sample(WORDS, rng.randint(1, 3))))
+            terms = Query.of(" ".join(rng.sample(WORDS, rng.randint(1, 3))))
             with uow.read("t") as tx:
                 ranked = lexical(tx, budget=100).rank(terms, 10, now)
                 hits, cert = ranked.hits, ranked.certificate
@@ -257,7 +257,7 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
                     for pk, s in zip(pks, batch, strict=True)
                 ]
             )
-        terms = text.query_terms("kayak")
+        terms = Query.of("kayak")
         with uow.read("t") as tx:
             before = lexical(tx).search(terms, 10, 0)
         cfg = migrate.alembic_config()
@@ -267,7 +267,7 @@ def test_the_migration_builds_the_index_from_the_sources_already_stored(tmp_path
                 (command.downgrade if target == "0005" else command.upgrade)(cfg, target)
         with uow.read("t") as tx:
             after = lexical(tx).search(terms, 10, 0)
-            assert tx.index.has(pks[1]) and not lexical(tx).search(text.query_terms("red"), 10, 0)
+            assert tx.index.has(pks[1]) and not lexical(tx).search(Query.of("red"), 10, 0)
         assert [h.source_id for h in after] == [batch[0].source_id]
         assert after == before
     finally:
@@ -310,7 +310,7 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
             )
         gone = {s.source_id for s in batch[: len(expired)]}
         for query in (WORDS[0], f"{WORDS[0]} {WORDS[1]}", f"{WORDS[1]} {WORDS[5]} {WORDS[0]}"):
-            terms = text.query_terms(query)
+            terms = Query.of(query)
             with uow.read("t") as tx:
                 every, _ = lexical(tx).matches(terms, now, 1000)
                 for limit in (1, 10, 25):
@@ -327,7 +327,7 @@ def test_sources_refused_by_time_inside_the_ranking_never_leave_fewer_than_k(tmp
                             assert h.score == pytest.approx(m.score, rel=1e-9)
         # and before they expired, they were among the best
         with uow.read("t") as tx:
-            top = lexical(tx, held).search(text.query_terms(f"{WORDS[0]} {WORDS[1]}"), 10, now - 2)
+            top = lexical(tx, held).search(Query.of(f"{WORDS[0]} {WORDS[1]}"), 10, now - 2)
         assert len({h.source_id for h in top} & gone) >= 5
     finally:
         db.dispose()
@@ -413,7 +413,7 @@ def test_held_search_equals_the_exhaustive_ranking_for_rare_and_common_words(
         now = int(time.time() * 1e6)
         for _ in range(150):
             query = " ".join(rng.sample(vocabulary, rng.randint(2, 4)))
-            terms = text.query_terms(query)
+            terms = Query.of(query)
             limit = rng.choice([1, 3, 10, 30])
             with held.read("t") as tx:
                 _ranks_as_exhaustive(tx, mirrors, terms, limit, now, query)
@@ -447,7 +447,7 @@ def test_a_long_tie_of_equal_scores_ranks_as_the_exhaustive_ranking(tmp_path, pl
             )
         now = int(time.time() * 1e6)
         for query, limit in [("coffee", 10), ("tea coffee", 1), ("coffee", 50), ("tea", 3)]:
-            terms = text.query_terms(query)
+            terms = Query.of(query)
             with uow.read("t") as tx:
                 hits = _ranks_as_exhaustive(tx, mirrors, terms, limit, now, query)
             assert len(hits) == limit
@@ -536,7 +536,7 @@ def test_words_removed_from_the_index_leave_every_process_s_memory_without_a_sea
         now = int(time.time() * 1e6)
         for name, uow in uows.items():
             with uow.read("t") as tx:
-                found = lexical(tx, mirrors[name]).search(text.query_terms("zqharp"), 10, now)
+                found = lexical(tx, mirrors[name]).search(Query.of("zqharp"), 10, now)
                 assert len(found) == 2
         assert all("zqsecretword" in words_held_in_memory([m]) for m in mirrors.values())
         with uows["a"].write("t") as tx:
@@ -558,12 +558,12 @@ def test_words_removed_from_the_index_leave_every_process_s_memory_without_a_sea
                 ]
             )
         with uow.read("t") as tx:
-            assert len(lexical(tx, small).search(text.query_terms("zqharp"), 10, now)) == 5
+            assert len(lexical(tx, small).search(Query.of("zqharp"), 10, now)) == 5
         assert small.holds("t")
         with uow.write("t") as tx:
             assert tx.index.remove(pks[0])
         with uow.read("t") as tx:  # 4 entries: searched in the tables
-            assert len(lexical(tx, small).search(text.query_terms("zqharp"), 10, now)) == 4
+            assert len(lexical(tx, small).search(Query.of("zqharp"), 10, now)) == 4
         assert not small.holds("t")
     finally:
         db.dispose()

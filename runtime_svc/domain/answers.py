@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from runtime_svc.domain.facts import Fact
-from runtime_svc.domain.message_parts import Part
-from runtime_svc.domain.passages import Range
+from runtime_svc.domain.passages import Part, Range
 from runtime_svc.domain.text import count_tokens
 
 

@@ -29,7 +29,7 @@ _LOW = (1 << _SHIFT) - 1
 _SPAN_BITS = 6
 _SPAN = (1 << _SPAN_BITS) - 1
 MAX_SPAN: Final = _SPAN  # messages in one passage
-# The SQL rendering of `source_pk` (`runtime_svc.search.sql.source_of`) shifts by this.
+# The SQL rendering of `source_pk` (`runtime_svc.retrieval.entry_sql.source_of`) shifts by this.
 SOURCE_SHIFT: Final = _SHIFT
 assert MAX_MESSAGES < 1 << (_SHIFT - _SPAN_BITS)  # a range's first message fits its bits
 

@@ -37,6 +37,14 @@ class Range:
 
 
 @dataclass(frozen=True)
+class Part:
+    """Characters of one message: [start, end)."""
+
+    start: int
+    end: int  # exclusive
+
+
+@dataclass(frozen=True)
 class Passage:
     range: Range
     text: str

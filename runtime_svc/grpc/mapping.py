@@ -16,10 +16,10 @@ from agentmem.v1 import (
     sources_pb2,
     thread_mode_pb2,
 )
+from runtime_svc.assembly import Part
 from runtime_svc.domain import events as domain_events
 from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.facts import Fact
-from runtime_svc.domain.message_parts import Part
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Message, Source
 from runtime_svc.grpc.appended_events import messages_appended

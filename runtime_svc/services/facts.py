@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from agentmem.contract import scopes, validation
 from agentmem.contract.scopes import Scope
-from runtime_svc.domain import answers, attributes, passage_answers, passages, questions, text
+from runtime_svc.domain import answers, attributes, passage_answers, passages, questions
 from runtime_svc.domain import facts as domain
 from runtime_svc.domain.attributes import AttributeKey
 from runtime_svc.domain.caller import Caller
@@ -17,9 +17,9 @@ from runtime_svc.domain.extraction import RuleExtractor
 from runtime_svc.domain.fact_chains import NOW, Period
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.insert_policy import check_intent
-from runtime_svc.domain.message_parts import Part
 from runtime_svc.domain.passage_answers import cosine
-from runtime_svc.domain.passages import Range
+from runtime_svc.domain.passages import Part, Range
+from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body, SaveIntent, Source, SourceKind
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval import Retrieval
@@ -92,7 +92,10 @@ class Facts:
     def __init__(self, uow: UnitOfWork, clock: Clock, retrieval: Retrieval) -> None:
         self._uow, self._clock, self._retrieval = uow, clock, retrieval
 
-    def search(self, caller: Caller, q: FactQuery) -> list[domain.Fact]:
+    def search(
+        self, caller: Caller, q: FactQuery, analysed: Query | None = None
+    ) -> list[domain.Fact]:
+        """`analysed`: `q.query` analysed already (`Query.of`), when the caller has it."""
         if q.query:
             validation.query(q.query)
         check_intent(SaveIntent(q.save_intent, q.save_intent_source), prefix="")
@@ -100,12 +103,17 @@ class Facts:
         validation.non_negative("as_of", q.period.as_of_us)
         if q.state != "eligible":
             scopes.require(caller.scopes, Scope.CONTENT_READ)
-        terms = text.query_terms(q.query) if q.query else None
-        hybrid = bool(q.query) and q.state == "eligible" and self._retrieval.hybrid
+        query = (analysed or Query.of(q.query)) if q.query else None
+        terms = list(query.terms) if query is not None else None
+        hybrid = query is not None and q.state == "eligible" and self._retrieval.hybrid
         if terms == [] and not hybrid:  # a query of stop words only matches nothing
             return []
         # Hybrid retrieval: also the facts of the memories that retrieval ranks first.
-        ranked = self._retrieval.candidates(caller, q.query, q.limit) if hybrid else []
+        ranked = (
+            self._retrieval.candidates(caller, query, q.limit)
+            if hybrid and query is not None
+            else []
+        )
         with self._uow.read(caller.tenant_id) as tx:
             found = (
                 tx.facts.search(
@@ -167,14 +175,15 @@ class Facts:
         validation.query(question, "question")
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
         asked = questions.asked(question)
+        query = Query.of(question)
         found = self.search(
-            caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us))
+            caller, FactQuery(query=question, limit=ASK_FACTS, period=Period(as_of_us)), query
         )
         facts = [f for f in found if questions.fact_answers(asked, f)]
         memories: list[answers.Piece] = []
         unused: list[answers.Piece] = []
         if not as_of_us:
-            best, memories, unused = self._from_passages(caller, question)
+            best, memories, unused = self._from_passages(caller, question, query)
             statements = [f.triple.statement for f in facts]
             if best is not None and passage_answers.passage_first(question, best, statements):
                 facts = []
@@ -185,12 +194,12 @@ class Facts:
         return self._current_revisions(caller, a)
 
     def _from_passages(
-        self, caller: Caller, question: str
+        self, caller: Caller, question: str, query: Query
     ) -> tuple[passage_answers.Scored | None, list[answers.Piece], list[answers.Piece]]:
         """The sentence of the top passages that answers the question (`passage_answers`),
         as scored and as a piece cited by its message and characters; and the passages that
         do not answer."""
-        hits = self._retrieval.candidates(caller, question, ASK_PASSAGES, grouped=False)
+        hits = self._retrieval.candidates(caller, query, ASK_PASSAGES, grouped=False)
         said = []
         for i, h in enumerate(hits):
             if h.passage is None:

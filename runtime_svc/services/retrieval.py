@@ -1,9 +1,9 @@
 """Use cases: search, prompt assembly and explanation, over one eligibility predicate.
 
-All three read the calling thread's memory mode and pick query terms the same way, so an
-explanation always describes exactly the selection that search and prompt assembly make.
-With hybrid retrieval on, each also ranks by meaning (`services.semantic`), fused with the
-lexical score.
+All three read the calling thread's memory mode and analyse the query once (`Query`), which
+every step after reads, so an explanation always describes exactly the selection that search
+and prompt assembly make. With hybrid retrieval on, each also ranks by meaning
+(`runtime_svc.retrieval.Semantic`), fused with the lexical score.
 """
 
 from __future__ import annotations
@@ -13,24 +13,18 @@ import logging
 from concurrent.futures import Future
 
 from agentmem.contract import validation
-from runtime_svc.domain import assembly, retrieval, text, thread_mode
-from runtime_svc.domain.assembly import Candidate, Conversation, PromptBlock
+from runtime_svc import assembly, retrieval
+from runtime_svc.assembly import Candidate, Conversation, PromptBlock
+from runtime_svc.domain import text, thread_mode
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.eligibility import State
-from runtime_svc.domain.embeddings import Vector
 from runtime_svc.domain.ids import new_id
 from runtime_svc.domain.passages import date_of_time
-from runtime_svc.domain.retrieval import Match
+from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body, Status
-from runtime_svc.domain.text import Term
-from runtime_svc.search import plan
-from runtime_svc.search.hits import Hit
-from runtime_svc.search.lexical import LexicalSearch
-from runtime_svc.search.mirrors import Mirrors
-from runtime_svc.services import prompt_said
+from runtime_svc.retrieval import Hit, LexicalSearch, Match, Mirrors, Semantic, Vector
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
-from runtime_svc.services.semantic import Semantic
 from runtime_svc.storage import embedding_outbox
 from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -77,30 +71,30 @@ class Retrieval:
             shown=tx.shown,
         )
 
-    def _embed(self, query: str, tenant_id: str) -> Future[Vector] | None:
+    def _embed(self, query: Query, tenant_id: str) -> Future[Vector] | None:
         """Starts embedding the query (it runs while the lexical side ranks)."""
-        return self._semantic.embed(query, tenant_id) if self._semantic is not None else None
+        if self._semantic is None:
+            return None
+        return self._semantic.embed(query.text, tenant_id)
 
     def _eligible(
         self,
         tx: Transaction,
-        query: str,
+        query: Query,
         limit: int,
         embedding: Future[Vector] | None = None,
         grouped: bool = True,
-    ) -> tuple[list[Term], list[Hit]]:
+    ) -> list[Hit]:
         """The top eligible memories for a query (every query word searched; see
-        `runtime_svc.search`), each its best passage or (`grouped` off) the top passages,
-        fused with the semantic side (which ranks passages too) when hybrid retrieval is on;
-        and the words searched."""
-        terms = text.query_terms(query)
+        `runtime_svc.retrieval`), each its best passage or (`grouped` off) the top passages,
+        fused with the semantic side (which ranks passages too) when hybrid retrieval is on."""
         now = self._clock()
         if self._semantic is None or embedding is None:
-            return terms, self._lexical(tx).search(terms, limit, now, grouped=grouped)
+            return self._lexical(tx).search(query, limit, now, grouped=grouped)
         wanted = max(limit, self._semantic.candidates)
-        lexical = self._lexical(tx).search(terms, wanted, now, grouped=grouped)
-        ranked = self._semantic.rank(tx, embedding, terms, lexical, limit, now, grouped)
-        return terms, [r.hit for r in ranked]
+        lexical = self._lexical(tx).search(query, wanted, now, grouped=grouped)
+        ranked = self._semantic.rank(tx, embedding, query, lexical, limit, now, grouped)
+        return [r.hit for r in ranked]
 
     def _thread_disabled(self, tx: Transaction, thread_id: str) -> bool:
         if not thread_id:
@@ -119,13 +113,14 @@ class Retrieval:
         """The top sources (each with its best passage), or with `group_by_source` off the
         top passages, several of one conversation possibly."""
         _check(query, thread_id, limit)
-        embedding = self._embed(query, caller.tenant_id)
+        asked = Query.of(query)
+        embedding = self._embed(asked, caller.tenant_id)
         with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
             if self._thread_disabled(tx, thread_id):
                 return []
-            terms, hits = self._eligible(tx, query, limit, embedding, group_by_source)
+            hits = self._eligible(tx, asked, limit, embedding, group_by_source)
         return [
-            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, terms), h.passage)
+            Found(h.source_id, h.revision, h.score, retrieval.snippet(h.text, asked), h.passage)
             for h in hits
         ]
 
@@ -135,11 +130,12 @@ class Retrieval:
         the selection is made again inside the recording transaction."""
         _check(query, thread_id, 1)
         validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
-        embedding = self._embed(query, caller.tenant_id)
+        asked = Query.of(query)
+        embedding = self._embed(asked, caller.tenant_id)
         with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
             if self._thread_disabled(tx, thread_id):
                 return Assembled(PromptBlock("", (), 0), "")
-            block = self._render(tx, query, token_budget, embedding)
+            block = self._render(tx, asked, token_budget, embedding)
         if not block.cited:
             return Assembled(block, "")
         record_id = new_id("prm")
@@ -149,7 +145,7 @@ class Retrieval:
             if tx.sources.eligible_revisions(list({s for s, _ in cited}), now) != cited:
                 if self._thread_disabled(tx, thread_id):
                     return Assembled(PromptBlock("", (), 0), "")
-                block = self._render(tx, query, token_budget, embedding)
+                block = self._render(tx, asked, token_budget, embedding)
                 if not block.cited:
                     return Assembled(block, "")
             tx.prompt_records.add(
@@ -164,19 +160,21 @@ class Retrieval:
         return Assembled(block, record_id)
 
     def _render(
-        self, tx: Transaction, query: str, token_budget: int, embedding: Future[Vector] | None
+        self, tx: Transaction, query: Query, token_budget: int, embedding: Future[Vector] | None
     ) -> PromptBlock:
         limit = assembly.candidates_for(token_budget)
-        hits = self._eligible(tx, query, limit, embedding, grouped=False)[1]
-        candidates = prompt_said.dated(tx, _candidates(hits, tx.window.date))
+        hits = self._eligible(tx, query, limit, embedding, grouped=False)
+        candidates = assembly.dated(tx, _candidates(hits, tx.window.date))
         return assembly.assemble(candidates, query, token_budget, self._count, tx.window)
 
-    def candidates(self, caller: Caller, query: str, limit: int, grouped: bool = True) -> list[Hit]:
+    def candidates(
+        self, caller: Caller, query: Query, limit: int, grouped: bool = True
+    ) -> list[Hit]:
         """The top eligible memories with their text, for answers (no thread context);
         with `grouped` off the top passages, several of one conversation possibly."""
         embedding = self._embed(query, caller.tenant_id)
         with self._uow.read(caller.tenant_id, one_snapshot=False) as tx:
-            return self._eligible(tx, query, limit, embedding, grouped)[1]
+            return self._eligible(tx, query, limit, embedding, grouped)
 
     def embed_texts(self, texts: list[str]) -> list[Vector] | None:
         """The texts' unit-length vectors by the hybrid model (None: hybrid retrieval off)."""
@@ -190,33 +188,33 @@ class Retrieval:
         _check(query, thread_id, limit)
         if token_budget:
             validation.in_range("token_budget", token_budget, 1, validation.MAX_TOKEN_BUDGET)
-        embedding = self._embed(query, caller.tenant_id)
+        asked = Query.of(query)
+        embedding = self._embed(asked, caller.tenant_id)
         with self._uow.read(caller.tenant_id) as tx:
-            explained = self._explain(tx, query, thread_id, limit, embedding)
+            explained = self._explain(tx, asked, thread_id, limit, embedding)
             if not token_budget or self._thread_disabled(tx, thread_id):
                 return explained
-            block = self._render(tx, query, token_budget, embedding)
+            block = self._render(tx, asked, token_budget, embedding)
         entries = retrieval.as_prompt(explained.entries, {c.source_id for c in block.cited})
         return Explanation(entries, explained.total_matches, explained.truncated)
 
     def _explain(
         self,
         tx: Transaction,
-        query: str,
+        query: Query,
         thread_id: str,
         limit: int,
         embedding: Future[Vector] | None,
     ) -> Explanation:
         now = self._clock()
-        terms = text.query_terms(query)
         disabled = self._thread_disabled(tx, thread_id)
         lexical_side = self._lexical(tx)
         if log.isEnabledFor(logging.DEBUG):
-            self._log_plan(tx, lexical_side, terms, limit, now)
-        rows, total = lexical_side.matches(terms, now, EXPLAIN_CAP)
+            self._log_plan(tx, lexical_side, query, limit, now)
+        rows, total = lexical_side.matches(query, now, EXPLAIN_CAP)
         # Sources without an index entry (pending, rejected, revoked) match too; erased
         # ones have no content and never appear.
-        unindexed = tx.sources.unindexed_matching({t.stem for t in terms}, EXPLAIN_CAP)
+        unindexed = tx.sources.unindexed_matching(set(query.stems), EXPLAIN_CAP)
         quarantined = [
             Match(
                 s.source_id,
@@ -229,9 +227,9 @@ class Retrieval:
             for s in (u.source for u in unindexed)
         ]
         if self._semantic is not None and embedding is not None:
-            lexical = lexical_side.search(terms, self._semantic.candidates, now)
+            lexical = lexical_side.search(query, self._semantic.candidates, now)
             matches, extra = self._semantic.explain(
-                tx, embedding.result(), terms, lexical, rows, now
+                tx, embedding.result(), query, lexical, rows, now
             )
             found = total + extra + len(quarantined)
             entries = retrieval.explain(
@@ -257,14 +255,14 @@ class Retrieval:
         return Explanation(entries, total, truncated=total > len(entries))
 
     def _log_plan(
-        self, tx: Transaction, lexical: LexicalSearch, terms: list[Term], limit: int, now: int
+        self, tx: Transaction, lexical: LexicalSearch, query: Query, limit: int, now: int
     ) -> None:
         """The debug line of an explanation: how search runs for this query (the rankers the
         plan chose, by name; no query text)."""
-        ran = lexical.rank(terms, limit, now).ran
+        ran = lexical.rank(query, limit, now).ran
         vector = self._semantic.vector_plan(tx) if self._semantic is not None else None
-        said = plan.describe(ran.value if ran is not None else "no-match", vector)
-        log.debug("retrieval plan", extra={"plan": said, "query_words": len(terms)})
+        said = retrieval.describe_plan(ran.value if ran is not None else "no-match", vector)
+        log.debug("retrieval plan", extra={"plan": said, "query_words": len(query.terms)})
 
     @property
     def hybrid(self) -> bool:

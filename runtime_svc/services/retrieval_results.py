@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runtime_svc.domain.assembly import PromptBlock
+from runtime_svc.assembly import PromptBlock
 from runtime_svc.domain.passages import Range
-from runtime_svc.domain.retrieval import Entry
+from runtime_svc.retrieval import Entry
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Explanation:
 @dataclass(frozen=True)
 class RetrievalStatus:
     mode: str  # lexical | hybrid
-    lexical_only_reason: str  # adapters.embedders.Reason, or "" (hybrid)
+    lexical_only_reason: str  # retrieval.LexicalOnlyReason, or "" (hybrid)
     model_id: str
     dimension: int
     pending: int  # the caller's sources waiting to be embedded

@@ -1,5 +1,5 @@
 """What a committed change did to a tenant's search index, as its writer knows it: told to
-the postings this process holds in memory (`search.held_postings`), so that they follow each
+the postings this process holds in memory (`retrieval.held.held_postings`), so that they follow each
 change as it commits instead of reading it back at the next search.
 
 Each change carries the tenant's index stamp it took (`tenant_state.index_stamp`): what is

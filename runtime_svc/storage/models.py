@@ -338,8 +338,9 @@ class PhysicalErasureRow(Base):
 
 
 # The search index (postings and word counts) and vectors (the outbox of sources waiting to be
-# embedded, and the vectors): derived records, written by `storage.postings` and
-# `storage.vectors`, ranked by `runtime_svc.search`.
+# embedded, and the vectors): derived records, written by `storage.postings`, the outbox and
+# the background indexer (`runtime_svc.retrieval.indexer`), purged with their source
+# (`storage.vectors`), ranked by `runtime_svc.retrieval`.
 
 
 class SearchPosting(Base):
@@ -355,7 +356,7 @@ class SearchPosting(Base):
     eligible: Mapped[int] = mapped_column(Integer)
     impact: Mapped[float] = mapped_column(Float)
     # On the row marking an entry (the empty word): the tenant's index stamp taken by the
-    # change that last wrote the entry or its eligibility (see search.held_postings).
+    # change that last wrote the entry or its eligibility (see retrieval.held.held_postings).
     stamp: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
     __table_args__ = (

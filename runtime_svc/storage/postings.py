@@ -1,5 +1,5 @@
 """The search index as stored: postings and per-tenant word counts (the same tables on SQLite
-and PostgreSQL). Ranking reads them in `runtime_svc.search`; this module writes them.
+and PostgreSQL). Ranking reads them in `runtime_svc.retrieval`; this module writes them.
 
 `search_postings` holds one row per content word of an indexed entry (its impact, see
 `runtime_svc.domain.lexical`) plus one row with the empty word that marks the entry itself,

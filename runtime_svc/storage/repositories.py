@@ -46,7 +46,7 @@ class TenantCounters:
     receipt_sequence: int = 0
     receipt_head_hash: str = ""
     indexed_docs: int = 0
-    # The last stamp given to a change of the search index (see search.held_postings).
+    # The last stamp given to a change of the search index (see retrieval.held.held_postings).
     index_stamp: int = 0
     # The stamp of the last change that removed a word from the index (a word no entry
     # holds any more): postings held in memory then forget the words the index lost.

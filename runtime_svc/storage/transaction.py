@@ -8,7 +8,6 @@ from collections.abc import Callable
 from sqlalchemy import Connection
 
 from runtime_svc.domain.passages import Decoded, Window
-from runtime_svc.search.hits import SourceRow
 from runtime_svc.storage import event_log, repositories
 from runtime_svc.storage.embedding_outbox import VectorOutbox
 from runtime_svc.storage.erasures import PhysicalErasures
@@ -19,6 +18,7 @@ from runtime_svc.storage.index_changes import IndexChange, IndexChanged, WordsGo
 from runtime_svc.storage.pending_rows import PendingRows
 from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.prompt_records import PromptRecords
+from runtime_svc.storage.shown_sources import ShownSource
 from runtime_svc.storage.source_writer import SourceWriter
 from runtime_svc.storage.sources import SourceRepository
 from runtime_svc.storage.tenant_policies import Override, TenantPolicies
@@ -49,7 +49,7 @@ class Transaction:
         self.decoded: dict[tuple[int, int], Decoded] = {}
         # What a hit shows of the sources its searches' checks read, by pk: both sides of a
         # hybrid search read a long session's row once (its stored form is most of it).
-        self.shown: dict[int, SourceRow] = {}
+        self.shown: dict[int, ShownSource] = {}
         self._on_words_removed = words_removed
         self._on_index_changed = index_changed
         self._index_changes: list[IndexChange] = []
@@ -73,7 +73,7 @@ class Transaction:
         self.revoked_assents = RevokedAssents(conn, tenant_id)
         self.erasures = PhysicalErasures(conn, tenant_id)
         self.counters = repositories.TenantCounters()
-        self.writer = SourceWriter(self)
+        self.writer = SourceWriter(self.sources, self.index, lambda: self.counters, self.window)
         self._after_commit: list[Callable[[], None]] = []
         self.embedding_queue = VectorOutbox(
             conn,

@@ -53,7 +53,7 @@ from runtime_svc.domain.insert_policy import InsertPolicy
 from runtime_svc.domain.review import Decision
 from runtime_svc.domain.sources import Classification, Message, SaveIntent
 from runtime_svc.domain.thread_mode import Mode
-from runtime_svc.search import plan
+from runtime_svc.retrieval import plan
 from runtime_svc.services.appends import AppendCommand
 from runtime_svc.services.facts import FactQuery
 from runtime_svc.services.foreign import AdmitCommand

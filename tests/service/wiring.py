@@ -14,10 +14,11 @@ from sqlalchemy import text
 from agentmem.contract import save_intents
 from agentmem.contract.errors import AgentmemError
 from agentmem_kernel import config
-from runtime_svc.adapters import embedders, tokenizers
+from runtime_svc.adapters import tokenizers
 from runtime_svc.composition import UseCases, unit_of_work, use_cases
 from runtime_svc.domain.caller import Caller
-from runtime_svc.search.mirrors import Mirrors
+from runtime_svc.retrieval import LexicalOnlyReason
+from runtime_svc.retrieval.held.mirrors import Mirrors
 from runtime_svc.storage import migrate
 from runtime_svc.storage.db import Database, open_database
 from runtime_svc.storage.unit_of_work import UnitOfWork
@@ -88,7 +89,7 @@ def wired(
         uow,
         held,
         semantic=None,
-        lexical_only_reason=embedders.Reason.DISABLED,
+        lexical_only_reason=LexicalOnlyReason.DISABLED,
         counter=tokenizers.counter(settings.retrieval.tokenizer),
         notify=notify,
     )

@@ -1,4 +1,4 @@
-"""Prompt assembly (`runtime_svc.domain.assembly`): messages, not passages, are chosen; only
+"""Prompt assembly (`runtime_svc.assembly`): messages, not passages, are chosen; only
 new messages cost; the block is rendered per conversation with its date; the budget holds in
 the counter's unit, line by line."""
 
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from runtime_svc.domain import text
-from runtime_svc.domain.assembly import (
+from runtime_svc.assembly import (
     FOOTER,
     HEADER,
     Candidate,
@@ -15,7 +14,9 @@ from runtime_svc.domain.assembly import (
     assemble,
     candidates_for,
 )
+from runtime_svc.domain import text
 from runtime_svc.domain.passages import Range
+from runtime_svc.domain.query import Query
 
 CONV = Conversation(
     (
@@ -41,7 +42,9 @@ def lines_of(block):
 
 
 def test_overlapping_passages_add_only_their_new_messages_once():
-    block = assemble([passage(2), passage(3), passage(2)], "lake", 10_000, text.count_tokens)
+    block = assemble(
+        [passage(2), passage(3), passage(2)], Query.of("lake"), 10_000, text.count_tokens
+    )
     body = lines_of(block)
     assert body.count("Ann: On the lake behind the school.") == 1
     assert [(c.source_id, c.passage) for c in block.cited] == [("src_a", Range(1, 3))]
@@ -50,7 +53,7 @@ def test_overlapping_passages_add_only_their_new_messages_once():
 
 def test_a_question_brings_its_reply_and_runs_are_separated_by_an_ellipsis():
     # the passage of message 5 asks something: message 6 (the answer) comes with it
-    block = assemble([passage(5, before=0), passage(1, before=0)], "sell", 10_000, len)
+    block = assemble([passage(5, before=0), passage(1, before=0)], Query.of("sell"), 10_000, len)
     assert [c.passage for c in block.cited] == [Range(1, 2), Range(5, 6)]
     assert lines_of(block) == [
         *HEADER.splitlines(),
@@ -72,7 +75,7 @@ def test_the_named_speakers_own_messages_come_first():
     count = text.count_tokens
     room = count(HEADER) + count(FOOTER) + count("[1] 01 June 2023\n") + count("…\n")
     room += count("Bob: I paint.\n")
-    block = assemble(cands, "What does Bob paint?", room, text.count_tokens)
+    block = assemble(cands, Query.of("What does Bob paint?"), room, text.count_tokens)
     assert [(c.source_id, c.passage) for c in block.cited] == [("src_b", Range(1, 1))]
 
 
@@ -86,7 +89,7 @@ def test_the_budget_holds_in_the_counters_unit_and_nothing_is_cut():
     ]
     for budget in (60, 200, 700):
         for count in (text.count_tokens, len):
-            block = assemble(cands, "lake", budget, count)
+            block = assemble(cands, Query.of("lake"), budget, count)
             assert block.tokens <= budget
             if not block.context:
                 assert block.tokens == 0 and count(HEADER + FOOTER) + 10 > budget
@@ -106,13 +109,13 @@ def _pieces(context: str) -> list[str]:
 
 def test_plain_memories_are_one_line_and_cited_whole():
     cands = [Candidate("m1", 1, "likes   the\\nlake"), Candidate("m1", 1, "again")]
-    block = assemble(cands, "lake", 500, text.count_tokens)
+    block = assemble(cands, Query.of("lake"), 500, text.count_tokens)
     assert "[1] likes the\\nlake\n" in block.context
     assert [(c.source_id, c.passage) for c in block.cited] == [("m1", None)]
 
 
 def test_no_room_no_block():
-    assert assemble([passage(2)], "lake", 5, text.count_tokens).context == ""
+    assert assemble([passage(2)], Query.of("lake"), 5, text.count_tokens).context == ""
 
 
 def test_the_candidates_follow_the_budget():
@@ -126,12 +129,12 @@ def test_near_the_end_of_the_budget_a_long_passage_gives_its_matching_message_al
         "08 May 2023",
     )
     ranked = Candidate("src_b", 3, "", Range(1, 2), talk)  # the reply's passage
-    both = assemble([ranked], "kayak paddle", 10_000, len)
+    both = assemble([ranked], Query.of("kayak paddle"), 10_000, len)
     assert shown(both) == {1, 2}  # the exchange, with room
     # Room for the question's line but not for the reply's part beside it.
     question = len("Ann: Which kayak paddle should I buy?\n") + len("[1] 08 May 2023\n…\n")
     tight = len(HEADER) + len(FOOTER) + question + 20
-    alone = assemble([ranked], "kayak paddle", tight, len)
+    alone = assemble([ranked], Query.of("kayak paddle"), tight, len)
     assert shown(alone) == {1}
     assert alone.tokens <= tight
 

@@ -1,4 +1,4 @@
-"""The fast layer (`make check`: tests/unit, tests/search, tests/service) starts no server:
+"""The fast layer (`make check`: tests/unit, tests/retrieval, tests/service) starts no server:
 a stack, a service process or a PostgreSQL server asked for by one of its tests refuses to
 start, so `make check` leaves nothing running. Tests that need one live in tests/."""
 
@@ -15,7 +15,7 @@ from tests.layers import ServerInFastLayer, layer_of
 
 def test_the_layers_are_read_from_the_test_path() -> None:
     assert layer_of("tests/unit/test_fast_layer.py") == "unit"
-    assert layer_of("tests/search/test_take.py") == "search"
+    assert layer_of("tests/retrieval/test_take.py") == "retrieval"
     assert layer_of("tests/test_appends.py") == "stack"
     assert layer_of("tests/faults/test_up.py") == "faults"
     assert layer_of(Path(__file__)) == "unit"

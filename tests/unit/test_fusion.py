@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime_svc.domain import fusion
-from runtime_svc.domain.fusion import MatchedBy, Weights, fuse
+from runtime_svc.domain.query import Query
+from runtime_svc.retrieval import fusion
+from runtime_svc.retrieval.fusion import MatchedBy, Weights, fuse
 
 W = Weights()  # the runtime's defaults
 keys = st.sampled_from([f"k{i}" for i in range(8)])
@@ -94,25 +95,21 @@ def test_equal_scores_are_ordered_by_key():
 
 
 def test_coverage_is_the_share_of_query_words_by_stem():
-    from runtime_svc.domain.text import query_terms
-
-    terms = query_terms("which guitars does my sister play")  # guitar, sister, play
-    assert fusion.coverage(terms, "My sister played a yellow guitar") == 1.0
-    assert fusion.coverage(terms, "The guitar shop") == pytest.approx(1 / 3)
-    assert fusion.coverage([], "anything") == 0.0
+    asked = Query.of("which guitars does my sister play")  # guitar, sister, play
+    assert fusion.coverage(asked, "My sister played a yellow guitar") == 1.0
+    assert fusion.coverage(asked, "The guitar shop") == pytest.approx(1 / 3)
+    assert fusion.coverage(Query.of("the"), "anything") == 0.0
 
 
 def test_coverage_named_by_entry_is_the_texts_and_a_new_revision_is_worked_out_again():
-    from runtime_svc.domain.text import query_terms
-
-    terms = query_terms("which guitars does my sister play")
+    asked = Query.of("which guitars does my sister play")
     first = ("src-coverage", 1, "passage 0-1")
-    assert fusion.coverage(terms, "My sister played a yellow guitar", first) == 1.0
+    assert fusion.coverage(asked, "My sister played a yellow guitar", first) == 1.0
     # The same name is the same text: what was worked out for it is reused.
-    assert fusion.coverage(terms, "My sister played a yellow guitar", first) == 1.0
+    assert fusion.coverage(asked, "My sister played a yellow guitar", first) == 1.0
     # A new revision names another text, worked out from that text.
     later = ("src-coverage", 2, "passage 0-1")
-    assert fusion.coverage(terms, "The guitar shop", later) == pytest.approx(1 / 3)
+    assert fusion.coverage(asked, "The guitar shop", later) == pytest.approx(1 / 3)
 
 
 @given(
@@ -146,8 +143,6 @@ def test_more_of_either_side_never_lowers_a_candidate(lexical, semantic, coverag
 
 
 def test_a_passage_named_by_entry_is_rendered_once_whatever_the_query():
-    from runtime_svc.domain.text import query_terms
-
     rendered = []
 
     def text() -> str:
@@ -155,6 +150,6 @@ def test_a_passage_named_by_entry_is_rendered_once_whatever_the_query():
         return "My sister played a yellow guitar"
 
     entry = ("tenant", "src-rendered-once", 1, "passage 3-4")
-    assert fusion.coverage(query_terms("my sister's guitar"), text, entry) == 1.0
-    assert fusion.coverage(query_terms("a yellow guitar"), text, entry) == 1.0
+    assert fusion.coverage(Query.of("my sister's guitar"), text, entry) == 1.0
+    assert fusion.coverage(Query.of("a yellow guitar"), text, entry) == 1.0
     assert rendered == [1]

@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime_svc.domain.message_parts import Part, best_part, parts
+from runtime_svc.assembly.message_parts import Part, best_part, parts
 
 CODE = "```python\n" + "".join(f"x{i} = {i}\n" for i in range(40)) + "```\n"
 

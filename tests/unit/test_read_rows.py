@@ -16,10 +16,10 @@ from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, selec
 from sqlalchemy.exc import OperationalError
 
 from agentmem_kernel.config import Storage
-from runtime_svc.search import source_checks
-from runtime_svc.search.hits import SourceRow
+from runtime_svc.retrieval import source_checks
 from runtime_svc.storage.db import open_database
 from runtime_svc.storage.read_rows import UNION_MAX, driver_rows, one_of
+from runtime_svc.storage.shown_sources import ShownSource
 
 meta = MetaData()
 items = Table("items", meta, Column("pk", Integer, primary_key=True))
@@ -91,7 +91,7 @@ def test_with_cursor_events_reads_go_through_sqlalchemy(db) -> None:  # type: ig
 
 def test_a_checked_source_row_reads_its_statements_columns_in_order():
     columns = [c.name for c in source_checks.SOURCE_COLUMNS]
-    assert [f.name for f in dataclasses.fields(SourceRow)] == columns
+    assert [f.name for f in dataclasses.fields(ShownSource)] == columns
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime_svc.search.signature_rows import HeldRows
-from runtime_svc.search.signature_rows import packed as _words
-from runtime_svc.search.signatures import _distances, _nearest
+from runtime_svc.retrieval.vectors.signature_rows import HeldRows
+from runtime_svc.retrieval.vectors.signature_rows import packed as _words
+from runtime_svc.retrieval.vectors.signatures import _distances, _nearest
 
 
 @given(st.lists(st.integers(0, 40), min_size=2, max_size=300), st.data())
@@ -51,7 +51,7 @@ def test_entries_are_found_at_their_latest_row_after_every_change(first, more, w
 
 
 def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 1):  # type: ignore[no-untyped-def]
-    from runtime_svc.domain.embeddings import signature
+    from runtime_svc.retrieval.embedders.model import signature
 
     out = []
     for pk in range(first_pk, first_pk + n):
@@ -75,7 +75,7 @@ def _vector_rows(tenant: str, n: int, rng, dimension: int = 64, first_pk: int = 
 
 def _vectors_table(url: str = "sqlite://"):  # type: ignore[no-untyped-def]
     """The vectors' table, with the index's entry rows and the tenants' stamps the held
-    rows' flags follow (`search.vector_mask`)."""
+    rows' flags follow (`retrieval.vectors.vector_mask`)."""
     from sqlalchemy import create_engine
 
     from runtime_svc.storage.models import MemoryVectorRow, SearchPosting, TenantState
@@ -113,7 +113,7 @@ def _insert(conn, rows) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_when_stale():
-    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.retrieval.vectors.signatures import Signatures
 
     engine, _table = _vectors_table()
     rng = np.random.default_rng(7)
@@ -140,7 +140,7 @@ def test_a_proposal_computed_ahead_is_what_the_search_would_find_and_is_dropped_
 def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound():
     from sqlalchemy import delete
 
-    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.retrieval.vectors.signatures import Signatures
 
     engine, table = _vectors_table()
     rng = np.random.default_rng(11)
@@ -184,8 +184,8 @@ def test_held_vectors_stay_row_for_row_with_their_signatures_within_their_bound(
 
 def test_what_is_held_is_read_a_bounded_number_of_rows_at_a_time(monkeypatch):
     """A tenant larger than one read is held whole, row for row, in several reads."""
-    from runtime_svc.search import signatures
-    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.retrieval.vectors import signatures
+    from runtime_svc.retrieval.vectors.signatures import Signatures
 
     monkeypatch.setattr(signatures, "READ_ROWS", 7)
     engine, table = _vectors_table()
@@ -206,7 +206,7 @@ def test_what_is_held_is_read_a_bounded_number_of_rows_at_a_time(monkeypatch):
 def _bounded(seed: int):  # type: ignore[no-untyped-def]
     """An empty vectors' table, a random source, a query, and held rows bound to 250
     vectors in all."""
-    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.retrieval.vectors.signatures import Signatures
 
     engine, _ = _vectors_table()
     rng = np.random.default_rng(seed)
@@ -218,7 +218,7 @@ def test_a_tenant_too_large_to_hold_lets_no_other_tenants_vectors_go_whatever_th
 ):
     """Read a few rows at a time, a tenant whose vectors do not fit beside the others in
     the end takes no room from them on the way (its own are not held)."""
-    from runtime_svc.search import signatures
+    from runtime_svc.retrieval.vectors import signatures
 
     monkeypatch.setattr(signatures, "READ_ROWS", 7)
     engine, rng, query, held = _bounded(23)
@@ -255,8 +255,8 @@ def test_two_tenants_caught_up_at_once_hold_no_more_vectors_than_the_bound(monke
     read: a second tenant read meanwhile does not count on it."""
     import threading
 
-    from runtime_svc.search import signatures
-    from runtime_svc.search.signature_rows import HeldRows
+    from runtime_svc.retrieval.vectors import signatures
+    from runtime_svc.retrieval.vectors.signature_rows import HeldRows
 
     monkeypatch.setattr(signatures, "READ_ROWS", 50)
     engine, _ = _vectors_table(f"sqlite:///{tmp_path / 'vectors.db'}")
@@ -299,7 +299,7 @@ def test_a_sweep_brings_every_tenant_held_up_to_date_without_a_search():
     from sqlalchemy import delete
 
     from runtime_svc.domain.entry_keys import with_passage
-    from runtime_svc.search.signatures import Signatures
+    from runtime_svc.retrieval.vectors.signatures import Signatures
     from runtime_svc.storage.models import SearchPosting, TenantState
 
     engine, table = _vectors_table()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from runtime_svc.domain.message_parts import held
-from runtime_svc.domain.stem_places import Places
+from runtime_svc.assembly.message_parts import held
+from runtime_svc.assembly.stem_places import Places
 
 WORDS = ["set", "reset", "cache", "caches", "db", "index", "a", "sets", "ex", "ab", "x"]
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sqlalchemy import delete, update
 
 from runtime_svc.domain.entry_keys import with_passage
-from runtime_svc.search import quantized
-from runtime_svc.search.signatures import Signatures
+from runtime_svc.retrieval.vectors import quantized
+from runtime_svc.retrieval.vectors.signatures import Signatures
 from runtime_svc.storage.models import SearchPosting, TenantState
 from tests.unit.test_signatures import _insert, _vector_rows, _vectors_table
 

@@ -3,7 +3,7 @@
 `tenant_state.index_stamp` counts the changes of a tenant's index entries (their postings or
 their eligibility); `search_postings.stamp` holds, on the row that marks an entry (the empty
 word), the stamp of the change that last wrote it. A process holding a tenant's postings in
-memory (`runtime_svc.search.held_postings`) reads the entries changed since it last looked
+memory (`runtime_svc.retrieval.held.held_postings`) reads the entries changed since it last looked
 through the partial index below. Entries written before this revision have no stamp and are
 read when a tenant's postings are first loaded.
 

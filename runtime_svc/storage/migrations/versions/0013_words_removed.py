@@ -2,7 +2,7 @@
 
 `tenant_state.words_removed_at` is the index stamp of the last change that removed a word
 from the tenant's index (a purge or erasure took the last entry holding it). A process
-holding the tenant's postings in memory (`runtime_svc.search.held_postings`) sees it move
+holding the tenant's postings in memory (`runtime_svc.retrieval.held.held_postings`) sees it move
 past what it holds and forgets the words the index no longer has, so no erased word stays
 in any runtime's memory.
 

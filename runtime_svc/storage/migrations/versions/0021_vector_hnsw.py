@@ -3,10 +3,10 @@
 PostgreSQL with the pgvector extension (0.5 or later) only; elsewhere nothing. One partial
 index per common dimension over the stored `real[]` cast to `vector(d)` (cosine distance),
 `ix_memory_vectors_hnsw_<d>`: a large tenant's nearest vectors are found through it, the
-tenant and eligibility filters inside the index scan (`runtime_svc.search.pg_hnsw`). As the
-runtime does when hybrid retrieval starts, the extension is created when the server has it
-and it is not created yet; when it cannot be, this migration does nothing (the runtime then
-searches by words only, or ranks vectors exactly if the extension comes later). It follows
+tenant and eligibility filters inside the index scan (`runtime_svc.retrieval.vectors.pg_hnsw`).
+As the runtime does when hybrid retrieval starts, the extension is created when the server
+has it and it is not created yet; when it cannot be, this migration does nothing (the runtime
+then searches by words only, or ranks vectors exactly if the extension comes later). It follows
 the session entry keys (0020), which rewrite every stored vector's passage: before it, each
 rewrite would also have been written into these indexes.
 
@@ -24,7 +24,7 @@ down_revision = "0020"
 branch_labels = None
 depends_on = None
 
-DIMENSIONS = (384, 768, 1024, 1536)  # as `runtime_svc.search.pg_hnsw.DIMENSIONS`
+DIMENSIONS = (384, 768, 1024, 1536)  # as `runtime_svc.retrieval.vectors.pg_hnsw.DIMENSIONS`
 
 
 def _has_hnsw() -> bool:

@@ -1,0 +1,2 @@
+"""The embedding models (`retrieval.embeddings` names which), and the cache of query
+vectors."""
