@@ -6,4 +6,8 @@ export type RetrievalStatus = {
   embeddingDimension: number,
   embeddingsPending: number,
   promptTokenizer: string,
+  embeddingsLagSeconds: number,
+  embeddingsSetAside: number,
+  embeddingsLastError: string,
+  embeddingsLastErrorAt: string | null,
 };
