@@ -37,7 +37,7 @@ endif
 		'agentmem-checkout.pth').write_text(str(pathlib.Path.cwd()) + '\n')"
 	touch $(STAMP)
 
-run: install ## both services on embedded SQLite and the web console; prints a dev credential
+run: install ## both services on embedded SQLite and the web console; prints your credential and an agent's
 	$(BIN)/agentmem up --listen $(LISTEN) --data-dir $(DATA) --console $(CONSOLE)
 
 # Tests wait on servers more than they compute: three workers, each test file on one of them.
@@ -67,13 +67,18 @@ CODEX_VERSION      ?= 0.171.0
 INSPECTOR_VERSION  ?= 2.12.0
 MCP_SDK_VERSION    ?= 1.32.2
 GEMINI_VERSION     ?= 0.61.0
-hosts: install ## Codex, the MCP Inspector, the TypeScript MCP SDK, Gemini CLI against real servers (npm)
+OPENCODE_VERSION   ?= 1.18.33
+CLAUDE_CODE_VERSION ?= 2.1.332
+hosts: install ## Codex, opencode, Claude Code, Gemini CLI, the MCP Inspector and SDK: real servers (npm)
 	npm install --prefix $(HOSTS_DIR) --no-audit --no-fund --loglevel=error \
 		@openai/codex@$(CODEX_VERSION) \
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
 		@modelcontextprotocol/sdk@$(MCP_SDK_VERSION) \
-		@google/gemini-cli@$(GEMINI_VERSION)
-	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 tests/test_hosts.py
+		@google/gemini-cli@$(GEMINI_VERSION) \
+		opencode-ai@$(OPENCODE_VERSION) \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 \
+		tests/test_hosts.py tests/test_host_turns.py
 
 soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
@@ -111,5 +116,5 @@ bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_
 clean: ## remove the virtualenv and build output; the data folder is kept (make clean-data)
 	rm -rf $(VENV) .pytest_cache build dist
 
-clean-data: ## delete the data folder (DATA): every memory, the dev credential, the logs
+clean-data: ## delete the data folder (DATA): every memory, the dev credentials, the logs
 	rm -rf $(DATA)

@@ -9,6 +9,14 @@ answer stores the memory, as `user_confirmed` from the client's name. It also as
 call has no intent the gateway would accept (no marker under `require_save_intent` or
 `review_pending`, or a marker the server's credential is not trusted for). A client without
 elicitation keeps the plain behaviour: the arguments are forwarded as they are.
+
+How the question travels depends on the protocol revision the host negotiated. Up to
+2025-11-25 the server sends `elicitation/create` during the call and waits for the answer
+(`timeout`). From 2026-07-28 the tool's result is the question (`input_required`):
+the host asks its user and calls the tool again with the answer in `inputResponses`, and the
+`requestState` this server minted (sealed by the SDK, bound to the same tool and arguments,
+so the text saved is the text the user saw). An answer that comes without that state, the
+server never asked for: it asks.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp_types.version import is_version_at_least
 
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
@@ -97,9 +107,55 @@ def question(content: str) -> str:
     return f"Save this memory?\n\n{content}"
 
 
+# From this revision on, a question rides the tool's result (`input_required`).
+QUESTION_IN_RESULT = "2026-07-28"
+ASKED = "agentmem/save-asked"  # the request state of a call whose question was sent
+
+
+class Unanswered(Exception):
+    """The question is the tool's result (2026-07-28 on): the host asks its user, then calls
+    the tool again with the answer."""
+
+    def __init__(self, result: InputRequiredResult) -> None:
+        super().__init__("the user's answer is needed")
+        self.result = result
+
+
+def _in_result(ctx: Context) -> bool:
+    version = ctx.protocol_version
+    return version is not None and is_version_at_least(version, QUESTION_IN_RESULT)
+
+
+def _judged(action: str, content: dict[str, Any] | None) -> Answer:
+    """Yes only for an accepted form whose `save` is `true`."""
+    if action == "accept":
+        if (content or {}).get(SAVE) is True:
+            return Answer(True, "the user confirmed")
+        if (content or {}).get(SAVE) is False:
+            return Answer(False, "the user declined")
+        return Answer(False, "the answer did not say yes")
+    return Answer(False, "the user declined" if action == "decline" else "the user cancelled")
+
+
+def _answered_in_retry(ctx: Context, content: str) -> Answer:
+    """The answer the host sent with the call again; Unanswered (the question) before."""
+    answers = (ctx.input_responses or {}) if ctx.request_state == ASKED else {}
+    answered = answers.get(SAVE)
+    if answered is None:
+        form = ElicitRequestFormParams(message=question(content), requested_schema=REQUESTED_SCHEMA)
+        ask_user = ElicitRequest(params=form)
+        raise Unanswered(InputRequiredResult(input_requests={SAVE: ask_user}, request_state=ASKED))
+    if not isinstance(answered, ElicitResult):
+        return Answer(False, "the host could not ask the user")
+    return _judged(answered.action, answered.content)
+
+
 async def ask(ctx: Context, content: str, timeout: float) -> Answer:
     """The user's answer through the host; no answer within `timeout` seconds is a no, and
-    so is anything but an accepted form whose `save` is `true`."""
+    so is anything but an accepted form whose `save` is `true`. Unanswered when the
+    question goes back in the tool's result (2026-07-28 on)."""
+    if _in_result(ctx):
+        return _answered_in_retry(ctx, content)
     session = ctx.request_context.session
     try:
         with anyio.fail_after(timeout):
@@ -110,15 +166,7 @@ async def ask(ctx: Context, content: str, timeout: float) -> Answer:
         return Answer(False, f"no answer within {timeout:g} seconds")
     except (MCPError, ValueError):  # the host refused, could not be reached, or answered junk
         return Answer(False, "the host could not ask the user")
-    if result.action == "accept":
-        if (result.content or {}).get(SAVE) is True:
-            return Answer(True, "the user confirmed")
-        if (result.content or {}).get(SAVE) is False:
-            return Answer(False, "the user declined")
-        return Answer(False, "the answer did not say yes")
-    return Answer(
-        False, "the user declined" if result.action == "decline" else "the user cancelled"
-    )
+    return _judged(result.action, result.content)
 
 
 def not_saved(answer: Answer) -> str:
@@ -138,7 +186,8 @@ async def settle(
 ) -> Intent:
     """The save intent to send with an insert: `given` as the model wrote it, or, where the
     host can ask its user and should, the user's confirmation. ToolError when the user gave
-    no yes (nothing is stored) or the gateway refused to say what it accepts."""
+    no yes (nothing is stored) or the gateway refused to say what it accepts; Unanswered
+    when the question goes back to the host in the tool's result."""
     if not can_ask(ctx):
         return given
     try:

@@ -12,6 +12,7 @@ the arguments.
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Any
 
 from mcp.server.auth.provider import AccessToken
@@ -23,13 +24,14 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 import agentmem
-from agentmem import mcp_confirm, mcp_http, mcp_session_tools, mcp_tools
+from agentmem import mcp_confirm, mcp_http, mcp_session_tools, mcp_tools, person_credential
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
 from agentmem.contract import listen as listening
 from agentmem.mcp_arguments import catalog_error
 from agentmem.mcp_toolbox import Toolbox
 
+log = logging.getLogger("agentmem.mcp")
 INSTRUCTIONS = (
     "agentmem stores what the user wants remembered. Only save a memory when the user asks "
     "you to remember something, or confirms when you ask; never save ordinary statements on "
@@ -55,18 +57,23 @@ class MemoryMCPServer(MCPServer):
 
 
 class GatewayTokenVerifier:
-    """Checks each HTTP request's bearer token against the gateway (GetCapabilities)."""
+    """Checks each HTTP request's bearer token against the gateway (GetCapabilities); a
+    person's is refused unless `allow_person` (`agentmem.person_credential`)."""
 
-    def __init__(self, client: AsyncClient) -> None:
+    def __init__(self, client: AsyncClient, allow_person: bool = False) -> None:
         self._client = client
+        self._allow_person = allow_person
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
-            await self._client.with_token(token).get_capabilities(timeout=10)
+            capabilities = await self._client.with_token(token).get_capabilities(timeout=10)
         except (Unauthenticated, PermissionDenied):
             return None
         except ApiError:
             return None  # the gateway cannot vouch for it now: refuse
+        if person_credential.is_person(capabilities) and not self._allow_person:
+            log.warning(person_credential.refusal("a request's bearer token"))
+            return None
         # The token itself is never logged; its hash names the principal to the MCP layer.
         digest = hashlib.sha256(token.encode()).hexdigest()[:16]
         return AccessToken(token=token, client_id=f"agentmem-{digest}", scopes=[])
@@ -77,16 +84,18 @@ def build(
     *,
     http_auth: AuthSettings | None = None,
     confirm_timeout: float = mcp_confirm.DEFAULT_TIMEOUT,
+    allow_person: bool = False,
 ) -> MCPServer:
-    """`confirm_timeout`: seconds the user has to answer the host's "Save this memory?"."""
+    """`confirm_timeout`: seconds the user has to answer the host's "Save this memory?";
+    `allow_person`: act with a person's credential all the same (else refused)."""
     server = MemoryMCPServer(
         "agentmem",
         instructions=INSTRUCTIONS,
         version=agentmem.__version__,
         auth=http_auth,
-        token_verifier=GatewayTokenVerifier(client) if http_auth else None,
+        token_verifier=GatewayTokenVerifier(client, allow_person) if http_auth else None,
     )
-    toolbox = Toolbox(server, client, http_auth is not None, confirm_timeout)
+    toolbox = Toolbox(server, client, http_auth is not None, confirm_timeout, allow_person)
     mcp_tools.register(toolbox)
     mcp_session_tools.register(toolbox)
     return server
@@ -101,12 +110,13 @@ def run(
     experimental: list[str] | None = None,
     confirm_timeout: float = mcp_confirm.DEFAULT_TIMEOUT,
     oidc_issuer: str | None = None,
+    allow_person: bool = False,
 ) -> None:
     """`oidc_issuer` (HTTP): the issuer the gateway accepts tokens of. With it, a 401 names
     the protected-resource metadata (RFC 9728) that points MCP clients to the issuer."""
     if transport == "stdio":
         client = AsyncClient(address, token, experimental=experimental)
-        build(client, confirm_timeout=confirm_timeout).run("stdio")
+        build(client, confirm_timeout=confirm_timeout, allow_person=allow_person).run("stdio")
         return
     # HTTP: no server credential; each request's own bearer token is used.
     try:
@@ -121,4 +131,7 @@ def run(
             "resource_server_url": f"{own}/mcp" if oidc_issuer else None,
         }
     )
-    mcp_http.serve(build(client, http_auth=auth, confirm_timeout=confirm_timeout), host, port)
+    server = build(
+        client, http_auth=auth, confirm_timeout=confirm_timeout, allow_person=allow_person
+    )
+    mcp_http.serve(server, host, port)

@@ -1,9 +1,11 @@
 """What every MCP tool uses: who is calling (the server's credential over stdio, the
-request's bearer token over HTTP), a call whose failure becomes a catalog `ToolError`, and
-the registration of a tool with the output schema of its response message."""
+request's bearer token over HTTP), a call whose failure becomes a catalog `ToolError` (for
+the person's decisions, saying who decides and where), and the registration of a tool with
+the output schema of its response message."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -11,14 +13,16 @@ from google.protobuf.message import Message
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import InputRequiredResult, ToolAnnotations
 
+from agentmem import person_credential
 from agentmem.client import AsyncClient
 from agentmem.client_errors import ApiError
 from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.contract.invisible import shown
 from agentmem.mcp_schemas import output_schema
 from agentmem.mcp_values import to_output
+from agentmem.person_decisions import Decision
 
 
 def visible(value: Any) -> Any:
@@ -34,7 +38,8 @@ def visible(value: Any) -> Any:
     return value
 
 
-Tool = TypeVar("Tool", bound=Callable[..., Awaitable[dict[str, Any]]])
+# A tool's result: JSON, or (memory_insert, 2026-07-28 on) the question for the host's user.
+Tool = TypeVar("Tool", bound=Callable[..., Awaitable[dict[str, Any] | InputRequiredResult]])
 
 
 def request_token(ctx: Context) -> str | None:
@@ -48,12 +53,19 @@ def request_token(ctx: Context) -> str | None:
 
 class Toolbox:
     def __init__(
-        self, server: MCPServer, client: AsyncClient, per_request: bool, confirm_timeout: float
+        self,
+        server: MCPServer,
+        client: AsyncClient,
+        per_request: bool,
+        confirm_timeout: float,
+        allow_person: bool = False,
     ) -> None:
         self.server = server
         self.client = client
         self.per_request = per_request  # each HTTP request acts with its own bearer token
         self.confirm_timeout = confirm_timeout
+        self.allow_person = allow_person  # act with a person's credential all the same
+        self._vouched = per_request  # HTTP: the token verifier vouches for each request
 
     def caller(self, ctx: Context) -> AsyncClient:
         """The client acting for whoever made this tool call."""
@@ -64,13 +76,32 @@ class Toolbox:
             raise ToolError(str(AgentmemError(Reason.UNAUTHENTICATED)))
         return self.client.with_token(token)
 
-    async def call(self, pending: Awaitable[Message]) -> dict[str, Any]:
-        """The response as JSON a model can pass back (`mcp_values`); a failure is the
-        catalog's words."""
+    async def vouched(self) -> None:
+        """Over stdio, once: the server's own credential is not a person's (checked at
+        start too, unless the gateway could not be reached then). ToolError otherwise."""
+        if self._vouched:
+            return
         try:
-            response = await pending
+            capabilities = await self.client.get_capabilities(timeout=10)
         except ApiError as e:
             raise ToolError(e.explain()) from None
+        if person_credential.is_person(capabilities) and not self.allow_person:
+            raise ToolError(person_credential.refusal("the MCP server's credential"))
+        self._vouched = True
+
+    async def call(
+        self, pending: Awaitable[Message], decision: Decision | None = None
+    ) -> dict[str, Any]:
+        """The response as JSON a model can pass back (`mcp_values`); a failure is the
+        catalog's words, and for the person's `decision`, who makes it and where."""
+        try:
+            await self.vouched()
+            response = await pending
+        except ApiError as e:
+            raise ToolError(decision.refused(e) if decision else e.explain()) from None
+        finally:
+            if inspect.iscoroutine(pending) and pending.cr_frame is not None:
+                pending.close()  # refused before it was sent: never sent
         result: dict[str, Any] = visible(to_output(response))
         return result
 

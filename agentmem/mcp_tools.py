@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from mcp_types import InputRequiredResult
 from pydantic import Field
 
-from agentmem import mcp_confirm
+from agentmem import mcp_confirm, person_decisions
 from agentmem.mcp_arguments import (
     AsOf,
     ClassificationName,
@@ -44,7 +45,9 @@ def register(t: Toolbox) -> None:
         "ordinary statements made in conversation. save_intent_source names your client; "
         "save_intent_evidence is a short non-sensitive note, never prompt history. "
         "Where your host can ask the user, the user is asked to confirm before anything is "
-        "stored.",
+        "stored. A result with save_intent_held or status pending_review is saved and waits "
+        "for the user's review (the agentmem console's inbox, or `agentmem memories review "
+        "SOURCE_ID approve`): tell the user so; approving it is theirs to do, not yours.",
         tool_annotations("InsertMemory", "Save a memory"),
         sources_pb2.InsertMemoryResponse,
     )
@@ -56,10 +59,14 @@ def register(t: Toolbox) -> None:
         save_intent_evidence: str = "",
         thread_id: ThreadId = "",
         request_id: Annotated[str, Field(description="makes a retry return the first result")] = "",
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | InputRequiredResult:
         gateway = t.caller(ctx)
         given = mcp_confirm.Intent(save_intent or "", save_intent_source, save_intent_evidence)
-        intent = await mcp_confirm.settle(ctx, gateway, content, given, t.confirm_timeout)
+        try:
+            await t.vouched()
+            intent = await mcp_confirm.settle(ctx, gateway, content, given, t.confirm_timeout)
+        except mcp_confirm.Unanswered as question:  # the host asks its user, then calls again
+            return question.result
         return await t.call(
             gateway.insert_memory(
                 content=content,
@@ -130,7 +137,8 @@ def register(t: Toolbox) -> None:
         )
 
     @t.tool(
-        "List memories waiting for review.",
+        "List memories waiting for the user's review (ids and states; their text only with "
+        "a credential that may read it). Approving or rejecting them is the user's decision.",
         tool_annotations("ListMemories", "List pending memories"),
         review_pb2.ListMemoriesResponse,
     )
@@ -144,7 +152,8 @@ def register(t: Toolbox) -> None:
         )
 
     @t.tool(
-        "Approve a pending memory. Only on the user's own decision.",
+        "Approve a memory that waits for review: it becomes retrievable."
+        + person_decisions.APPROVE.described(),
         tool_annotations("ReviewMemory", "Approve a pending memory"),
         review_pb2.ReviewMemoryResponse,
     )
@@ -154,11 +163,13 @@ def register(t: Toolbox) -> None:
         return await t.call(
             t.caller(ctx).review_memory(
                 source_id=source_id, decision="approve", expected_revision=expected_revision
-            )
+            ),
+            person_decisions.APPROVE,
         )
 
     @t.tool(
-        "Reject a pending memory: it is never retrieved.",
+        "Reject a memory that waits for review: it is never retrieved."
+        + person_decisions.REJECT.described(),
         tool_annotations("ReviewMemory", "Reject a pending memory", destructive=True),
         review_pb2.ReviewMemoryResponse,
     )
@@ -168,7 +179,8 @@ def register(t: Toolbox) -> None:
         return await t.call(
             t.caller(ctx).review_memory(
                 source_id=source_id, decision="reject", expected_revision=expected_revision
-            )
+            ),
+            person_decisions.REJECT,
         )
 
     @t.tool(
@@ -209,7 +221,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Retract a remembered fact the user says is wrong: the value before it becomes "
-        "current again; the memory stays. Only on the user's own word.",
+        "current again; the memory stays." + person_decisions.RETRACT.described(),
         tool_annotations("RetractFact", "Retract a fact", destructive=True),
         facts_pb2.RetractFactResponse,
     )
@@ -218,7 +230,9 @@ def register(t: Toolbox) -> None:
         fact_id: Annotated[str, Field(description="the fact id (fact_…)")],
         reason: Annotated[str, Field(description="why (optional, not stored)")] = "",
     ) -> dict[str, Any]:
-        return await t.call(t.caller(ctx).retract_fact(fact_id=fact_id, reason=reason))
+        return await t.call(
+            t.caller(ctx).retract_fact(fact_id=fact_id, reason=reason), person_decisions.RETRACT
+        )
 
     @t.tool(
         "Read a thread's memory mode (enabled or disabled).",
@@ -230,7 +244,7 @@ def register(t: Toolbox) -> None:
 
     @t.tool(
         "Enable or disable memory for a thread (compare-and-swap on expected_revision; "
-        "0 for a thread never set).",
+        "0 for a thread never set)." + person_decisions.THREAD_MODE.described(),
         tool_annotations("SetThreadMemoryMode", "Set thread memory mode"),
         thread_mode_pb2.SetThreadMemoryModeResponse,
     )
@@ -240,11 +254,13 @@ def register(t: Toolbox) -> None:
         return await t.call(
             t.caller(ctx).set_thread_memory_mode(
                 thread_id=thread_id, mode=mode, expected_revision=expected_revision
-            )
+            ),
+            person_decisions.THREAD_MODE,
         )
 
     @t.tool(
-        "Mark a source active or cold (cold: kept but never retrieved).",
+        "Mark a source active or cold (cold: kept but never retrieved)."
+        + person_decisions.CLASSIFY.described(),
         tool_annotations("SetSourceClassification", "Classify a source"),
         sources_pb2.SetSourceClassificationResponse,
     )
@@ -259,5 +275,6 @@ def register(t: Toolbox) -> None:
                 source_id=source_id,
                 classification=classification,
                 expected_revision=expected_revision,
-            )
+            ),
+            person_decisions.CLASSIFY,
         )

@@ -20,8 +20,6 @@ from agentmem_kernel import config, launch
 from agentmem_kernel.launch import LOG_FILE_HELP
 from agentmem_launcher import data_lock, dev_credential, supervisor
 
-DEV_TENANT = "dev"
-DEV_PRINCIPAL = "dev"
 # `agentmem up` keeps its services' logs here, in the data directory.
 LOG_DIR = "logs"
 
@@ -39,7 +37,8 @@ def add_parsers(sub: SubParsers) -> None:
     up.add_argument(
         "--rotate-dev-token",
         action="store_true",
-        help="mint a new dev credential instead of reusing the one in the data directory",
+        help="mint new credentials (yours and the agents') instead of reusing those in the "
+        "data directory",
     )
     up.set_defaults(func=cmd_up)
 
@@ -131,19 +130,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     # and no data directory, to stderr as a service manager expects.
     log_dir = Path(data_dir).resolve() / LOG_DIR if data_dir else None
     dev = None
-    if not settings.auth.api_keys:
-        dev = dev_credential.load_or_mint(data_dir or "./data", rotate=args.rotate_dev_token)
-        env["AGENTMEM_AUTH__API_KEYS"] = json.dumps(
-            [
-                {
-                    "principal": DEV_PRINCIPAL,
-                    "tenant": DEV_TENANT,
-                    "kind": "user",
-                    "scopes": list(config.SCOPES),
-                    "sha256": config.token_sha256(dev.token),
-                }
-            ]
-        )
+    if not settings.auth.api_keys:  # the person's credential and an agent's, for hosts
+        try:
+            dev = dev_credential.both(data_dir or "./data", rotate=args.rotate_dev_token)
+        except ValueError as e:
+            raise SystemExit(f"agentmem: {e}") from None
+        env["AGENTMEM_AUTH__API_KEYS"] = json.dumps([dev_credential.api_key(c) for c in dev])
     cfg = ["--config", args.config] if args.config else []
     storage = ["--data-dir", data_dir] if data_dir else []
     with tempfile.TemporaryDirectory(prefix="agentmem-up-") as tmp:
@@ -186,10 +178,13 @@ def cmd_up(args: argparse.Namespace) -> int:
                     children.append(console)
                     console.start()
             if dev:
-                print(dev_credential.describe(dev), flush=True)
+                person, agent = dev
+                print(dev_credential.describe(person), flush=True)
                 print(
-                    f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={dev.token}", flush=True
+                    f"  export AGENTMEM_ADDR={host}:{gport} AGENTMEM_TOKEN={person.token}",
+                    flush=True,
                 )
+                print(dev_credential.describe(agent), flush=True)
             if log_dir:
                 print(f"call logs in {log_dir}/ (warnings and errors also show here)", flush=True)
             return supervisor.supervise(children)

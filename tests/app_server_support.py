@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from agentmem import person_credential
 from tests.harness import ROOT
 
 SCHEMAS = ROOT / "schemas" / "app-server" / "json"
@@ -126,13 +127,20 @@ class Host:
 
 
 class StdioHost(Host):
-    """`agentmem app-server` started as a subprocess, speaking JSON Lines on its stdio."""
+    """`agentmem app-server` started as a subprocess, speaking JSON Lines on its stdio.
+    Tests act as the person on purpose (the whole API), as the bridge allows when told
+    (`allow_person`, AGENTMEM_ALLOW_PERSON_CREDENTIAL); a host acts with an agent's key."""
 
-    def __init__(self, address: str, token: str | None, tmp: Path, *args: str) -> None:
+    def __init__(
+        self, address: str, token: str | None, tmp: Path, *args: str, allow_person: bool = True
+    ) -> None:
         super().__init__()
         self.stderr_path = tmp / f"app-server-{id(self)}.log"
         self._stderr = self.stderr_path.open("wb")
         env = {k: v for k, v in os.environ.items() if k != "AGENTMEM_TOKEN"}
+        env.pop(person_credential.ENV, None)
+        if allow_person:
+            env[person_credential.ENV] = "1"
         if token is not None:
             env["AGENTMEM_TOKEN"] = token
         self.proc = subprocess.Popen(

@@ -427,14 +427,24 @@ def test_every_method_answers_with_its_schema(bridge):
     } >= set(METHODS)
 
 
-def test_a_missing_scope_is_the_gateways_error(bridge):
+def test_a_missing_scope_is_the_gateways_error_and_says_who_decides(bridge):
     host = bridge(READER_A.token)
     host.initialize()
     error = host.error(
         "thread/memoryMode/set", {"threadId": "sc-1", "expectedRevision": 0, "mode": "disabled"}
     )
     assert error["code"] == -32600
-    assert error["data"] == {"reason": "MISSING_SCOPE", "scope": "memory.policy"}
+    # A thread's mode is the person's decision: the refusal says so, and where it is made.
+    assert error["data"] == {
+        "reason": "MISSING_SCOPE",
+        "scope": "memory.policy",
+        "decidedBy": "person",
+    }
+    assert error["message"].startswith("the credential lacks a required scope. ")
+    assert "the person's decision" in error["message"]
+    assert "`agentmem thread-mode set THREAD_ID MODE" in error["message"]
+    searched = host.error("memory/search", {"query": "guitar", "limit": 0})
+    assert "decidedBy" not in searched["data"]  # other refusals are as the gateway says
 
 
 def test_lines_without_a_usable_id_are_not_answered_and_the_connection_kept(bridge):

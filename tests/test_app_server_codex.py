@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from agentmem import person_credential
 from agentmem_kernel import config
 from tests.app_server_support import CLIENT_INFO, StdioHost, conforms
 from tests.harness import ADMIN_A, READER_A, ROOT, Stack, base_settings
@@ -139,7 +140,7 @@ def test_a_resume_point_out_of_range_is_refused_at_initialize(bridge, sequence):
 
 
 def test_a_host_that_stops_reading_ends_the_bridge_with_exit_0_and_one_log_line(stack, tmp_path):
-    env = {**os.environ, "AGENTMEM_TOKEN": ADMIN_A.token}
+    env = {**os.environ, "AGENTMEM_TOKEN": ADMIN_A.token, person_credential.ENV: "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentmem.cli.main", "app-server", "--addr", stack.address],
         stdin=subprocess.PIPE,

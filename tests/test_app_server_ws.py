@@ -30,10 +30,11 @@ def stack(loop_thread, tmp_path_factory):
 
 
 def _bridge(stack: Stack, listen: str, *more: str) -> list[str]:
-    """The command line of a bridge in front of `stack`'s gateway."""
+    """The command line of a bridge in front of `stack`'s gateway, which these tests use as
+    the person, on purpose."""
     return [
         *(sys.executable, "-m", "agentmem.cli.main", "app-server"),
-        *("--addr", stack.address, "--listen", listen, *more),
+        *("--addr", stack.address, "--listen", listen, "--allow-person-credential", *more),
     ]
 
 

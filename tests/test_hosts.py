@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agentmem import mcp_confirm
+from agentmem import mcp_confirm, person_credential
 from tests.app_server_support import CLIENT_INFO, StdioHost
 from tests.harness import ADMIN_A, ROOT, free_port, wait_until
 
@@ -151,8 +151,8 @@ def http_mcp(stack) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "AGENTMEM_TOKEN"}
     env["AGENTMEM_ADDR"] = stack.address
-    proc = subprocess.Popen(
-        [*MCP, "--transport", "http", "--port", str(port)],
+    proc = subprocess.Popen(  # these tests act as the person, on purpose
+        [*MCP, "--transport", "http", "--port", str(port), "--allow-person-credential"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -166,7 +166,9 @@ def http_mcp(stack) -> Iterator[str]:
 
 
 def stdio_env(stack) -> dict[str, str]:
-    return {"AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token}
+    """The person's credential, allowed on purpose: these tests call every tool."""
+    return {"AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token,
+            person_credential.ENV: "1"}  # fmt: skip
 
 
 def check_sdk_report(report: dict[str, Any]) -> None:
@@ -386,7 +388,7 @@ def test_gemini_cli_reads_the_docs_snippet_and_connects(stack, request, tmp_path
     assert server["command"] == "agentmem" and server["args"] == ["mcp"]
     if transport == "stdio":  # the snippet, with this checkout's agentmem and the test stack
         server["command"] = str(Path(sys.executable).parent / "agentmem")
-        server["env"] = {"AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token}
+        server["env"] = stdio_env(stack)
     else:
         url = request.getfixturevalue("http_mcp")
         settings["mcpServers"]["agentmem"] = {

@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 import agentmem
+from agentmem import person_credential
 from tests.harness import ADMIN_A, READER_A, ROOT, free_port, wait_until
 from tests.test_facts import SQUIER
 
@@ -63,6 +64,13 @@ async def refused(session: ClientSession, tool: str, args: dict, reason: str) ->
     assert text(result).startswith(f"{reason}:"), text(result)
     assert ADMIN_A.token not in text(result)
     return text(result)
+
+
+def as_person(stack) -> dict[str, str]:
+    """The server's environment with the person's credential, allowed on purpose: these
+    tests call every tool, the person's decisions among them."""
+    env = {**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token}
+    return {**env, person_credential.ENV: "1"}
 
 
 def stored(stack) -> int:
@@ -356,7 +364,7 @@ def test_mcp_over_stdio(stack):
         command=sys.executable,
         args=["-m", "agentmem.cli.main", "mcp"],
         cwd=str(ROOT),
-        env={**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token},
+        env=as_person(stack),
     )
 
     async def main() -> None:
@@ -381,6 +389,7 @@ def http_mcp(stack):
             "http",
             "--port",
             str(port),
+            "--allow-person-credential",  # these tests act as the person, on purpose
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
@@ -530,7 +539,7 @@ def test_memory_append_adds_a_sessions_turns(stack):
         command=sys.executable,
         args=["-m", "agentmem.cli.main", "mcp"],
         cwd=str(ROOT),
-        env={**os.environ, "AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": ADMIN_A.token},
+        env=as_person(stack),
     )
     turn = {"role": "user", "content": "the zqmcp turn"}
 

@@ -225,6 +225,74 @@ def test_required_marker_without_elicitation_is_still_refused(mcp_stack):
     assert stored(stack) == 0
 
 
+# From MCP 2026-07-28 the question is the tool's result (`input_required`), and the host
+# calls the tool again with the user's answer (Claude Code negotiates this revision).
+MODERN = "2026-07-28"
+
+
+def modern(stack, act: Callable[[Client], Awaitable[Any]], user: User | None = None) -> Any:
+    """`act` with an in-process host that negotiated MCP 2026-07-28 (and asks `user`)."""
+
+    async def main() -> Any:
+        gateway = AsyncClient(stack.address, SERVER_KEY.token)
+        server = mcp_server.build(gateway)
+        callback = {"elicitation_callback": user.answer} if user else {}
+        try:
+            async with Client(server, mode=MODERN, client_info=HOST, **callback) as host:
+                return await act(host)
+        finally:
+            await gateway.close()
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+@pytest.mark.parametrize(("answer", "status"), [("accept", "active"), ("decline", None)])
+def test_the_question_in_the_tools_result_is_asked_once_and_answered(mcp_stack, answer, status):
+    stack = mcp_stack("require_save_intent")
+    user = User(answer)
+
+    async def act(host: Client) -> Any:
+        return await host.call_tool("memory_insert", {"content": SQUIER})
+
+    result = modern(stack, act, user)
+    assert user.asked == [f"Save this memory?\n\n{SQUIER}"]
+    spec_form(user.forms[0])
+    if status:
+        saved = payload(result)
+        assert saved["status"] == status
+        source = get_source(stack.client(), saved["source_id"])
+        assert (source.save_intent, source.save_intent_source) == ("user_confirmed", "test-host")
+    else:
+        assert result.is_error and "the user declined" in text(result)
+        assert stored(stack) == 0
+
+
+def test_an_answer_the_server_never_asked_for_is_not_taken(mcp_stack):
+    """A yes sent with the first call (no request state of the server's) is not the user's
+    answer to this text: the server asks; a request state not its own is refused."""
+    stack = mcp_stack("require_save_intent")
+    yes = {"save": types.ElicitResult(action="accept", content={"save": True})}
+
+    async def act(host: Client) -> Any:
+        first = await host.session.call_tool(
+            "memory_insert", {"content": SQUIER}, input_responses=yes, allow_input_required=True
+        )
+        with pytest.raises(Exception, match="requestState"):
+            await host.session.call_tool(
+                "memory_insert",
+                {"content": SQUIER},
+                input_responses=yes,
+                request_state=mcp_confirm.ASKED,
+                allow_input_required=True,
+            )
+        return first
+
+    first = modern(stack, act, User("accept"))
+    assert isinstance(first, types.InputRequiredResult)
+    assert list(first.input_requests or {}) == ["save"]
+    assert stored(stack) == 0
+
+
 def test_the_prompt_over_stdio_with_agentmem_mcp(mcp_stack):
     stack = mcp_stack("review_pending")
     params = StdioServerParameters(

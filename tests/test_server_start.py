@@ -218,7 +218,8 @@ def test_up_keeps_its_terminal_to_the_banner_and_calls_go_to_log_files(tmp_path)
     assert terminal == banner  # after the banner, nothing: no line per call, none at stop
     assert [line for line in banner if line.startswith("{")] == []
     assert banner[0].startswith("agentmem is serving on ")
-    assert "AGENTMEM_TOKEN=" in banner[-2] and banner[-1].startswith("call logs in ")
+    assert "AGENTMEM_TOKEN=" in banner[-3] and banner[-1].startswith("call logs in ")
+    assert banner[-2].startswith("an agent's credential, for hosts")
     runtime_log = (logs / "runtime.log").read_text()
     assert '"msg": "serving"' in runtime_log and up.token not in runtime_log
 
@@ -313,7 +314,12 @@ def test_private_data_is_its_owners_only_whatever_the_umask(tmp_path):
     assert "red kayak" in export.read_text()
     made = [up.data, up.data / "logs", *up.data.rglob("*"), export]
     modes = {str(p.relative_to(tmp_path)): oct(p.stat().st_mode & 0o777) for p in made}
-    assert {"data/agentmem.db", "data/logs/runtime.log", "data/dev-token"} <= set(modes)
+    assert {
+        "data/agentmem.db",
+        "data/logs/runtime.log",
+        "data/dev-token",
+        "data/agent-token",
+    } <= set(modes)
     wrong = {
         name: mode
         for name, mode in modes.items()

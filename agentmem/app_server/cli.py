@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from agentmem import person_credential
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
 from agentmem.cli import SubParsers, numbers
@@ -59,6 +60,7 @@ def add_parser(sub: SubParsers) -> None:
     p.add_argument(
         "--log-level", default="WARNING", help="JSON log lines on stderr from this level"
     )
+    p.add_argument(person_credential.FLAG, action="store_true", help=person_credential.FLAG_HELP)
     p.set_defaults(func=serve)
     generators = p.add_subparsers(dest="generator", metavar="GENERATOR")
     for name, what in (
@@ -117,33 +119,51 @@ def serve(args: argparse.Namespace) -> int:
         print("agentmem: --listen takes stdio:// or ws://HOST:PORT", file=sys.stderr)
         return 2
     logs.configure("app-server", args.log_level.upper())
+    allow_person = person_credential.allowed(args.allow_person_credential)
     if target.scheme == "stdio":
         token = args.token if args.token is not None else os.environ.get(ENV_TOKEN, "")
         if not token:
             print(f"agentmem: set {ENV_TOKEN} (or --token) to your credential", file=sys.stderr)
             return 2
-        return asyncio.run(_stdio(args.addr, token, limits))
+        return asyncio.run(_stdio(args.addr, token, limits, allow_person))
     host, port = target.hostname or "", target.port or 0
     try:
         sock = listen.bind(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", "app-server")
     except listen.AddressInUse as e:
         listen.refuse(e)
-    return asyncio.run(_websocket(args.addr, sock, limits, args.port_file))
+    return asyncio.run(_websocket(args.addr, sock, limits, args.port_file, allow_person))
 
 
-async def _stdio(address: str, token: str, limits: Limits) -> int:
+async def _stdio(address: str, token: str, limits: Limits, allow_person: bool) -> int:
     from agentmem.app_server import stdio
 
     gateway = Gateway.connect(address, token)
     try:
-        await stdio.serve(gateway, limits)
+        if not allow_person and await _a_persons(gateway):
+            refused = person_credential.refusal(f"{ENV_TOKEN} (or --token)")
+            print(f"agentmem: {refused}", file=sys.stderr)
+            return 2
+        await stdio.serve(gateway, limits, allow_person=allow_person)
     finally:
         await gateway.close()
     return 0
 
 
+async def _a_persons(gateway: Gateway) -> bool:
+    """Whether the credential is a person's, asked once at start. A gateway that does not
+    answer yet leaves it to `initialize`, which asks again."""
+    from agentmem.client_errors import ApiError
+
+    try:
+        return person_credential.is_person(
+            await asyncio.wait_for(gateway.capabilities(), timeout=10)
+        )
+    except (ApiError, TimeoutError):
+        return False
+
+
 async def _websocket(
-    address: str, sock: socket.socket, limits: Limits, port_file: str | None
+    address: str, sock: socket.socket, limits: Limits, port_file: str | None, allow_person: bool
 ) -> int:
     from agentmem.app_server.websocket import Listener
 
@@ -154,7 +174,7 @@ async def _websocket(
         if port_file:
             listen.announce(port_file, bound)
 
-    serving = asyncio.create_task(Listener(gateway, limits).serve(sock, ready))
+    serving = asyncio.create_task(Listener(gateway, limits, allow_person).serve(sock, ready))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)

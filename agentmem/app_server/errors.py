@@ -27,6 +27,7 @@ from agentmem.app_server.wire import (
     RpcFailure,
 )
 from agentmem.client_errors import ApiError
+from agentmem.person_decisions import REFUSALS, Decision
 
 OVERLOADED_MESSAGE = "Server overloaded; retry later."
 # Failures of the service itself rather than of the request: the host may retry.
@@ -53,7 +54,9 @@ def overloaded(limit: int) -> RpcFailure:
     return RpcFailure(OVERLOADED, OVERLOADED_MESSAGE, {"reason": "OVERLOADED", "limit": limit})
 
 
-def from_api_error(error: ApiError, method: str) -> RpcFailure:
+def from_api_error(error: ApiError, method: str, decision: Decision | None = None) -> RpcFailure:
+    """`decision`: the method is the person's decision; an agent's refusal says who makes it
+    and where (`data.decidedBy: "person"`)."""
     data: dict[str, Any] = {"reason": error.reason or error.status_code.name}
     for key, value in sorted(error.metadata.items()):
         data[camel(key)] = int(value) if _INTEGER.match(value) else value
@@ -70,6 +73,9 @@ def from_api_error(error: ApiError, method: str) -> RpcFailure:
         code = INTERNAL_ERROR if error.status_code in _SERVER_SIDE else INVALID_REQUEST
         return RpcFailure(code, fixed, data)
     code = INTERNAL_ERROR if error.status_code in _SERVER_SIDE else INVALID_REQUEST
+    if decision is not None and error.reason in REFUSALS:
+        data["decidedBy"] = "person"
+        return RpcFailure(code, decision.refused(error, error.message), data)
     return RpcFailure(code, error.message, data)
 
 

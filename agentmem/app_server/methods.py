@@ -21,6 +21,7 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from pydantic import BaseModel, Field, StrictInt
 
+from agentmem import person_decisions as person
 from agentmem.app_server import protojson, upstream
 from agentmem.app_server.models import Registry, type_name
 from agentmem.contract import rpcs
@@ -41,6 +42,13 @@ class Spec:
     required: tuple[str, ...] = ()  # proto fields the params must carry
     defaults: Mapping[str, Any] = field(default_factory=dict)  # the typed client's defaults
     fixed: Mapping[str, Any] = field(default_factory=dict)  # set by the method, not the host
+    # The person's decision (`agentmem.person_decisions`): said in its schema's description
+    # and in an agent's refusal.
+    decision: person.Decision | None = None
+
+    @property
+    def description(self) -> str:
+        return self.summary + (self.decision.described() if self.decision else "")
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,7 @@ SPECS = (
         "Set a thread's memory mode: a compare-and-swap with expectedRevision (0 for a "
         "thread never set), else an unconditional set.",
         ("thread_id", "mode"),
+        decision=person.THREAD_MODE,
     ),
     Spec("memory/insert", "InsertMemory", "Store a memory, with its save intent."),
     Spec("memory/sources/list", "ListSources", "Sources, metadata only (never text)."),
@@ -96,6 +105,7 @@ SPECS = (
         "SetSourceClassification",
         "Mark a source active or cold (compare-and-swap).",
         (*CAS, "classification"),
+        decision=person.CLASSIFY,
     ),
     Spec(
         "memory/sources/append",
@@ -103,7 +113,13 @@ SPECS = (
         "Append a session's next messages to its stored conversation (compare-and-swap).",
         (*CAS, "messages"),
     ),
-    Spec("memory/sources/revoke", "RevokeSource", "Revoke a source for good.", SOURCE),
+    Spec(
+        "memory/sources/revoke",
+        "RevokeSource",
+        "Revoke a source for good.",
+        SOURCE,
+        decision=person.REVOKE,
+    ),
     Spec(
         "memory/sources/assent/revoke",
         "RevokeAssent",
@@ -111,7 +127,13 @@ SPECS = (
         ("source_id", "assent_id"),
     ),
     Spec("memory/sources/readback", "ReadbackSource", "Every derived record of a source.", SOURCE),
-    Spec("memory/sources/erase", "EraseSource", "Erase a source and all it derived.", CAS),
+    Spec(
+        "memory/sources/erase",
+        "EraseSource",
+        "Erase a source and all it derived.",
+        CAS,
+        decision=person.ERASE,
+    ),
     Spec("memory/search", "SearchMemories", "Search eligible memories.", ("query",), {"limit": 10}),
     Spec(
         "memory/prompt/assemble",
@@ -134,6 +156,7 @@ SPECS = (
         "Approve a pending memory.",
         CAS,
         fixed={"decision": "approve"},
+        decision=person.APPROVE,
     ),
     Spec(
         "memory/review/reject",
@@ -141,6 +164,7 @@ SPECS = (
         "Reject a pending memory.",
         CAS,
         fixed={"decision": "reject"},
+        decision=person.REJECT,
     ),
     Spec("memory/insertPolicy/read", "GetInsertPolicy", "The tenant's insert policy."),
     Spec(
@@ -148,6 +172,7 @@ SPECS = (
         "SetInsertPolicy",
         "Override the tenant's insert policy (compare-and-swap).",
         ("expected_revision", "insert_policy"),
+        decision=person.POLICY,
     ),
     Spec("memory/facts/search", "SearchFacts", "Facts from eligible memories, with provenance."),
     Spec(
@@ -155,6 +180,7 @@ SPECS = (
         "RetractFact",
         "Say a fact is wrong: it leaves every read, the value before it is current again.",
         ("fact_id",),
+        decision=person.RETRACT,
     ),
     Spec("memory/profile/read", "GetProfile", "The user's profile, from eligible facts."),
     Spec(
@@ -238,7 +264,7 @@ def _build() -> tuple[dict[str, Method], dict[str, Notification]]:
                 f"{type_name(spec.name)}Params",
                 SERVICE.methods_by_name[spec.rpc].input_type,
                 "params",
-                doc=spec.summary,
+                doc=spec.description,
                 required=spec.required,
                 defaults=spec.defaults,
                 omit=spec.fixed,

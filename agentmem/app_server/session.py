@@ -1,12 +1,14 @@
 """One host connection, whatever carries it: the handshake, the gating, the dispatch.
 
 `initialize` must come first (else -32600 "Not initialized"), once ("Already
-initialized"). It asks the gateway, with the connection's credential, which capabilities
-it serves and which are experimental; a method of an experimental capability then needs
-`capabilities.experimentalApi` (else -32600 "<method> requires experimentalApi
-capability"), and the connection's calls opt in to exactly those capabilities when it has
-it. Requests run concurrently, at most `Limits.max_in_flight` at a time (-32001 beyond).
-Nothing here is kept past the connection: state lives in the gateway and the runtime.
+initialized"). It asks the gateway, with the connection's credential, who that is (a
+person's credential is refused unless the bridge was told to allow it,
+`agentmem.person_credential`), which capabilities it serves and which are experimental; a
+method of an experimental capability then needs `capabilities.experimentalApi` (else
+-32600 "<method> requires experimentalApi capability"), and the connection's calls opt in
+to exactly those capabilities when it has it. Requests run concurrently, at most
+`Limits.max_in_flight` at a time (-32001 beyond). Nothing here is kept past the connection:
+state lives in the gateway and the runtime.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from google.protobuf.message import Message
 from pydantic import BaseModel, ValidationError
 
+from agentmem import person_credential
 from agentmem.app_server import errors, notifications, protojson, upstream, wire
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.handshake import (
@@ -55,8 +58,11 @@ class Opened:
 
 
 class Session:
-    def __init__(self, gateway: Gateway, send: Send, limits: wire.Limits) -> None:
+    def __init__(
+        self, gateway: Gateway, send: Send, limits: wire.Limits, allow_person: bool = False
+    ) -> None:
         self._gateway = gateway
+        self._allow_person = allow_person
         self._write = send
         self._limits = limits
         self._lock = asyncio.Lock()
@@ -147,7 +153,7 @@ class Session:
                 response = await opened.gateway.call(method.spec.rpc, method.request(params))
         except ApiError as e:
             log.info("gateway refused", extra={"method": method.name, "reason": e.reason})
-            raise errors.from_api_error(e, method.name) from None
+            raise errors.from_api_error(e, method.name, method.spec.decision) from None
         return protojson.to_json(response)
 
     async def _initialize(self, raw: Any) -> dict[str, Any]:
@@ -155,9 +161,15 @@ class Session:
             raise wire.RpcFailure(wire.INVALID_REQUEST, "Already initialized")
         params = _validated(InitializeParams, raw)
         try:
-            capabilities = (await self._gateway.capabilities()).capabilities
+            answered = await self._gateway.capabilities()
         except ApiError as e:
             raise errors.from_api_error(e, "initialize") from None
+        if person_credential.is_person(answered) and not self._allow_person:
+            refused = person_credential.refusal("the connection's credential")
+            raise wire.RpcFailure(
+                wire.INVALID_REQUEST, refused, {"reason": person_credential.REASON}
+            )
+        capabilities = answered.capabilities
         enabled = frozenset(c.name for c in capabilities if c.enabled)
         experimental = frozenset(c.name for c in capabilities if c.experimental)
         asked = params.capabilities

@@ -37,6 +37,7 @@ async def serve(
     limits: Limits,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    allow_person: bool = False,
 ) -> None:
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=_QUEUED)
@@ -49,7 +50,7 @@ async def serve(
     reader.start()
     output = _Output()
     write, done = await _writer(stdout or sys.stdout.buffer, output)
-    session = Session(gateway, write, limits)
+    session = Session(gateway, write, limits, allow_person)
     try:
         while not output.gone and (line := await lines.get()) is not None:
             if line is _TOO_LARGE:

@@ -34,9 +34,10 @@ PROBES = ("/readyz", "/healthz")
 
 
 class Listener:
-    def __init__(self, gateway: Gateway, limits: Limits) -> None:
+    def __init__(self, gateway: Gateway, limits: Limits, allow_person: bool = False) -> None:
         self._gateway = gateway
         self._limits = limits
+        self._allow_person = allow_person  # else a person's credential fails `initialize`
         self._tokens: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
 
     async def serve(self, sock: socket.socket, ready: Callable[[int], None]) -> None:
@@ -79,7 +80,7 @@ class Listener:
                 await connection.send(wire.encode(message))
 
         token = self._tokens.pop(connection)
-        session = Session(self._gateway.acting_as(token), send, self._limits)
+        session = Session(self._gateway.acting_as(token), send, self._limits, self._allow_person)
         try:
             async for frame in connection:
                 await session.receive(frame)

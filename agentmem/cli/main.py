@@ -8,6 +8,7 @@ import sys
 from importlib.metadata import entry_points
 
 import agentmem
+from agentmem import person_credential
 from agentmem.app_server import cli as app_server
 from agentmem.cli import client, numbers, rpcs
 from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
@@ -52,7 +53,10 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         print(f"agentmem: {MCP_EXTRA_MISSING}", file=sys.stderr)
         return 2
-    if args.transport == "stdio" and not _token_accepted(args.addr, token, args.experimental):
+    allow_person = person_credential.allowed(args.allow_person_credential)
+    if args.transport == "stdio" and not _token_accepted(
+        args.addr, token, args.experimental, allow_person
+    ):
         return 2
     mcp_server.run(
         args.addr,
@@ -63,19 +67,23 @@ def _mcp(args: argparse.Namespace) -> int:
         experimental=args.experimental,
         confirm_timeout=args.confirm_timeout,
         oidc_issuer=args.oidc_issuer,
+        allow_person=allow_person,
     )
     return 0
 
 
-def _token_accepted(address: str, token: str, experimental: list[str] | None) -> bool:
-    """Checks the credential once at start, so a wrong token is said at once, not at the
-    first tool call; a gateway that is not up yet is only said (the host may start first)."""
+def _token_accepted(
+    address: str, token: str, experimental: list[str] | None, allow_person: bool
+) -> bool:
+    """Checks the credential once at start, so a wrong token, or a person's given to a
+    host, is said at once, not at the first tool call; a gateway that is not up yet is only
+    said (the host may start first; the first tool call checks again)."""
     from agentmem.client import NO_RETRY, Client
     from agentmem.client_errors import ApiError, Unauthenticated
 
     try:
         with Client(address, token, retry=NO_RETRY, experimental=experimental) as client:
-            client.get_capabilities(timeout=10)
+            capabilities = client.get_capabilities(timeout=10)
     except Unauthenticated:
         print(
             f"agentmem: the gateway at {address} does not accept {ENV_TOKEN} (UNAUTHENTICATED):"
@@ -88,6 +96,10 @@ def _token_accepted(address: str, token: str, experimental: list[str] | None) ->
             f"agentmem: cannot check {ENV_TOKEN} yet ({e.reason or e.status_code.name})",
             file=sys.stderr,
         )
+        return True
+    if person_credential.is_person(capabilities) and not allow_person:
+        print(f"agentmem: {person_credential.refusal(ENV_TOKEN)}", file=sys.stderr)
+        return False
     return True
 
 
@@ -179,6 +191,7 @@ def parser() -> argparse.ArgumentParser:
         "OAuth protected-resource metadata (RFC 9728) so MCP clients can find it "
         "(env AGENTMEM_MCP_OIDC_ISSUER)",
     )
+    mcp.add_argument(person_credential.FLAG, action="store_true", help=person_credential.FLAG_HELP)
     mcp.set_defaults(func=_mcp)
     app_server.add_parser(sub)
     con = sub.add_parser(
