@@ -11,7 +11,7 @@ TORCH_VERSION ?= 2.13.0
 # (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check cli-docs lint docs format bench clean clean-data
+.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check cli-docs lint docs format bench bench-cli clean clean-data
 
 install: $(STAMP)
 
@@ -107,6 +107,9 @@ format: install
 
 bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_ARGS=--million for 1M)
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
+
+bench-cli: install ## how fast the agentmem command answers (--version, --help, a search) beside python -c pass
+	$(BIN)/python -m bench.cli_start $(BENCH_ARGS)
 
 clean: ## remove the virtualenv and build output; the data folder is kept (make clean-data)
 	rm -rf $(VENV) .pytest_cache build dist

@@ -4,7 +4,6 @@ generate the protocol's JSON Schemas and TypeScript types."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import os
@@ -12,15 +11,19 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import yaml
-
-from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
 from agentmem.cli import SubParsers, numbers
-from agentmem.client import ENV_ADDRESS, ENV_TOKEN
+from agentmem.client_settings import ENV_ADDRESS, ENV_TOKEN
 from agentmem.contract import listen, logs
+
+if TYPE_CHECKING:
+    from agentmem.app_server.gateway import Gateway
+
+# The serving libraries (asyncio, the gateway's client, websockets) and yaml are imported
+# by the function that needs them: `agentmem --help` and the other commands skip them.
 
 log = logging.getLogger("agentmem.app_server")
 DEFAULT_LIMITS = Limits()
@@ -98,6 +101,8 @@ def generate(args: argparse.Namespace) -> int:
 
 def capability_section(path: str) -> dict[str, object]:
     """The `capabilities:` section of a service configuration file ({} when it has none)."""
+    import yaml
+
     try:
         raw = yaml.safe_load(Path(path).read_text()) or {}
     except OSError as e:
@@ -111,6 +116,8 @@ def capability_section(path: str) -> dict[str, object]:
 
 
 def serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     limits = Limits(max_message_bytes=args.max_message_bytes, max_in_flight=args.max_in_flight)
     target = urlsplit(args.listen)
     if target.scheme not in ("stdio", "ws") or (target.scheme == "ws" and not target.hostname):
@@ -134,7 +141,7 @@ def serve(args: argparse.Namespace) -> int:
 async def _stdio(address: str, token: str, limits: Limits) -> int:
     from agentmem.app_server import stdio
 
-    gateway = Gateway.connect(address, token)
+    gateway = _gateway(address, token)
     try:
         await stdio.serve(gateway, limits)
     finally:
@@ -145,9 +152,11 @@ async def _stdio(address: str, token: str, limits: Limits) -> int:
 async def _websocket(
     address: str, sock: socket.socket, limits: Limits, port_file: str | None
 ) -> int:
+    import asyncio
+
     from agentmem.app_server.websocket import Listener
 
-    gateway = Gateway.connect(address, "")  # each connection acts with its own credential
+    gateway = _gateway(address, "")  # each connection acts with its own credential
 
     def ready(bound: int) -> None:
         log.info("listening", extra={"port": bound})
@@ -166,3 +175,9 @@ async def _websocket(
         with contextlib.suppress(Exception):
             await gateway.close()
     return 0
+
+
+def _gateway(address: str, token: str) -> Gateway:
+    from agentmem.app_server import gateway
+
+    return gateway.Gateway.connect(address, token)
