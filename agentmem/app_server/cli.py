@@ -63,7 +63,16 @@ def add_parser(sub: SubParsers) -> None:
         "--log-level", default="WARNING", help="JSON log lines on stderr from this level"
     )
     p.set_defaults(func=serve)
-    generators = p.add_subparsers(dest="generator", metavar="GENERATOR")
+    # Two forms: serving (no generator named), or one generator; usage shows both, the
+    # serving form first (scripts/cli_reference.py lists it from this first line).
+    serving = p.format_usage().removeprefix("usage: ").rstrip()
+    p.usage = f"{serving}\n       %(prog)s {{generate-json-schema,generate-ts}} --out OUT ..."
+    generators = p.add_subparsers(
+        dest="generator",
+        metavar="GENERATOR",
+        title="generators (instead of serving)",
+        prog=p.prog,
+    )
     for name, what in (
         ("generate-json-schema", "JSON Schemas"),
         ("generate-ts", "TypeScript types"),

@@ -25,11 +25,22 @@ from agentmem.json_output import to_output
 SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 
 
+# `sources list` without --state lists active sources only (the runtime leaves pending,
+# rejected and erased ones out), so its empty answer says so and how to see the others.
+NO_ACTIVE_SOURCES = (
+    "no active sources (pending, rejected and erased ones are listed with "
+    "--state pending_review, --state rejected or --state erased)"
+)
+
+
 def _show(message: Message, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(to_output(message)))
         return
-    print(shown("\n".join(render.show(message, args.words, receipt=args.receipt))))
+    lines = render.show(message, args.words, receipt=args.receipt)
+    if args.words == ("sources", "list") and not args.state and lines == ["no sources"]:
+        lines = [NO_ACTIVE_SOURCES]
+    print(shown("\n".join(lines)))
 
 
 def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
