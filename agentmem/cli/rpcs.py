@@ -91,6 +91,19 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     doc = sub.add_parser(
         "doctor", parents=[common], help="check the gateway, runtime and database, in plain words"
     )
+    doc.add_argument(
+        "--hosts",
+        action="store_true",
+        help="check instead the MCP hosts' configurations (Codex, Claude Code, opencode, "
+        "Gemini CLI): the command resolves, its credential works, its server lists tools",
+    )
+    doc.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="--hosts: how long a configured MCP server may take to list its tools",
+    )
     doc.set_defaults(func=doctor)
 
 
