@@ -227,7 +227,7 @@ def _credential(address: str, token: str) -> tuple[bool, str]:
 
 def check(server: Server, timeout: float, say: Callable[[bool | None, str], None]) -> None:
     env = _expand(server.env)
-    say(None, f"agentmem is configured: {' '.join([server.command, *server.args])}")
+    say(True, f"agentmem is configured: {' '.join([server.command, *server.args])}")
     found = resolve(server.command, env)
     if found:
         say(True, f"the command resolves: {found}")
@@ -249,6 +249,13 @@ def check(server: Server, timeout: float, say: Callable[[bool | None, str], None
     address = env.get(ENV_ADDRESS) or os.environ.get(ENV_ADDRESS) or DEFAULT_ADDRESS
     if not token:
         say(False, f"no {ENV_TOKEN} in its env: the server refuses to start without one")
+    elif ENV_TOKEN not in env:  # some hosts (Codex) pass on only a few of their variables
+        say(
+            None,
+            f"{ENV_TOKEN} is not in its env, only in this shell's: put it in the "
+            "server's env unless the host passes its environment on",
+        )
+        say(*_credential(address, token))
     else:
         say(*_credential(address, token))
     if not found:
@@ -308,7 +315,8 @@ def doctor_hosts(args: argparse.Namespace) -> int:
         def say(ok: bool | None, text: str) -> None:
             nonlocal problems
             problems += ok is False
-            print(("  PROBLEM " if ok is False else "  ok      ") + text, flush=True)
+            prefix = {True: "ok", False: "PROBLEM", None: "note"}[ok]
+            print(f"  {prefix:<8}{text}", flush=True)
 
         check(server, args.timeout, say)
         broken += problems > 0
