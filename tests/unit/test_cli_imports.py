@@ -25,6 +25,7 @@ HEAVY = {
     "sqlalchemy",
     "agentmem_kernel",
     "agentmem.client_aio",
+    "regex",  # agentmem.contract.invisible's, for text that is not plain ASCII
 }
 
 
