@@ -64,6 +64,14 @@ def test_nothing_configured_is_said_and_is_no_failure(doctor):
         assert f"{host}: agentmem is not configured" in out
 
 
+def test_an_http_entry_is_said_and_not_started(doctor):
+    remote = {"mcpServers": {"agentmem": {"httpUrl": "http://127.0.0.1:8765/mcp"}}}
+    _write(doctor.project / ".gemini" / "settings.json", json.dumps(remote))
+    code, out = doctor()
+    assert code == 0, out
+    assert "note    agentmem is configured over HTTP: not checked" in out, out
+
+
 def test_each_hosts_good_configuration_lists_the_tools(stack, doctor):
     env = _env(stack)
     _codex(doctor.home / ".codex" / "config.toml", AGENTMEM, env)

@@ -227,6 +227,9 @@ def _credential(address: str, token: str) -> tuple[bool, str]:
 
 def check(server: Server, timeout: float, say: Callable[[bool | None, str], None]) -> None:
     env = _expand(server.env)
+    if not server.command:  # a remote entry (url / httpUrl): nothing here to start
+        say(None, "agentmem is configured over HTTP: not checked (only stdio entries are)")
+        return
     say(True, f"agentmem is configured: {' '.join([server.command, *server.args])}")
     found = resolve(server.command, env)
     if found:
