@@ -7,11 +7,14 @@ LISTEN ?= 127.0.0.1:50051
 DATA   ?= ./data
 CONSOLE ?= 127.0.0.1:8080
 TORCH_VERSION ?= 2.13.0
+# The Python warning filter (-W / PYTHONWARNINGS: action:message-start) that drops only
+# setuptools' editable-install notice, added to any filters already set.
+EDITABLE_QUIET := PYTHONWARNINGS="$${PYTHONWARNINGS:+$$PYTHONWARNINGS,}ignore:Editable installation"
 # Where torch's CPU build comes from when this machine's pip cannot find it already
 # (TORCH_INDEX= : the package index's default build, CUDA included on Linux).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check cli-docs lint docs format bench clean clean-data
+.PHONY: install run test check types fuzz wheel-test hosts soak proto proto-check cli-docs lint docs format bench bench-cli clean clean-data
 
 install: $(STAMP)
 
@@ -27,10 +30,14 @@ else
 		$(BIN)/pip install --quiet "torch==$(TORCH_VERSION)+cpu" --extra-index-url $(TORCH_INDEX)
 endif
 	# Both distributions, editable: the client (client/) and the service that depends on it.
-	$(BIN)/pip install --quiet -e ./client -e ".[dev]"
+	# setuptools' "Editable installation." notice (a folder named like the package in the
+	# working directory, which is this checkout by design) is a Python warning that pip
+	# passes on even with --quiet: that one warning is ignored by its message
+	# (EDITABLE_QUIET); every other warning and every error still shows.
+	$(EDITABLE_QUIET) $(BIN)/pip install --quiet -e ./client -e ".[dev]"
 	# The client once more: where the service owned the `agentmem` script (before the client
 	# distribution existed), replacing it removed the script the client had just written.
-	$(BIN)/pip install --quiet --no-deps --force-reinstall -e ./client
+	$(EDITABLE_QUIET) $(BIN)/pip install --quiet --no-deps --force-reinstall -e ./client
 	# The checkout on sys.path too, so a script in the folder that holds the clone imports the
 	# package, not the clone's folder (also named agentmem) as an empty namespace package.
 	$(BIN)/python -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
@@ -112,6 +119,9 @@ format: install
 
 bench: install ## retrieval, inserts, LoCoMo recall next to their floors (BENCH_ARGS=--million for 1M)
 	$(BIN)/python -m bench.retrieval $(BENCH_ARGS)
+
+bench-cli: install ## how fast the agentmem command answers (--version, --help, a search) beside python -c pass
+	$(BIN)/python -m bench.cli_start $(BENCH_ARGS)
 
 clean: ## remove the virtualenv and build output; the data folder is kept (make clean-data)
 	rm -rf $(VENV) .pytest_cache build dist

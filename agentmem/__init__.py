@@ -15,15 +15,10 @@ every failure raises an `ApiError` subclass (`NotFound`, `InvalidArgument`,
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 # The client distribution (client/pyproject.toml); the service depends on it.
 DISTRIBUTION = "agentmem-client"
-try:
-    __version__ = _metadata.version(DISTRIBUTION)
-except _metadata.PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "Aborted",
@@ -59,6 +54,8 @@ _ERRORS = frozenset(__all__) - _CLIENT - {"__version__"}
 
 if TYPE_CHECKING:
     from agentmem.client import AsyncClient, Client, RetryPolicy
+
+    __version__: str
     from agentmem.client_errors import (
         Aborted,
         ApiError,
@@ -87,6 +84,15 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import agentmem` stays cheap for the servers
+    if name == "__version__":  # importlib.metadata only when asked (`agentmem --version`)
+        from importlib import metadata
+
+        try:
+            version = metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:  # a checkout that was never installed
+            version = "0+unknown"
+        globals()["__version__"] = version
+        return version
     if name in _CLIENT:
         from agentmem import client
 

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import Message
 from tenacity import Retrying
 
-from agentmem.client_aio import AsyncClient
 from agentmem.client_base import ClientBase, checked, make_stub
 from agentmem.client_errors import ApiError, Unavailable, from_grpc_error
 from agentmem.client_methods import Methods
@@ -50,6 +49,20 @@ from agentmem.client_settings import (
 from agentmem.client_values import Reply, event_kinds, target_of
 from agentmem.client_watch import OnResume, Resume
 from agentmem.v1 import events_pb2
+
+if TYPE_CHECKING:
+    from agentmem.client_aio import AsyncClient
+
+
+def __getattr__(name: str) -> Any:
+    """`AsyncClient` (asyncio and its retrying) is imported on first use: a blocking caller,
+    such as the `agentmem` command, does not pay for it."""
+    if name == "AsyncClient":
+        from agentmem.client_aio import AsyncClient
+
+        return AsyncClient
+    raise AttributeError(f"module 'agentmem.client' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_ADDRESS",

@@ -3,6 +3,6 @@
 them. The `agentmem` command finds these commands through the `agentmem.commands` entry
 point this distribution declares."""
 
-from agentmem_launcher.servers import add_parsers
+from agentmem_launcher.commands import add_parsers
 
 __all__ = ["add_parsers"]

@@ -13,50 +13,13 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from agentmem.cli import SubParsers
 from agentmem.console import missing as console_missing
 from agentmem.contract import listen, private_files
 from agentmem_kernel import config, launch
-from agentmem_kernel.launch import LOG_FILE_HELP
 from agentmem_launcher import data_lock, dev_credential, supervisor
 
 # `agentmem up` keeps its services' logs here, in the data directory.
 LOG_DIR = "logs"
-
-
-def add_parsers(sub: SubParsers) -> None:
-    up = sub.add_parser("up", help="run the gateway and the runtime together (SQLite)")
-    up.add_argument("--config", help="YAML config file (default: built-in defaults)")
-    up.add_argument("--listen", default="127.0.0.1:50051", help="gateway address (HOST:PORT)")
-    up.add_argument(
-        "--data-dir",
-        help="where the SQLite database lives (default: storage.url from --config, else ./data)",
-    )
-    up.add_argument("--port-file", help="write the gateway's bound port here once serving")
-    up.add_argument("--console", metavar="HOST:PORT", help="also serve the web console here")
-    up.add_argument(
-        "--rotate-dev-token",
-        action="store_true",
-        help="mint new credentials (yours and the agents') instead of reusing those in the "
-        "data directory",
-    )
-    up.set_defaults(func=cmd_up)
-
-    gw = sub.add_parser("gateway", help="run the gateway (protocol_svc) alone")
-    gw.add_argument("--config", help="YAML config file (default: built-in defaults)")
-    gw.add_argument("--listen", help="overrides gateway.listen")
-    gw.add_argument("--runtime", help="runtime address; overrides gateway.runtime_address")
-    gw.add_argument("--port-file", help="write the bound port here once serving")
-    gw.add_argument("--log-file", help=LOG_FILE_HELP)
-    gw.set_defaults(func=cmd_gateway)
-
-    rt = sub.add_parser("runtime", help="run the memory runtime (runtime_svc) alone")
-    rt.add_argument("--config", help="YAML config file (default: built-in defaults)")
-    rt.add_argument("--listen", help="overrides runtime.listen")
-    rt.add_argument("--data-dir", help="put the SQLite database here (overrides storage.url)")
-    rt.add_argument("--port-file", help="write the bound port here once serving")
-    rt.add_argument("--log-file", help=LOG_FILE_HELP)
-    rt.set_defaults(func=cmd_runtime)
 
 
 # -P: the services never import from the working directory (a folder named `agentmem`

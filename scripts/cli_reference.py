@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -27,8 +28,9 @@ def _commands(
     parser: argparse.ArgumentParser, path: tuple[str, ...], help_: str
 ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subs:
+    if not subs or parser.get_default("func"):  # a command that also runs on its own
         yield path, parser, help_
+    if not subs:
         return
     for action in subs:
         helps = {a.dest: a.help or "" for a in action._choices_actions}
@@ -43,7 +45,12 @@ def render() -> str:
 
     lines = ["```"]
     for _, sub, help_ in _commands(parser(), (), ""):
-        usage = " ".join(sub.format_usage().removeprefix("usage: ").split())
+        # A command with two forms (app-server: serving, or a generator) gives its own form
+        # on the usage's first line; the other forms are listed as their own commands.
+        first = sub.format_usage().removeprefix("usage: ")
+        if sub.usage:
+            first = re.split(rf"\n\s*{re.escape(sub.prog)} ", first)[0]
+        usage = " ".join(first.split())
         for common in COMMON:
             usage = usage.replace(f" {common}", "")
         lines += textwrap.wrap(

@@ -4,7 +4,6 @@ generate the protocol's JSON Schemas and TypeScript types."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import os
@@ -12,16 +11,20 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import yaml
-
 from agentmem import person_credential
-from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.wire import Limits
 from agentmem.cli import SubParsers, numbers
-from agentmem.client import ENV_ADDRESS, ENV_TOKEN
+from agentmem.client_settings import ENV_ADDRESS, ENV_TOKEN
 from agentmem.contract import listen, logs
+
+if TYPE_CHECKING:
+    from agentmem.app_server.gateway import Gateway
+
+# The serving libraries (asyncio, the gateway's client, websockets) and yaml are imported
+# by the function that needs them: `agentmem --help` and the other commands skip them.
 
 log = logging.getLogger("agentmem.app_server")
 DEFAULT_LIMITS = Limits()
@@ -62,7 +65,16 @@ def add_parser(sub: SubParsers) -> None:
     )
     p.add_argument(person_credential.FLAG, action="store_true", help=person_credential.FLAG_HELP)
     p.set_defaults(func=serve)
-    generators = p.add_subparsers(dest="generator", metavar="GENERATOR")
+    # Two forms: serving (no generator named), or one generator; usage shows both, the
+    # serving form first (scripts/cli_reference.py lists it from this first line).
+    serving = p.format_usage().removeprefix("usage: ").rstrip()
+    p.usage = f"{serving}\n       %(prog)s {{generate-json-schema,generate-ts}} --out OUT ..."
+    generators = p.add_subparsers(
+        dest="generator",
+        metavar="GENERATOR",
+        title="generators (instead of serving)",
+        prog=p.prog,
+    )
     for name, what in (
         ("generate-json-schema", "JSON Schemas"),
         ("generate-ts", "TypeScript types"),
@@ -100,6 +112,8 @@ def generate(args: argparse.Namespace) -> int:
 
 def capability_section(path: str) -> dict[str, object]:
     """The `capabilities:` section of a service configuration file ({} when it has none)."""
+    import yaml
+
     try:
         raw = yaml.safe_load(Path(path).read_text()) or {}
     except OSError as e:
@@ -113,6 +127,8 @@ def capability_section(path: str) -> dict[str, object]:
 
 
 def serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     limits = Limits(max_message_bytes=args.max_message_bytes, max_in_flight=args.max_in_flight)
     target = urlsplit(args.listen)
     if target.scheme not in ("stdio", "ws") or (target.scheme == "ws" and not target.hostname):
@@ -137,7 +153,7 @@ def serve(args: argparse.Namespace) -> int:
 async def _stdio(address: str, token: str, limits: Limits, allow_person: bool) -> int:
     from agentmem.app_server import stdio
 
-    gateway = Gateway.connect(address, token)
+    gateway = _gateway(address, token)
     try:
         if not allow_person and await _a_persons(gateway):
             refused = person_credential.refusal(f"{ENV_TOKEN} (or --token)")
@@ -152,6 +168,8 @@ async def _stdio(address: str, token: str, limits: Limits, allow_person: bool) -
 async def _a_persons(gateway: Gateway) -> bool:
     """Whether the credential is a person's, asked once at start. A gateway that does not
     answer yet leaves it to `initialize`, which asks again."""
+    import asyncio
+
     from agentmem.client_errors import ApiError
 
     try:
@@ -165,9 +183,11 @@ async def _a_persons(gateway: Gateway) -> bool:
 async def _websocket(
     address: str, sock: socket.socket, limits: Limits, port_file: str | None, allow_person: bool
 ) -> int:
+    import asyncio
+
     from agentmem.app_server.websocket import Listener
 
-    gateway = Gateway.connect(address, "")  # each connection acts with its own credential
+    gateway = _gateway(address, "")  # each connection acts with its own credential
 
     def ready(bound: int) -> None:
         log.info("listening", extra={"port": bound})
@@ -186,3 +206,9 @@ async def _websocket(
         with contextlib.suppress(Exception):
             await gateway.close()
     return 0
+
+
+def _gateway(address: str, token: str) -> Gateway:
+    from agentmem.app_server import gateway
+
+    return gateway.Gateway.connect(address, token)

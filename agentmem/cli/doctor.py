@@ -7,7 +7,6 @@ import argparse
 import os
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agentmem import retrieval_status
 from agentmem.cli.client import client_for
@@ -33,6 +32,12 @@ LEXICAL_ONLY = {
 
 def doctor(args: argparse.Namespace) -> int:
     """A warning (`warn`) does not fail: the service works, with less."""
+    if args.hosts:
+        from agentmem.cli.hosts import doctor_hosts
+
+        return doctor_hosts(args)
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     from agentmem.client import channel_target
 
     problems = 0

@@ -62,6 +62,13 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
         token = page.next_page_token
         if not token:
             break
+    if not found:
+        print(
+            "no memory matches: nothing would be erased"
+            if not args.yes
+            else "no memory matches: nothing erased"
+        )
+        return 0
     if not args.yes:
         for m in found:
             print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}"))

@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from importlib.metadata import entry_points
 
-import agentmem
-from agentmem import person_credential
-from agentmem.app_server import cli as app_server
-from agentmem.cli import client, numbers, rpcs
-from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN
-from agentmem.console import missing as console_missing
-from agentmem.contract.scopes import token_sha256
+# A command answers before the libraries other commands need are imported: `--version`
+# before any parser is built, the service's commands (`up`, …, an entry point that imports
+# the launcher) only when one is chosen or all are listed, and each command's own
+# libraries (the MCP SDK, starlette, asyncio, yaml, …) inside its function.
+# tests/unit/test_cli_imports.py holds this; bench/cli_start.py measures it.
+
+# agentmem.client_settings' names (tests/unit/test_cli_imports.py): that module imports grpc.
+ENV_ADDRESS = "AGENTMEM_ADDR"
+ENV_TOKEN = "AGENTMEM_TOKEN"
+ENV_EXPERIMENTAL = "AGENTMEM_EXPERIMENTAL"
 
 # Where an installed distribution adds commands (the service: `up`, `gateway`, `runtime`):
 # each entry point is a function given the subparsers.
@@ -36,6 +38,8 @@ def _needs_the_service(args: argparse.Namespace) -> int:
 
 
 def _hash_token(args: argparse.Namespace) -> int:
+    from agentmem.contract.scopes import token_sha256
+
     token = sys.stdin.readline().strip() if args.token == "-" else args.token
     print(token_sha256(token))
     return 0
@@ -53,6 +57,8 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         print(f"agentmem: {MCP_EXTRA_MISSING}", file=sys.stderr)
         return 2
+    from agentmem import person_credential
+
     allow_person = person_credential.allowed(args.allow_person_credential)
     if args.transport == "stdio" and not _token_accepted(
         args.addr, token, args.experimental, allow_person
@@ -78,6 +84,7 @@ def _token_accepted(
     """Checks the credential once at start, so a wrong token, or a person's given to a
     host, is said at once, not at the first tool call; a gateway that is not up yet is only
     said (the host may start first; the first tool call checks again)."""
+    from agentmem import person_credential
     from agentmem.client import NO_RETRY, Client
     from agentmem.client_errors import ApiError, Unauthenticated
 
@@ -104,6 +111,8 @@ def _token_accepted(
 
 
 def _console(args: argparse.Namespace) -> int:
+    from agentmem.console import missing as console_missing
+
     missing = console_missing()
     if missing:
         print(f"agentmem: the console cannot start: {missing}", file=sys.stderr)
@@ -138,14 +147,59 @@ def _with_env_help(p: argparse.ArgumentParser) -> None:
             p.epilog = ENV_HELP
 
 
-def parser() -> argparse.ArgumentParser:
+def _version() -> str:
+    """The client distribution's version, read from its `NAME-VERSION.dist-info` folder's
+    name on sys.path as importlib.metadata finds it, without importing importlib.metadata
+    (email, zipfile, … : most of `--version`'s time); that when no such folder is found."""
+    from agentmem import DISTRIBUTION
+
+    prefix, suffix = DISTRIBUTION.replace("-", "_") + "-", ".dist-info"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(suffix):
+                return name[len(prefix) : -len(suffix)]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"
+
+
+class _Version(argparse.Action):
+    """`--version`, its number looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, help="show program's version number and exit"
+        )
+
+    def __call__(self, p: argparse.ArgumentParser, *_: object) -> None:
+        p.exit(message=f"agentmem {_version()}\n")
+
+
+def parser(services: bool = True) -> argparse.ArgumentParser:
+    """The whole command; `services=False` leaves out the service's commands (`up`, …),
+    whose entry point imports the launcher: for a call that chose another command."""
+    from agentmem import person_credential
+    from agentmem.app_server import cli as app_server
+    from agentmem.cli import client, numbers, rpcs
+
     p = argparse.ArgumentParser(prog="agentmem", description=__doc__, epilog=ENV_HELP)
-    p.add_argument("--version", action="version", version=f"agentmem {agentmem.__version__}")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    added = list(entry_points(group=COMMANDS))  # the service's `up`, `gateway`, `runtime`
+    added = []
+    if services:
+        from importlib.metadata import entry_points
+
+        added = list(entry_points(group=COMMANDS))  # the service's `up`, `gateway`, `runtime`
     for command in added:
         command.load()(sub)
-    if not added:  # the client alone: the service's commands say where they come from
+    if services and not added:  # the client alone: the service's commands say where they come from
         for name in SERVICE_COMMANDS:
             sub.add_parser(name, help=f"(needs {SERVICE_DISTRIBUTION})").set_defaults(
                 func=_needs_the_service
@@ -247,6 +301,15 @@ def _not_utf8(p: argparse.ArgumentParser, args: argparse.Namespace) -> str | Non
     return None
 
 
+def _commands(p: argparse.ArgumentParser) -> set[str]:
+    return {
+        name
+        for action in p._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
+
+
 def _is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -255,8 +318,19 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
+def _chosen(argv: list[str]) -> str | None:
+    """The command word, when it comes first (no option of the top level takes a value)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def main(argv: list[str] | None = None) -> None:
-    p = parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:
+        print(f"agentmem {_version()}")
+        sys.exit(0)
+    p = parser(services=False)
+    if _chosen(argv) not in _commands(p):  # help, a service's command, or a usage error
+        p = parser()
     args = p.parse_args(argv)
     undecodable = _not_utf8(p, args)
     if undecodable:  # a usage error, as argparse's own: said in one line, exit code 2

@@ -135,13 +135,21 @@ def _words(name: str) -> str:
     return HEADERS.get(name, name.replace("_", " "))
 
 
+# Shown even at 0: a revision read is the revision to send (`policy get` before any
+# override is at revision 0, and `policy set --expected-revision 0` needs it).
+SHOWN_AT_ZERO = frozenset({"revision"})
+
+
 def _scalars(message: Message, skip: Sequence[str] = ()) -> list[tuple[Field, str]]:
-    """The fields of a message that are not lists, as text, empty ones left out."""
+    """The fields of a message that are not lists, as text, empty ones left out (a
+    revision excepted)."""
     out: list[tuple[Field, str]] = []
     for field in message.DESCRIPTOR.fields:
         if field.name in skip or _repeated(field):
             continue
         text = value(field, getattr(message, field.name))
+        if not text and field.name in SHOWN_AT_ZERO and field.message_type is None:
+            text = "0"
         if text:
             out.append((field, text))
     return out

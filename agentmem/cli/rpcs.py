@@ -25,11 +25,22 @@ from agentmem.json_output import to_output
 SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 
 
+# `sources list` without --state lists active sources only (the runtime leaves pending,
+# rejected and erased ones out), so its empty answer says so and how to see the others.
+NO_ACTIVE_SOURCES = (
+    "no active sources (pending, rejected and erased ones are listed with "
+    "--state pending_review, --state rejected or --state erased)"
+)
+
+
 def _show(message: Message, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(to_output(message)))
         return
-    print(shown("\n".join(render.show(message, args.words, receipt=args.receipt))))
+    lines = render.show(message, args.words, receipt=args.receipt)
+    if args.words == ("sources", "list") and not args.state and lines == ["no sources"]:
+        lines = [NO_ACTIVE_SOURCES]
+    print(shown("\n".join(lines)))
 
 
 def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -85,6 +96,19 @@ def add_parsers(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     exp.set_defaults(func=run(export))
     doc = sub.add_parser(
         "doctor", parents=[common], help="check the gateway, runtime and database, in plain words"
+    )
+    doc.add_argument(
+        "--hosts",
+        action="store_true",
+        help="check instead the MCP hosts' configurations (Codex, Claude Code, opencode, "
+        "Gemini CLI): the command resolves, its credential works, its server lists tools",
+    )
+    doc.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="--hosts: how long a configured MCP server may take to list its tools",
     )
     doc.set_defaults(func=doctor)
 

@@ -27,8 +27,11 @@ left as they are.
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 # Invisible wherever they stand: the controls, and the format and default-ignorable
 # characters but the joiners, the variation selectors and the marks people see.
@@ -40,22 +43,44 @@ _ALWAYS = (
 _BASE = r"[^\x00-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}]"
 _JOINER = r"[\u200c\u200d]"
 _SELECTOR = r"\p{Variation_Selector}"
-_INVISIBLE = regex.compile(
-    rf"{_ALWAYS}"
-    rf"|(?<!{_BASE}|{_BASE}{_SELECTOR}){_JOINER}|{_JOINER}(?!{_BASE})"
-    rf"|(?<!{_BASE})(?!(?<=[0-9#*])\ufe0f\u20e3){_SELECTOR}",
-    regex.V1,
-)
-# Every one of them, wherever it stands (what `without_invisible` takes out).
-_ANY = regex.compile(
-    r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}"
-    r"--\p{Prepended_Concatenation_Mark}]",
-    regex.V1,
-)
-# The quick scan: one property at a time (a set of them is scanned three times slower).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
-_FORMAT = regex.compile(r"\p{Cf}")
-_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+
+
+class _Patterns(NamedTuple):
+    invisible: regex.Pattern[str]
+    any: regex.Pattern[str]  # every one of them, wherever it stands (`without_invisible`)
+    format: regex.Pattern[str]  # the quick scan: one property at a time (a set of them
+    ignorable: regex.Pattern[str]  # is scanned three times slower)
+
+
+@cache
+def _patterns() -> _Patterns:
+    """The `regex` patterns, compiled on first need: ASCII text without controls (nearly
+    all text) needs none, so a process that only meets such text (the `agentmem` command
+    printing a search) never imports `regex` and its Unicode tables."""
+    import regex
+
+    return _Patterns(
+        invisible=regex.compile(
+            rf"{_ALWAYS}"
+            rf"|(?<!{_BASE}|{_BASE}{_SELECTOR}){_JOINER}|{_JOINER}(?!{_BASE})"
+            rf"|(?<!{_BASE})(?!(?<=[0-9#*])\ufe0f\u20e3){_SELECTOR}",
+            regex.V1,
+        ),
+        any=regex.compile(
+            r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\p{Cf}\p{Default_Ignorable_Code_Point}"
+            r"--\p{Prepended_Concatenation_Mark}]",
+            regex.V1,
+        ),
+        format=regex.compile(r"\p{Cf}"),
+        ignorable=regex.compile(r"\p{Default_Ignorable_Code_Point}"),
+    )
+
+
+def __getattr__(name: str) -> Any:  # the patterns by their former names, for tests
+    if name == "_INVISIBLE":
+        return _patterns().invisible
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _maybe(text: str) -> bool:
@@ -66,7 +91,8 @@ def _maybe(text: str) -> bool:
         return True
     if text.isascii():
         return False
-    return _IGNORABLE.search(text) is not None or _FORMAT.search(text) is not None
+    patterns = _patterns()
+    return patterns.ignorable.search(text) is not None or patterns.format.search(text) is not None
 
 
 def _code(m: regex.Match[str]) -> str:
@@ -75,15 +101,15 @@ def _code(m: regex.Match[str]) -> str:
 
 def shown(text: str) -> str:
     """`text` with every invisible character written as `U+XXXX`."""
-    return _INVISIBLE.sub(_code, text) if _maybe(text) else text
+    return _patterns().invisible.sub(_code, text) if _maybe(text) else text
 
 
 def has_invisible(text: str) -> bool:
     """Whether `text` holds a character `shown` would write out."""
-    return _maybe(text) and _INVISIBLE.search(text) is not None
+    return _maybe(text) and _patterns().invisible.search(text) is not None
 
 
 def without_invisible(text: str) -> str:
     """`text` with every invisible character taken out, joiners and selectors included
     (what a pattern is compared on: a character inside a word hides nothing)."""
-    return _ANY.sub("", text) if _maybe(text) else text
+    return _patterns().any.sub("", text) if _maybe(text) else text
