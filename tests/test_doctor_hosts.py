@@ -10,9 +10,18 @@ from pathlib import Path
 import pytest
 
 from agentmem.cli.main import main
-from tests.harness import ADMIN_A, ROOT
+from tests.harness import KEYS, ROOT, Key
 
 AGENTMEM = str(Path(sys.executable).parent / "agentmem")
+
+
+# Hosts act with an agent's credential (a person's is refused by `agentmem mcp`).
+AGENT = Key("tok-host-agent", "host-agent", "tenant-a", ("memory.read", "memory.write"), "agent")
+
+
+@pytest.fixture
+def stack(make_stack):
+    return make_stack(auth__api_keys=[k.config() for k in (*KEYS, AGENT)])
 
 
 @pytest.fixture
@@ -35,7 +44,7 @@ def doctor(tmp_path, monkeypatch, capsys):
     return run
 
 
-def _env(stack, token: str = ADMIN_A.token) -> dict[str, str]:
+def _env(stack, token: str = AGENT.token) -> dict[str, str]:
     return {"AGENTMEM_ADDR": stack.address, "AGENTMEM_TOKEN": token, "PYTHONPATH": str(ROOT)}
 
 
