@@ -87,7 +87,9 @@ hosts: install ## Codex, opencode, Claude Code, Gemini CLI, the MCP Inspector an
 	AGENTMEM_HOSTS=$(abspath $(HOSTS_DIR)) $(BIN)/pytest -q -p no:cacheprovider -n 0 \
 		tests/test_hosts.py tests/test_host_turns.py
 
-soak: install ## N clients x T seconds of mixed load, then checks (SOAK_ARGS="--clients 32 --seconds 60")
+# Both modes by default, each on fresh services: mixed (inserts, searches, compare-and-swap
+# races, watchers) and append (agents appending turns to shared and own conversations).
+soak: install ## mixed then append-heavy load, checks after each (SOAK_ARGS="--mode append --clients 16 --seconds 60 --pgvector")
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 proto: install ## regenerate Python code and JSON Schemas from protos/ (and the app-server's)

@@ -1,386 +1,272 @@
-"""Load-and-check (`make soak`): N clients x T seconds of mixed load against the services as
-real processes, then the checks.
+"""Load-and-check (`make soak`): N clients x T seconds of load against the services started
+as a user starts them (`agentmem runtime`, `agentmem gateway`), through the public client
+(`agentmem.Client`), then the checks. Retrieval by meaning is on (the default local model,
+offline) unless `--lexical`, or the database cannot hold vectors.
 
-Load: inserts (with request ids), searches, classification flips and thread-mode changes
-(compare-and-swap on a few shared keys, so clients race), and watchers.
-Checks, printed as a report (exit 1 when one fails):
-- statuses by code; INTERNAL or UNKNOWN fail the run;
-- acknowledged inserts vs readable sources (every acknowledged one must be readable);
-- the compare-and-swap history of every key is linearizable (below);
-- every watcher saw a gapless, duplicate-free run of sequences (resuming when cut off);
-- the tenant's audit chain verifies.
+Modes (`--mode`, default both, one after the other, each on fresh services and data):
+- `mixed` (`bench.soak_mixed`): inserts, searches, compare-and-swap races on classification
+  and thread modes, and watchers, in one tenant;
+- `append` (`bench.soak_append`): agents appending a turn after each exchange to shared
+  conversations (racing with compare-and-swap) and their own, while others search, over
+  `--tenants` tenants.
 
-Usage: python -m bench.soak --clients 32 --seconds 60 [--database-url URL]
+Every mode prints the same figures (`bench.soak_figures`): writes acknowledged per second,
+write latency p50 / p99, meaning lag p50 / p99 (acknowledgement to found by meaning,
+`bench.soak_meaning`), whether and when the embedding queue drained after the load, and
+the calls that ended in an error. A run fails (exit 1) when: a call ends in an unexpected
+error; an acknowledged write is lost (append: a turn not stored exactly once where its
+revision says); a sampled turn is not found by its own word at once; a probe is not found
+by meaning within `--meaning-bound` s; the queue does not drain within `--drain-bound` s
+of the load's end, or sets a source aside; the runtime logs more than a few warnings, or
+one of them again and again (an error loop); or a mode's own check fails.
+
+Usage: python -m bench.soak [--mode mixed|append|both] [--clients N] [--seconds T]
+       [--tenants 2] [--database-url postgresql+psycopg://… | --pgvector] [--lexical]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import grpc
-import yaml
+from agentmem import Client
+from bench import soak_append, soak_mixed
+from bench.soak_append import Habits
+from bench.soak_checks import WARNING_LEVELS, check_turns, log_problems, percentile
+from bench.soak_figures import Figures, lines, table
+from bench.soak_meaning import MeaningLags, Prober, calibrate, wait_drained
+from bench.soak_stack import Stack, Tenant, database, log_records, stack, tenants
+from bench.soak_texts import PROBES, Probe
 
-from agentmem.client import connect
-from agentmem.v1 import audit_pb2, common_pb2, events_pb2, sources_pb2, thread_mode_pb2
-from tests.harness import (
-    ADMIN_A,
-    INTERNAL_TOKEN,
-    KEYS,
-    Process,
-    database_url,
-    drop_database,
-    metadata_of,
-    reason,
-)
-from tests.memory_helpers import insert, search_ids
-
-WORDS = [
-    "harbour",
-    "lantern",
-    "kite",
-    "river",
-    "orchard",
-    "meadow",
-    "beacon",
-    "compass",
-    "willow",
-    "ember",
-]
-SHARED_THREADS = 4
-SHARED_SOURCES = 4
-MODES = (common_pb2.MEMORY_MODE_ENABLED, common_pb2.MEMORY_MODE_DISABLED)
-CLASSES = (sources_pb2.CLASSIFICATION_ACTIVE, sources_pb2.CLASSIFICATION_COLD)
+DEFAULT_CLIENTS = {"mixed": 32, "append": 16}
+CALIBRATION = Tenant("soak-probes", "soak-token-probes")  # where the probes are calibrated
 
 
-@dataclass(frozen=True)
-class CasOp:
-    """One compare-and-swap: its real-time interval, what it expected, and its outcome
-    ("ok" with the new revision, "mismatch" with the revision the server reported, or
-    "unknown" when the client cannot tell whether it took effect)."""
-
-    key: str
-    start: float
-    end: float
-    expected: int
-    outcome: str
-    revision: int
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.codes: Counter[str] = Counter()
-        self.by_op: dict[str, Counter[str]] = defaultdict(Counter)
-        self.acked: dict[str, str] = {}
-        self.cas: list[CasOp] = []
-        self.watch_runs: list[list[int]] = []
-        self.watch_cuts: Counter[str] = Counter()
-
-    def status(self, op: str, code: str) -> None:
-        with self.lock:
-            self.codes[code] += 1
-            self.by_op[op][code] += 1
+class Options(argparse.Namespace):
+    mode: str
+    clients: int | None
+    seconds: float
+    tenants: int
+    database_url: str | None
+    pgvector: bool
+    lexical: bool
+    meaning_bound: float
+    drain_bound: float
+    word_check_every: int
+    think: float
+    max_warnings: int
+    probes: list[Probe] | None = None  # those calibration kept (the first mode's)
 
 
-def _cas(rec: Recorder, key: str, expected: int, call) -> None:  # type: ignore[no-untyped-def]
-    start = time.monotonic()
-    try:
-        revision = call(expected).revision
-        outcome = "ok"
-        rec.status("cas", "OK")
-    except grpc.RpcError as e:
-        rec.status("cas", e.code().name)
-        if reason(e) == "REVISION_MISMATCH":
-            outcome, revision = "mismatch", int(metadata_of(e).get("current_revision", -1))
-        else:
-            outcome, revision = "unknown", -1
-    with rec.lock:
-        rec.cas.append(CasOp(key, start, time.monotonic(), expected, outcome, revision))
+def retrieval_of(address: str, token: str) -> str:
+    with Client(address, token) as c:
+        r = c.get_capabilities().retrieval
+    return r.mode if r.mode == "hybrid" else f"lexical ({r.lexical_only_reason})"
 
 
-def client_loop(address: str, rec: Recorder, worker: int, stop: threading.Event) -> None:
-    rng = random.Random(worker)
-    known: dict[str, int] = {}  # key -> the revision this client last saw
-    with connect(address, ADMIN_A.token) as client:
-        n = 0
-        while not stop.is_set():
-            n += 1
-            op = rng.choices(["insert", "search", "flip", "mode"], weights=[4, 4, 2, 2])[0]
-            try:
-                if op == "insert":
-                    request_id = f"c{worker}-{n}"
-                    text = f"note {request_id} about {rng.choice(WORDS)} and {rng.choice(WORDS)}"
-                    r = insert(client, text, request_id=request_id)
-                    with rec.lock:
-                        rec.acked[r.source_id] = request_id
-                    rec.status(op, "OK")
-                elif op == "search":
-                    search_ids(client, rng.choice(WORDS))
-                    rec.status(op, "OK")
-                elif op == "flip":
-                    source_id = rec_shared_sources[rng.randrange(SHARED_SOURCES)]
-                    _cas(
-                        rec,
-                        source_id,
-                        known.get(source_id, 1),
-                        lambda expected, s=source_id: _flip(client, s, expected, rng, known),
-                    )
-                else:
-                    thread_id = f"shared-{rng.randrange(SHARED_THREADS)}"
-                    _cas(
-                        rec,
-                        thread_id,
-                        known.get(thread_id, 0),
-                        lambda expected, t=thread_id: _mode(client, t, expected, rng, known),
-                    )
-            except grpc.RpcError as e:
-                rec.status(op, e.code().name)
-
-
-def _flip(client, source_id, expected, rng, known):  # type: ignore[no-untyped-def]
-    try:
-        r = client.SetSourceClassification(
-            sources_pb2.SetSourceClassificationRequest(
-                source_id=source_id, expected_revision=expected, classification=rng.choice(CLASSES)
-            ),
-            timeout=10,
-        )
-        known[source_id] = r.revision
-        return r
-    except grpc.RpcError as e:
-        if reason(e) == "REVISION_MISMATCH":
-            known[source_id] = int(metadata_of(e)["current_revision"])
-        raise
-
-
-def _mode(client, thread_id, expected, rng, known):  # type: ignore[no-untyped-def]
-    try:
-        r = client.SetThreadMemoryMode(
-            thread_mode_pb2.SetThreadMemoryModeRequest(
-                thread_id=thread_id, expected_revision=expected, mode=rng.choice(MODES)
-            ),
-            timeout=10,
-        )
-        known[thread_id] = r.revision
-        return r
-    except grpc.RpcError as e:
-        if reason(e) == "REVISION_MISMATCH":
-            known[thread_id] = int(metadata_of(e)["current_revision"])
-        raise
-
-
-rec_shared_sources: list[str] = []
-
-
-def watcher_loop(address: str, rec: Recorder, stop: threading.Event) -> None:
-    seen: list[int] = []
-    with connect(address, ADMIN_A.token) as client:
-        while not stop.is_set():
-            after = seen[-1] if seen else 0
-            stream = client.WatchEvents(events_pb2.WatchEventsRequest(after_sequence=after))
-            stopper = threading.Thread(target=lambda s=stream: (stop.wait(), s.cancel()))
-            stopper.start()
-            try:
-                for item in stream:
-                    seen.append(item.event.sequence)
-            except grpc.RpcError as e:
-                if e.code() != grpc.StatusCode.CANCELLED:
-                    with rec.lock:
-                        rec.watch_cuts[e.code().name] += 1
-            stopper.join()
-    with rec.lock:
-        rec.watch_runs.append(seen)
-
-
-def check_linearizable(ops: list[CasOp], initial: dict[str, int]) -> list[str]:
-    """A compare-and-swap register whose revision goes up by one on every success.
-
-    Linearizable iff (1) the successes' revisions are distinct and, with the in-doubt
-    calls that took effect, fill initial+1..final with no gap; (2) success revisions respect real
-    time (one that ended before another began has the lower revision); (3) each success
-    expected the revision just before its own; (4) a mismatch reported a revision that was
-    current at some point during its call: at least the highest success that ended before
-    it began, and at most the highest success that began before it ended plus the in-doubt
-    calls."""
-    problems = []
-    by_key: dict[str, list[CasOp]] = defaultdict(list)
-    for op in ops:
-        by_key[op.key].append(op)
-    for key, key_ops in by_key.items():
-        oks = sorted((o for o in key_ops if o.outcome == "ok"), key=lambda o: o.revision)
-        unknown = sum(1 for o in key_ops if o.outcome == "unknown")
-        revisions = [o.revision for o in oks]
-        if len(set(revisions)) != len(revisions):
-            problems.append(f"{key}: a revision was granted twice")
-        start = initial.get(key, 0)
-        top = max(revisions, default=start)
-        if top - start - len(revisions) > unknown:
-            problems.append(f"{key}: revisions missing beyond the in-doubt calls")
-        for o in oks:
-            if o.expected != o.revision - 1:
-                problems.append(f"{key}: success at {o.revision} expected {o.expected}")
-        for a in oks:
-            for b in oks:
-                if a.end < b.start and a.revision > b.revision:
-                    problems.append(f"{key}: revision {a.revision} before {b.revision}")
-        for m in (o for o in key_ops if o.outcome == "mismatch"):
-            floor = max((o.revision for o in oks if o.end < m.start), default=start)
-            ceiling = max((o.revision for o in oks if o.start < m.end), default=start) + unknown
-            if not floor <= m.revision <= ceiling:
-                problems.append(
-                    f"{key}: mismatch reported {m.revision} not in [{floor}, {ceiling}]"
-                )
-    return problems
-
-
-def run(clients: int, seconds: float, url: str | None) -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="agentmem-soak-"))
-    url = url or database_url(tmp / "agentmem.db")
-    config = tmp / "agentmem.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "auth": {"api_keys": [k.config() for k in KEYS]},
-                "storage": {"url": url},
-                "events": {"subscriber_queue": 4096},
-            }
-        )
-    )
-    env = {"AGENTMEM_INTERNAL__TOKEN": INTERNAL_TOKEN, "AGENTMEM_LOGGING__LEVEL": "WARNING"}
-    runtime = Process(
-        ["runtime", "--config", str(config), "--listen", "127.0.0.1:0"], env, tmp, "rt"
-    )
-    gateway = Process(
-        [
-            "gateway",
-            "--config",
-            str(config),
-            "--listen",
-            "127.0.0.1:0",
-            "--runtime",
-            runtime.address,
-        ],
-        env,
-        tmp,
-        "gw",
-    )
-    rec = Recorder()
-    try:
-        with connect(gateway.address, ADMIN_A.token) as client:
-            rec_shared_sources[:] = [
-                insert(client, f"shared source {i} about {WORDS[i]}").source_id
-                for i in range(SHARED_SOURCES)
-            ]
-        stop = threading.Event()
-        watchers = max(clients // 8, 1)
-        threads = [
-            threading.Thread(target=client_loop, args=(gateway.address, rec, i, stop))
-            for i in range(clients - watchers)
-        ] + [
-            threading.Thread(target=watcher_loop, args=(gateway.address, rec, stop))
-            for _ in range(watchers)
-        ]
+def prober_for(s: Stack, keys: list[Tenant], retrieval: str, o: Options) -> Prober | None:
+    """With retrieval by meaning, a prober of the load's tenants, with the probes the
+    service answers (calibrated once a run, in a tenant of their own); else None."""
+    if retrieval != "hybrid":
+        return None
+    if o.probes is None:
         started = time.monotonic()
-        for t in threads:
-            t.start()
-        stop.wait(seconds)
-        stop.set()
-        for t in threads:
-            t.join(timeout=60)
-        elapsed = time.monotonic() - started
-        return report(gateway.address, rec, clients, watchers, elapsed, url)
-    finally:
-        gateway.stop()
-        runtime.stop()
-        drop_database(url)
+        o.probes = calibrate(s.address, CALIBRATION.token)
+        print(
+            f"  probes of meaning: {len(o.probes)} of {len(PROBES)} answered in calibration "
+            f"({time.monotonic() - started:.0f} s)"
+        )
+    return Prober(s.address, [k.token for k in keys], o.probes)
 
 
-def report(address, rec: Recorder, clients, watchers, elapsed, url) -> int:  # type: ignore[no-untyped-def]
-    failures = []
-    backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite"
-    total = sum(rec.codes.values())
-    print(f"soak: {clients} clients ({watchers} watchers) x {elapsed:.0f} s on {backend}")
-    print(f"calls: {total} ({total / elapsed:.0f}/s)")
-    print("statuses: " + ", ".join(f"{c} {n}" for c, n in rec.codes.most_common()))
-    for op, codes in sorted(rec.by_op.items()):
-        print(f"  {op:<7} " + ", ".join(f"{c} {n}" for c, n in codes.most_common()))
-    if rec.codes["INTERNAL"] or rec.codes["UNKNOWN"]:
-        failures.append("INTERNAL or UNKNOWN statuses")
-
-    with connect(address, ADMIN_A.token) as client:
-        stored, token = set(), ""
-        while True:
-            page = client.ListSources(
-                sources_pb2.ListSourcesRequest(page_size=1000, page_token=token)
+def after_load(
+    s: Stack, keys: list[Tenant], prober: Prober | None, ended: float, o: Options, f: Figures
+) -> None:
+    """The embedding queue's drain and the probes' lags (while it drains), then the
+    runtime's log; their failures go to `f`."""
+    if prober is not None:
+        prober.close()
+        f.drain = wait_drained(s.address, [k.token for k in keys], ended, o.drain_bound)
+        f.meaning = prober.finish(ended + o.meaning_bound)
+        if len(f.meaning.by_tenant) > 1:
+            print(
+                "  meaning lag p50 by tenant: "
+                + ", ".join(
+                    f"{keys[t].name} {percentile(lags, 50):.1f} s"
+                    for t, lags in sorted(f.meaning.by_tenant.items())
+                )
             )
-            stored |= {s.source_id for s in page.sources}
-            token = page.next_page_token
-            if not token:
-                break
-        verify = client.VerifyAuditChain(audit_pb2.VerifyAuditChainRequest())
-        last = client.ListAuditReceipts(audit_pb2.ListAuditReceiptsRequest(page_size=1))
-        del last
-    lost = set(rec.acked) - stored
-    readable = len(set(rec.acked) & stored)
-    print(f"inserts: {len(rec.acked)} acknowledged, {readable} readable, {len(lost)} lost")
-    if lost:
-        failures.append(f"{len(lost)} acknowledged inserts not readable")
-
-    problems = check_linearizable(rec.cas, {s: 1 for s in rec_shared_sources})
-    keys = len({o.key for o in rec.cas})
-    oks = sum(1 for o in rec.cas if o.outcome == "ok")
-    mismatches = sum(1 for o in rec.cas if o.outcome == "mismatch")
-    unknown = sum(1 for o in rec.cas if o.outcome == "unknown")
+        _meaning_failures(f.meaning, o.meaning_bound, f.failures)
+        if f.drain.seconds is None:
+            f.failures.append(f"the embedding queue did not drain within {o.drain_bound:.0f} s")
+        if f.drain.set_aside or f.drain.last_errors:
+            f.failures.append(
+                f"embedding failed: {f.drain.set_aside} set aside, {f.drain.last_errors}"
+            )
+    runtime = log_records(s.runtime_log)
+    gateway = log_records(s.gateway_log)
+    problems = log_problems(runtime, o.max_warnings)
     print(
-        f"compare-and-swap: {len(rec.cas)} calls on {keys} keys ({oks} ok, {mismatches} mismatch, "
-        f"{unknown} in doubt): {'linearizable' if not problems else 'NOT linearizable'}"
+        f"  logs at warning or above: runtime {len(_loud(runtime))}, gateway "
+        f"{len(_loud(gateway))}" + ("" if not problems else ": " + "; ".join(problems[:5]))
+    )
+    for service, records in (("runtime", runtime), ("gateway", gateway)):
+        for line in _first_of_each(_loud(records))[:3]:
+            print(f"    {service}: {line}")
+    f.failures += [f"runtime log: {p}" for p in problems]
+    if f.errors:
+        f.failures.append(f"{f.errors} calls ended in an unexpected error")
+
+
+def _loud(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if str(r.get("level")) in WARNING_LEVELS]
+
+
+def _first_of_each(records: list[dict[str, Any]]) -> list[str]:
+    """Each distinct message once, with its fields (an exception's last lines)."""
+    seen: dict[str, str] = {}
+    for r in records:
+        msg = str(r.get("msg", ""))
+        if msg in seen:
+            continue
+        fields = {k: v for k, v in r.items() if k not in ("ts", "level", "service", "msg", "exc")}
+        exc = str(r.get("exc", "")).strip().splitlines()[-12:]
+        seen[msg] = f"{r.get('level')} {msg} {fields}" + "".join(f"\n      {x}" for x in exc)
+    return list(seen.values())
+
+
+def _meaning_failures(m: MeaningLags, bound: float, failures: list[str]) -> None:
+    late = sum(1 for lag in m.lags if lag > bound)
+    if m.missing or late:
+        failures.append(f"{len(m.missing) + late} probes not found by meaning within {bound:.0f} s")
+    for missing in m.missing[:5]:
+        print(f"    not found by meaning: {missing}")
+    if m.errors:
+        failures.append(f"{m.errors} probe searches failed")
+
+
+def run_append(s: Stack, keys: list[Tenant], backend: str, o: Options) -> Figures:
+    clients = o.clients or DEFAULT_CLIENTS["append"]
+    retrieval = retrieval_of(s.address, keys[0].token)
+    tokens = [k.token for k in keys]
+    prober = prober_for(s, keys, retrieval, o)
+    rec, elapsed = soak_append.run_load(
+        s.address, tokens, clients, o.seconds, prober, Habits(o.word_check_every, o.think)
+    )
+    ended = time.monotonic()
+    mode = f"append (think {o.think:g} s)" if o.think else "append"
+    f = Figures(
+        mode, backend, retrieval, clients, elapsed, "appends",
+        sum(1 for a in rec.acked.values() if a.revision > 1), rec.latencies, rec.codes,
+    )  # fmt: skip
+    after_load(s, keys, prober, ended, o, f)
+    stored = soak_append.stored_turns(s.address, tokens, rec.conversations)
+    problems = check_turns(rec.acked, rec.in_doubt, stored)
+    print(
+        f"  turns: {len(rec.acked)} acknowledged (first turns included) in "
+        f"{len(rec.conversations)} conversations, {len(rec.in_doubt)} in doubt, "
+        f"{rec.mismatches} revision mismatches re-read and retried, {rec.given_up} given up; "
+        + ("all stored once, in order" if not problems else f"{len(problems)} problems")
     )
     for p in problems[:10]:
-        print(f"  {p}")
-    failures += problems[:1]
+        print(f"    {p}")
+    f.failures += problems[:3]
+    print(f"  found by their word at once: {rec.word_checks - len(rec.word_misses)} of "
+          f"{rec.word_checks} sampled turns")  # fmt: skip
+    if rec.word_misses:
+        f.failures.append(f"{len(rec.word_misses)} turns not found by their word at once")
+    if rec.given_up:
+        f.failures.append(f"{rec.given_up} turns given up after compare-and-swap retries")
+    f.failures += rec.crashes
+    return f
 
-    gaps = 0
-    for run_ in rec.watch_runs:
-        if run_ != list(range(1, len(run_) + 1)):
-            gaps += 1
-    events = max((len(r) for r in rec.watch_runs), default=0)
-    print(
-        f"watchers: {len(rec.watch_runs)}, up to {events} events each, "
-        f"{gaps} with a gap or duplicate; cut off: {dict(rec.watch_cuts) or 0}"
+
+def run_mixed(s: Stack, keys: list[Tenant], backend: str, o: Options) -> Figures:
+    clients = o.clients or DEFAULT_CLIENTS["mixed"]
+    retrieval = retrieval_of(s.address, keys[0].token)
+    prober = prober_for(s, keys[:1], retrieval, o)
+    rec, elapsed = soak_mixed.run_load(s.address, keys[0].token, clients, o.seconds, prober)
+    ended = time.monotonic()
+    f = Figures(
+        "mixed", backend, retrieval, clients, elapsed, "inserts",
+        len(rec.acked), rec.latencies, rec.codes,
+    )  # fmt: skip
+    after_load(s, keys, prober, ended, o, f)
+    f.failures += soak_mixed.check(s.address, keys[0].token, rec)
+    return f
+
+
+def run(o: Options) -> int:
+    modes = ["mixed", "append"] if o.mode == "both" else [o.mode]
+    backend = (
+        "PostgreSQL + pgvector" if o.pgvector else "PostgreSQL" if o.database_url else "SQLite"
     )
-    if gaps:
-        failures.append("a watcher saw a gap or a duplicate")
-    print(f"audit chain: {'verified' if verify.ok else 'BROKEN'} ({verify.length} receipts)")
-    if not verify.ok:
-        failures.append("audit chain does not verify")
-    print("result: " + ("PASS" if not failures else "FAIL: " + "; ".join(failures)))
-    return 0 if not failures else 1
+    results = []
+    with tempfile.TemporaryDirectory(prefix="agentmem-soak-") as name:
+        tmp = Path(name)
+        for mode in modes:
+            print(f"{mode} soak on {backend}:", flush=True)
+            keys = tenants(o.tenants if mode == "append" else 1)
+            with (
+                database(tmp, o.database_url, o.pgvector) as url,
+                stack(tmp, [*keys, CALIBRATION], url, o.lexical, mode) as s,
+            ):
+                f = (run_append if mode == "append" else run_mixed)(s, keys, backend, o)
+            for line in lines(f):
+                print(line)
+            print("  result: " + ("PASS" if not f.failures else "FAIL: " + "; ".join(f.failures)))
+            print(flush=True)
+            results.append(f)
+    for line in table(results):
+        print(line)
+    return 0 if all(not f.failures for f in results) else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--mode", choices=("mixed", "append", "both"), default="both")
+    parser.add_argument("--clients", type=int, help="clients (default: 32 mixed, 16 append)")
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument(
+    parser.add_argument("--tenants", type=int, default=2, help="tenants of the append mode")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--database-url",
         default=os.environ.get("AGENTMEM_TEST_DATABASE_URL"),
         help="a PostgreSQL server URL (a fresh database is made on it); default SQLite",
     )
-    args = parser.parse_args()
-    url = None
-    if args.database_url:
-        os.environ["AGENTMEM_TEST_DATABASE_URL"] = args.database_url
-        url = database_url(Path(tempfile.mkdtemp()) / "agentmem.db")
-    return run(args.clients, args.seconds, url)
+    where.add_argument(
+        "--pgvector",
+        action="store_true",
+        help="a PostgreSQL with pgvector of the soak's own (the pgserver package)",
+    )
+    parser.add_argument("--lexical", action="store_true", help="retrieval by words only")
+    parser.add_argument(
+        "--meaning-bound", type=float, default=120, help="seconds until a probe is found by meaning"
+    )
+    parser.add_argument(
+        "--drain-bound", type=float, default=120, help="seconds after the load to drain the queue"
+    )
+    parser.add_argument(
+        "--word-check-every",
+        type=int,
+        default=10,
+        help="search for the word of one acknowledged turn in this many (0: none)",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0,
+        help="append: seconds an agent waits between its turns, on average (0: none)",
+    )
+    parser.add_argument(
+        "--max-warnings", type=int, default=5, help="runtime log lines at warning or above"
+    )
+    return run(parser.parse_args(namespace=Options()))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,16 @@ class Hit:
     window: Window | None = field(default=None, compare=False, repr=False)  # a passage's
 
     @property
+    def in_its_row(self) -> bool:
+        """Whether the passage's messages are all in the conversation read with it. On
+        PostgreSQL each of a search's statements sees what committed before it, so an entry
+        of a session's next revision (appended meanwhile) can meet the source's row as an
+        earlier statement read it: such a hit is left out of this search."""
+        return (
+            self.passage is None or self.decoded is None or self.passage.end < len(self.decoded[0])
+        )
+
+    @property
     def key(self) -> EntryKey:
         """The entry this hit is (the source's whole text, or one passage)."""
         return entry_keys.entry_key(self.pk, self.passage)

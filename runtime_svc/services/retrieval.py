@@ -289,17 +289,21 @@ class Retrieval:
 
 def _candidates(hits: list[Hit], dated: bool) -> list[Candidate]:
     """The prompt's candidates: each passage with its whole conversation (read once per
-    source from the stored form the hit carries)."""
-    conversations: dict[str, Conversation] = {}
+    source and revision from the stored form the hit carries). A search's statements may
+    see different revisions of a session growing meanwhile (on PostgreSQL each sees what
+    committed before it), so a passage is read in its own hit's revision: a later one may
+    hold messages an earlier one has not (a block citing two revisions is made again where
+    it is recorded)."""
+    conversations: dict[tuple[str, int], Conversation] = {}
     out = []
     for h in hits:
         conv = None
         if h.passage is not None and h.raw:
-            conv = conversations.get(h.source_id)
+            conv = conversations.get((h.source_id, h.revision))
             if conv is None:
                 lines, sent_at_us = h.decoded or Body.decoded(h.raw)
                 day = date_of_time(sent_at_us) if dated else ""
-                conv = conversations[h.source_id] = Conversation(lines, day)
+                conv = conversations[(h.source_id, h.revision)] = Conversation(lines, day)
         shown = h.text if h.passage is None else ""  # a passage: its messages are shown
         out.append(Candidate(h.source_id, h.revision, shown, h.passage, conv))
     return out

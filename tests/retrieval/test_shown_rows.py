@@ -72,3 +72,20 @@ def test_a_source_changed_between_the_two_reads_is_kept_not_dropped(database):
         found = Vectors(tx.conn, tenant.tenant_id, MODEL, now, AppendedBetween()).check(seqs)
     by_pk = {c.key and entry_keys.source_pk(c.key): c for c in found.values()}
     assert by_pk[eligible].verdict is Verdict.KEPT
+
+
+def test_a_passage_of_a_revision_newer_than_its_row_is_not_a_hit():
+    # On PostgreSQL a later statement of a search can see a session's next revision's
+    # entries beside its row as an earlier statement read it.
+    from runtime_svc.domain.passages import Range
+    from runtime_svc.domain.sources import Body, Message
+    from runtime_svc.search.hits import SourceRow as Shown
+    from runtime_svc.search.hits import make_hit
+
+    said = Body(messages=(Message("user", "the kite"), Message("assistant", "so")))
+    row = Shown(7, "src_s", 2, said.generated_form(), "", "conversation", said.raw())
+    old, new = (entry_keys.entry_key(7, Range(a, b)) for a, b in ((0, 1), (1, 2)))
+    assert make_hit(1.0, old, row, Window()).in_its_row
+    assert not make_hit(1.0, new, row, Window()).in_its_row
+    whole = Shown(8, "src_m", 1, "a memory", "", "memory", "a memory")
+    assert make_hit(1.0, entry_keys.entry_key(8, None), whole, Window()).in_its_row

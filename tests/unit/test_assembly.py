@@ -141,3 +141,25 @@ def test_near_the_end_of_the_budget_a_long_passage_gives_its_matching_message_al
 
 def shown(block) -> set[int]:  # type: ignore[no-untyped-def]
     return {i for c in block.cited for i in range(c.passage.start, c.passage.end + 1)}
+
+
+def test_a_session_read_at_two_revisions_gives_each_passage_its_own_messages():
+    # On PostgreSQL a search's statements may see a session before and after an append:
+    # the later hit's passage holds messages the earlier revision has not.
+    from runtime_svc.domain.sources import Body, Message
+    from runtime_svc.search.hits import Hit
+    from runtime_svc.services.retrieval import _candidates
+
+    said = [Message("user", "the kite by the river"), Message("assistant", "so the kite")]
+    grown = [*said, Message("user", "the lantern by the meadow"), Message("assistant", "so")]
+    hits = [
+        Hit(1, "src_s", 2, 2.0, "", "", Range(0, 1), Body(messages=tuple(said)).raw()),
+        Hit(1, "src_s", 3, 1.0, "", "", Range(2, 3), Body(messages=tuple(grown)).raw()),
+    ]
+    candidates = _candidates(hits, dated=False)
+    assert [len(c.conversation.lines) for c in candidates if c.conversation] == [2, 4]
+    block = assemble(candidates, "kite lantern", 10_000, text.count_tokens)
+    assert "user: the lantern by the meadow" in block.context
+    # It cites the session at the revision read first: where the block is recorded (the
+    # session now at revision 3), it is made again (`Retrieval.assemble`).
+    assert {c.revision for c in block.cited} == {2}

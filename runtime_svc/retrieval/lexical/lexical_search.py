@@ -91,7 +91,7 @@ class LexicalSearch:
             cert = Certificate(True, 0.0)
         decoded = self._decoded if self._decoded is not None else {}
         hits = [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
-        return Ranked(hits, cert, ran)
+        return Ranked([h for h in hits if h.in_its_row], cert, ran)
 
     def matches(self, query: Query, now_us: int, cap: int) -> tuple[list[MatchRow], int]:
         """Every indexed source of the tenant matching the query's words, whatever its state:

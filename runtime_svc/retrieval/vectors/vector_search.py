@@ -91,7 +91,8 @@ class VectorSearch:
 
     def _hits(self, taken: list[take.Taken]) -> list[Hit]:
         decoded = self._decoded if self._decoded is not None else {}
-        return [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
+        hits = [make_hit(t.score, t.key, t.row, self._window, decoded) for t in taken]
+        return [h for h in hits if h.in_its_row]
 
     def search(self, plan: VectorPlan, query: Vector, limit: int, now_us: int) -> list[Hit]:
         """The top `limit` eligible sources (with `plan.grouped` off: passages) by cosine
