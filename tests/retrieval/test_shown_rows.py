@@ -79,8 +79,8 @@ def test_a_passage_of_a_revision_newer_than_its_row_is_not_a_hit():
     # entries beside its row as an earlier statement read it.
     from runtime_svc.domain.passages import Range
     from runtime_svc.domain.sources import Body, Message
-    from runtime_svc.search.hits import SourceRow as Shown
-    from runtime_svc.search.hits import make_hit
+    from runtime_svc.retrieval.hits import make_hit
+    from runtime_svc.storage.shown_sources import ShownSource as Shown
 
     said = Body(messages=(Message("user", "the kite"), Message("assistant", "so")))
     row = Shown(7, "src_s", 2, said.generated_form(), "", "conversation", said.raw())

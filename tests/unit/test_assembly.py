@@ -147,7 +147,7 @@ def test_a_session_read_at_two_revisions_gives_each_passage_its_own_messages():
     # On PostgreSQL a search's statements may see a session before and after an append:
     # the later hit's passage holds messages the earlier revision has not.
     from runtime_svc.domain.sources import Body, Message
-    from runtime_svc.search.hits import Hit
+    from runtime_svc.retrieval import Hit
     from runtime_svc.services.retrieval import _candidates
 
     said = [Message("user", "the kite by the river"), Message("assistant", "so the kite")]
@@ -158,7 +158,7 @@ def test_a_session_read_at_two_revisions_gives_each_passage_its_own_messages():
     ]
     candidates = _candidates(hits, dated=False)
     assert [len(c.conversation.lines) for c in candidates if c.conversation] == [2, 4]
-    block = assemble(candidates, "kite lantern", 10_000, text.count_tokens)
+    block = assemble(candidates, Query.of("kite lantern"), 10_000, text.count_tokens)
     assert "user: the lantern by the meadow" in block.context
     # It cites the session at the revision read first: where the block is recorded (the
     # session now at revision 3), it is made again (`Retrieval.assemble`).
