@@ -76,8 +76,16 @@ class User:
         return types.ElicitResult(action=self.action, content=content)
 
 
-def call(stack, args: dict, user: User | None, *, timeout: float = 30.0) -> types.CallToolResult:
-    """memory_insert from an in-process host (with elicitation when `user` is given)."""
+def call(
+    stack,
+    args: dict,
+    user: User | None,
+    *,
+    timeout: float = 30.0,
+    tool: str = "memory_insert",
+) -> types.CallToolResult:
+    """`tool` (memory_insert) from an in-process host (with elicitation when `user` is
+    given)."""
 
     async def main() -> types.CallToolResult:
         gateway = AsyncClient(stack.address, SERVER_KEY.token)
@@ -89,7 +97,7 @@ def call(stack, args: dict, user: User | None, *, timeout: float = 30.0) -> type
                 client_info=HOST,
                 elicitation_callback=user.answer if user else None,
             ) as host:
-                return await host.call_tool("memory_insert", args)
+                return await host.call_tool(tool, args)
         finally:
             await gateway.close()
 
@@ -387,26 +395,6 @@ def test_the_prompt_over_streamable_http_is_the_same_form(mcp_stack):
         spec_form(form)
 
 
-def _append_call(stack, args: dict, user: User | None) -> types.CallToolResult:
-    """memory_append from an in-process host (with elicitation when `user` is given)."""
-
-    async def main() -> types.CallToolResult:
-        gateway = AsyncClient(stack.address, SERVER_KEY.token)
-        server = mcp_server.build(gateway, confirm_timeout=30.0)
-        try:
-            async with Client(
-                server,
-                mode="legacy",
-                client_info=HOST,
-                elicitation_callback=user.answer if user else None,
-            ) as host:
-                return await host.call_tool("memory_append", args)
-        finally:
-            await gateway.close()
-
-    return asyncio.run(asyncio.wait_for(main(), 60))
-
-
 @pytest.mark.parametrize(
     ("answer", "status"), [(User("accept"), "active"), (User("decline"), None)]
 )
@@ -428,7 +416,7 @@ def test_an_append_claiming_the_users_word_asks_the_user_as_an_insert_does(
         "messages": [{"role": "user", "content": turn}],
         "save_intent": "user_confirmed",
     }
-    result = _append_call(stack, args, answer)
+    result = call(stack, args, answer, tool="memory_append")
     assert answer.asked == [f"Save this memory?\n\n{turn}"]
     source = get_source(alice, session.source_id, include_content=True)
     if status is None:
