@@ -26,7 +26,7 @@ def call(stack, tool: str, args: dict[str, Any]) -> types.CallToolResult:
     async def main() -> types.CallToolResult:
         gateway = AsyncClient(stack.address, ADMIN_A.token)
         try:
-            async with Client(mcp_server.build(gateway), mode="legacy") as host:
+            async with Client(mcp_server.build(gateway, allow_person=True), mode="legacy") as host:
                 return await host.call_tool(tool, args)
         finally:
             await gateway.close()
