@@ -166,3 +166,50 @@ def test_a_failing_queue_backs_off_however_often_it_is_woken(queue, caplog):
         stopper = threading.Thread(target=indexer.stop)
         stopper.start()
         stopper.join(timeout=30)
+
+
+class Counting(Embedder):
+    """Counts every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def test_a_session_appended_to_is_embedded_once_per_passage(tmp_path):
+    """Appends queue their conversation again while it waits: the indexer embeds each
+    passage once, whatever the number of appends (before, each append's place embedded the
+    same passages again, and a batch holding two places of one source failed for good)."""
+    from runtime_svc.domain.sources import Message
+    from runtime_svc.services.appends import AppendCommand
+
+    url = database_url(tmp_path / "s.db")
+    db = open_database(Storage(url=url), vectors=True)
+    migrate.upgrade(db.writer)
+    uow = UnitOfWork(db, vectors_queued=lambda: None)
+    cases = wired(config.load(None, {}), uow)
+    try:
+        first = InsertCommand(messages=[Message("user", "Plan the garden shed.")])
+        revision = cases.inserts.commit_insert(A, first, cases.inserts.prepare(A, first))
+        sid, rev = revision.source_id, revision.revision
+        for i in range(5):
+            turn = (Message("user", f"Step {i}: paint the shed wall number {i}."),)
+            rev = cases.appends.append(A, AppendCommand(sid, rev, turn)).revision
+        embedder = Counting()
+        indexer = EmbeddingIndexer(db, uow, embedder, system_clock, 64)
+        while indexer.run_once():
+            pass
+        with db.reader.connect() as conn:
+            passages = conn.execute(
+                text("SELECT count(*) FROM memory_vectors WHERE source_id = :s"), {"s": sid}
+            ).scalar_one()
+            assert embedding_outbox.pending(conn) == 0
+        assert passages > 1 and embedder.texts == passages
+    finally:
+        uow.close()
+        db.dispose()
+        drop_database(url)
