@@ -21,12 +21,11 @@ import itertools
 import random
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentmem import ApiError, Client, RevisionMismatch
-from bench.soak_checks import Ack
+from bench.soak_checks import Ack, Outcomes, error_code
 from bench.soak_meaning import Prober
 from bench.soak_texts import FILLER, everyday, probe_turn, turn_ids, turn_word
 
@@ -49,9 +48,7 @@ class Habits:
 
 
 @dataclass
-class AppendRecord:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    codes: Counter[str] = field(default_factory=Counter)  # "op CODE[/REASON]"
+class AppendRecord(Outcomes):
     acked: dict[str, Ack] = field(default_factory=dict)
     in_doubt: dict[str, str] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)  # seconds, acknowledged appends
@@ -61,14 +58,6 @@ class AppendRecord:
     word_misses: list[str] = field(default_factory=list)
     conversations: set[str] = field(default_factory=set)
     crashes: list[str] = field(default_factory=list)
-
-    def status(self, op: str, code: str) -> None:
-        with self.lock:
-            self.codes[f"{op} {code}"] += 1
-
-
-def _code(e: ApiError) -> str:
-    return e.code().name + (f"/{e.reason}" if e.reason else "")
 
 
 class Shared:
@@ -203,7 +192,7 @@ class Appender:
                 self.known.pop(source_id, None)  # read it again
                 continue
             except ApiError as e:
-                self.rec.status("append", _code(e))
+                self.rec.status("append", error_code(e))
                 if e.code().name in IN_DOUBT:
                     with self.rec.lock:
                         self.rec.in_doubt[word] = source_id
@@ -224,7 +213,7 @@ class Appender:
         try:
             revision = self.client.get_source(source_id=source_id).revision
         except ApiError as e:
-            self.rec.status("read", _code(e))
+            self.rec.status("read", error_code(e))
             raise
         self.rec.status("read", "OK")
         return revision
@@ -236,7 +225,7 @@ class Appender:
             found = {h.source_id for h in self.client.search_memories(query=word, limit=10).hits}
             self.rec.status("search", "OK")
         except ApiError as e:
-            self.rec.status("search", _code(e))
+            self.rec.status("search", error_code(e))
         with self.rec.lock:
             self.rec.word_checks += 1
             if source_id not in found:
@@ -269,7 +258,7 @@ def searcher(
                     client.assemble_prompt(query=query, token_budget=400)
                 rec.status(op, "OK")
             except ApiError as e:
-                rec.status(op, _code(e))
+                rec.status(op, error_code(e))
 
 
 def stored_turns(address: str, tokens: list[str], conversations: set[str]) -> dict[str, list[str]]:

@@ -4,10 +4,29 @@ stored or logged afterwards (`tests/test_soak_checks.py` tests them)."""
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from agentmem.client_errors import ApiError
+
+
+@dataclass
+class Outcomes:
+    """What a soak's calls ended with, by operation and status ("op CODE[/REASON]")."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    codes: Counter[str] = field(default_factory=Counter)
+
+    def status(self, op: str, code: str) -> None:
+        with self.lock:
+            self.codes[f"{op} {code}"] += 1
+
+
+def error_code(e: ApiError) -> str:
+    return e.code().name + (f"/{e.reason}" if e.reason else "")
 
 
 @dataclass(frozen=True)

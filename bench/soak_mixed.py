@@ -21,7 +21,7 @@ import grpc
 from agentmem import ApiError, Client, RevisionMismatch
 from agentmem.client import NO_RETRY
 from agentmem.v1 import events_pb2
-from bench.soak_checks import CasOp, check_linearizable
+from bench.soak_checks import CasOp, Outcomes, check_linearizable, error_code
 from bench.soak_meaning import Prober
 from bench.soak_texts import FILLER, turn_word
 
@@ -33,23 +33,13 @@ CLASSES = ("active", "cold")
 
 
 @dataclass
-class MixedRecord:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    codes: Counter[str] = field(default_factory=Counter)  # "op CODE[/REASON]"
+class MixedRecord(Outcomes):
     acked: dict[str, str] = field(default_factory=dict)  # source id -> request id
     latencies: list[float] = field(default_factory=list)  # seconds, acknowledged inserts
     cas: list[CasOp] = field(default_factory=list)
     watch_runs: list[list[int]] = field(default_factory=list)
     watch_cuts: Counter[str] = field(default_factory=Counter)
     shared_sources: list[str] = field(default_factory=list)
-
-    def status(self, op: str, code: str) -> None:
-        with self.lock:
-            self.codes[f"{op} {code}"] += 1
-
-
-def _code(e: ApiError) -> str:
-    return e.code().name + (f"/{e.reason}" if e.reason else "")
 
 
 def _cas(rec: MixedRecord, key: str, expected: int, call: Callable[[int], int]) -> None:
@@ -59,10 +49,10 @@ def _cas(rec: MixedRecord, key: str, expected: int, call: Callable[[int], int]) 
         revision, outcome = call(expected), "ok"
         rec.status("cas", "OK")
     except RevisionMismatch as e:
-        rec.status("cas", _code(e))
+        rec.status("cas", error_code(e))
         outcome, revision = "mismatch", e.current_revision or -1
     except ApiError as e:
-        rec.status("cas", _code(e))
+        rec.status("cas", error_code(e))
         outcome, revision = "unknown", -1
     with rec.lock:
         rec.cas.append(CasOp(key, start, time.monotonic(), expected, outcome, revision))
@@ -100,7 +90,7 @@ class Worker:
                             self.rec, thread_id, self.known.get(thread_id, 0), self._mode(thread_id)
                         )
                 except ApiError as e:
-                    self.rec.status(op, _code(e))
+                    self.rec.status(op, error_code(e))
 
     def insert(self, request_id: str) -> None:
         probe = None
