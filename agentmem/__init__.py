@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from agentmem.client import AsyncClient, Client, RetryPolicy
 
     __version__: str
-    from agentmem.client_errors import (
+    from agentmem.client.errors import (
         Aborted,
         ApiError,
         AssentDenied,
@@ -98,7 +98,7 @@ def __getattr__(name: str) -> Any:  # lazy, so `import agentmem` stays cheap for
 
         return getattr(client, name)
     if name in _ERRORS:
-        from agentmem import client_errors
+        from agentmem.client import errors as client_errors
 
         return getattr(client_errors, name)
     raise AttributeError(f"module 'agentmem' has no attribute {name!r}")

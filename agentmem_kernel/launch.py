@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from agentmem.contract import listen, logs, private_files
+from agentmem.process import listen, logs, private_files
 from agentmem_kernel import collector, config, serving, tracing
 
 LOG_FILE_HELP = "append the JSON log lines here; only warnings and errors go to stderr"

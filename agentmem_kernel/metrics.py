@@ -18,7 +18,7 @@ from prometheus_client import REGISTRY, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agentmem.contract.listen import AddressInUse
+from agentmem.process.listen import AddressInUse
 
 # Per RPC, after the naming of the Prometheus gRPC ecosystem (go-grpc-prometheus).
 RPC_LABELS = ("grpc_type", "grpc_service", "grpc_method")

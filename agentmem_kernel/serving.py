@@ -16,7 +16,7 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from agentmem.contract import listen as listening
+from agentmem.process import listen as listening
 from agentmem_kernel import metrics
 from agentmem_kernel.grpc_types import Interceptor
 from agentmem_kernel.guard import CallGuard

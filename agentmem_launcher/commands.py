@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from agentmem.cli import SubParsers
+from agentmem.client.commands import SubParsers
 
 # The words of agentmem_kernel.launch.LOG_FILE_HELP (tests/unit/test_cli_imports.py), which
 # imports the configuration.

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from agentmem.contract import private_files
+from agentmem.process import private_files
 
 LOCK_NAME = "agentmem.lock"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from agentmem.console import missing as console_missing
-from agentmem.contract import listen, private_files
+from agentmem.process import listen, private_files
 from agentmem_kernel import config, launch
 from agentmem_launcher import data_lock, dev_credential, supervisor
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmem.client_errors import ApiError
+from agentmem.client.errors import ApiError
 
 
 @dataclass

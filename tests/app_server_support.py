@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from agentmem import person_credential
+from agentmem.client import person_credential
 from tests.harness import ROOT
 
 SCHEMAS = ROOT / "schemas" / "app-server" / "json"

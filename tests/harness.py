@@ -27,7 +27,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from agentmem.client import NO_RETRY, Client
-from agentmem.client_errors import from_grpc_error
+from agentmem.client.errors import from_grpc_error
 from agentmem_kernel import config
 from tests import layers
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from agentmem import person_credential
+from agentmem.client import person_credential
 from agentmem_kernel import config
 from tests.app_server_support import CLIENT_INFO, StdioHost, conforms
 from tests.harness import ADMIN_A, READER_A, ROOT, Stack, base_settings

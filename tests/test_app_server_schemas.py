@@ -12,7 +12,8 @@ import sys
 import jsonschema
 import pytest
 
-from agentmem.app_server import methods, protojson, schemas
+from agentmem.app_server import methods, schemas
+from agentmem.client import protojson
 from agentmem.v1 import events_pb2
 from agentmem_kernel import config
 from tests.harness import ROOT

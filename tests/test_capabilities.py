@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentmem import client_errors as errors
-from agentmem.client import Client
+from agentmem.client import Client, errors
 from agentmem_kernel.config import CAPABILITIES
 from tests.test_foreign import OWNER, POINTER
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -238,8 +239,8 @@ def test_mcp_without_the_extra_names_it(monkeypatch, capsys):
     for name in [*sys.modules, "mcp"]:  # as if the extra were not installed
         if name == "mcp" or name.startswith("mcp."):
             monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "agentmem.mcp_server", raising=False)
-    monkeypatch.delattr(agentmem, "mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "agentmem.mcp.server", raising=False)
+    monkeypatch.delattr(importlib.import_module("agentmem.mcp"), "server", raising=False)
     monkeypatch.setenv("AGENTMEM_TOKEN", "t")
     with pytest.raises(SystemExit) as e:
         main(["mcp"])

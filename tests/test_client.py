@@ -10,9 +10,8 @@ import grpc
 import pytest
 
 import agentmem
-from agentmem import client_errors as errors
-from agentmem.client import NO_RETRY, AsyncClient, Client, RetryPolicy
-from agentmem.client_methods import IDEMPOTENT
+from agentmem.client import NO_RETRY, AsyncClient, Client, RetryPolicy, errors
+from agentmem.client.methods import IDEMPOTENT
 from protocol_svc.policy import POLICY, SERVICE
 from tests.harness import ADMIN_A, READER_A, free_port
 

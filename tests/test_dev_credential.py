@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from agentmem.client import NO_RETRY, Client
-from agentmem.client_errors import MissingScope
+from agentmem.client.errors import MissingScope
 from agentmem_launcher import dev_credential
 from tests.harness import Process
 

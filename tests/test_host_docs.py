@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-from agentmem import mcp_server
 from agentmem.app_server.handshake import EVENTS_STOPPED
 from agentmem.app_server.methods import METHODS, NOTIFICATIONS
 from agentmem.client import AsyncClient
+from agentmem.mcp import server as mcp_server
 from tests.harness import ROOT
 
 DOCS = ROOT / "docs"

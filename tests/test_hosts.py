@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agentmem import mcp_confirm, person_credential
+from agentmem.client import person_credential
+from agentmem.mcp import confirm as mcp_confirm
 from tests.app_server_support import CLIENT_INFO, StdioHost
 from tests.harness import ADMIN_A, ROOT, free_port, wait_until
 

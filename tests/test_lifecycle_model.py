@@ -41,7 +41,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agentmem.client_methods import enum_name
+from agentmem.client.methods import enum_name
 from agentmem.v1 import (
     audit_pb2,
     common_pb2,

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 import agentmem
-from agentmem import person_credential
+from agentmem.client import person_credential
 from tests.harness import ADMIN_A, READER_A, ROOT, free_port, wait_until
 from tests.test_facts import SQUIER
 

@@ -13,8 +13,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from agentmem import mcp_server
 from agentmem.client import AsyncClient
+from agentmem.mcp import server as mcp_server
 from tests.harness import ADMIN_A
 from tests.test_appends import start
 from tests.test_mcp import text

@@ -21,8 +21,9 @@ from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from agentmem import mcp_confirm, mcp_server
 from agentmem.client import AsyncClient
+from agentmem.mcp import confirm as mcp_confirm
+from agentmem.mcp import server as mcp_server
 from agentmem.v1 import sources_pb2
 from tests.harness import ADMIN_A, KEYS, ROOT, Key, free_port, wait_until
 from tests.memory_helpers import get_source, search_ids

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from agentmem import mcp_server, person_credential
-from agentmem.client import AsyncClient
+from agentmem.client import AsyncClient, person_credential
+from agentmem.mcp import server as mcp_server
 from agentmem_launcher import dev_credential
 from tests.app_server_support import StdioHost, WebSocketHost
 from tests.harness import ROOT, free_port, wait_until

@@ -7,7 +7,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from agentmem.client_errors import ReplayedSourceNotActive
+from agentmem.client.errors import ReplayedSourceNotActive
 from agentmem.v1 import foreign_pb2, review_pb2, sources_pb2
 from tests.harness import reason
 from tests.memory_helpers import insert

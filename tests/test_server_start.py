@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from agentmem.client import NO_RETRY, Client
-from agentmem.contract.listen import EXIT_ADDRESS_IN_USE
+from agentmem.process.listen import EXIT_ADDRESS_IN_USE
 from tests.harness import ROOT, wait_until
 
 AGENTMEM = str(Path(sys.executable).with_name("agentmem"))  # the command, as a user runs it
@@ -339,4 +339,4 @@ def test_a_script_next_to_the_clone_imports_the_package(tmp_path):
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "agentmem.client"
+    assert done.stdout.strip() == "agentmem.client.blocking"

@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agentmem.contract.logs import JsonFormatter
+from agentmem.process.logs import JsonFormatter
 from agentmem_kernel import tracing
 from tests.harness import ADMIN_A
 from tests.memory_helpers import insert, search

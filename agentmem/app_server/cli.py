@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from agentmem import person_credential
 from agentmem.app_server.wire import Limits
-from agentmem.cli import SubParsers, numbers
-from agentmem.client_settings import ENV_ADDRESS, ENV_TOKEN
-from agentmem.contract import listen, logs
+from agentmem.client import numbers, person_credential
+from agentmem.client.commands import SubParsers
+from agentmem.client.settings import ENV_ADDRESS, ENV_TOKEN
+from agentmem.process import listen, logs
 
 if TYPE_CHECKING:
     from agentmem.app_server.gateway import Gateway
@@ -170,7 +170,7 @@ async def _a_persons(gateway: Gateway) -> bool:
     answer yet leaves it to `initialize`, which asks again."""
     import asyncio
 
-    from agentmem.client_errors import ApiError
+    from agentmem.client.errors import ApiError
 
     try:
         return person_credential.is_person(

@@ -18,7 +18,6 @@ from typing import Any
 import grpc
 from pydantic import ValidationError
 
-from agentmem.app_server.protojson import camel
 from agentmem.app_server.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -26,8 +25,9 @@ from agentmem.app_server.wire import (
     OVERLOADED,
     RpcFailure,
 )
-from agentmem.client_errors import ApiError
-from agentmem.person_decisions import REFUSALS, Decision
+from agentmem.client.errors import ApiError
+from agentmem.client.person_decisions import REFUSALS, Decision
+from agentmem.client.protojson import camel
 
 OVERLOADED_MESSAGE = "Server overloaded; retry later."
 # Failures of the service itself rather than of the request: the host may retry.

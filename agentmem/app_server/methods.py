@@ -21,9 +21,10 @@ from google.protobuf import message_factory
 from google.protobuf.message import Message
 from pydantic import BaseModel, Field, StrictInt
 
-from agentmem import person_decisions as person
-from agentmem.app_server import protojson, upstream
+from agentmem.app_server import upstream
 from agentmem.app_server.models import Registry, type_name
+from agentmem.client import person_decisions as person
+from agentmem.client import protojson
 from agentmem.contract import rpcs
 from agentmem.v1 import events_pb2, memory_service_pb2
 
@@ -42,7 +43,7 @@ class Spec:
     required: tuple[str, ...] = ()  # proto fields the params must carry
     defaults: Mapping[str, Any] = field(default_factory=dict)  # the typed client's defaults
     fixed: Mapping[str, Any] = field(default_factory=dict)  # set by the method, not the host
-    # The person's decision (`agentmem.person_decisions`): said in its schema's description
+    # The person's decision (`agentmem.client.person_decisions`): said in its schema's description
     # and in an agent's refusal.
     decision: person.Decision | None = None
 

@@ -34,7 +34,7 @@ from pydantic import (
     create_model,
 )
 
-from agentmem.app_server import protojson
+from agentmem.client import protojson
 from agentmem.contract import validation
 
 Direction = Literal["params", "result"]

@@ -20,11 +20,12 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from agentmem.app_server import protojson, wire
+from agentmem.app_server import wire
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.handshake import EVENTS_STOPPED, EventsStoppedNotification
 from agentmem.app_server.methods import NOTIFICATIONS, Notification
-from agentmem.client_errors import ApiError
+from agentmem.client import protojson
+from agentmem.client.errors import ApiError
 
 log = logging.getLogger("agentmem.app_server.notifications")
 Send = Callable[[dict[str, Any]], Awaitable[None]]

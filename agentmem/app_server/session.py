@@ -3,7 +3,7 @@
 `initialize` must come first (else -32600 "Not initialized"), once ("Already
 initialized"). It asks the gateway, with the connection's credential, who that is (a
 person's credential is refused unless the bridge was told to allow it,
-`agentmem.person_credential`), which capabilities it serves and which are experimental; a
+`agentmem.client.person_credential`), which capabilities it serves and which are experimental; a
 method of an experimental capability then needs `capabilities.experimentalApi` (else
 -32600 "<method> requires experimentalApi capability"), and the connection's calls opt in
 to exactly those capabilities when it has it. Requests run concurrently, at most
@@ -22,8 +22,7 @@ from typing import Any
 from google.protobuf.message import Message
 from pydantic import BaseModel, ValidationError
 
-from agentmem import person_credential
-from agentmem.app_server import errors, notifications, protojson, upstream, wire
+from agentmem.app_server import errors, notifications, upstream, wire
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.handshake import (
     EVENTS_STOPPED,
@@ -34,7 +33,8 @@ from agentmem.app_server.handshake import (
     user_agent,
 )
 from agentmem.app_server.methods import METHODS, Method, Notification
-from agentmem.client_errors import ApiError
+from agentmem.client import person_credential, protojson
+from agentmem.client.errors import ApiError
 from agentmem.v1 import thread_mode_pb2
 
 log = logging.getLogger("agentmem.app_server")

@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 
 from agentmem.app_server import wire
 from agentmem.app_server.gateway import Gateway
-from agentmem.client_errors import ApiError
+from agentmem.client.errors import ApiError
 from agentmem.v1 import common_pb2, facts_pb2, thread_mode_pb2
 
 _PARAMS = ConfigDict(extra="ignore", alias_generator=to_camel, populate_by_name=True)

@@ -28,7 +28,7 @@ from agentmem.app_server import wire
 from agentmem.app_server.gateway import Gateway
 from agentmem.app_server.session import Session
 from agentmem.app_server.wire import Limits
-from agentmem.client_errors import ApiError, PermissionDenied, Unauthenticated
+from agentmem.client.errors import ApiError, PermissionDenied, Unauthenticated
 
 PROBES = ("/readyz", "/healthz")
 
@@ -41,7 +41,7 @@ class Listener:
         self._tokens: weakref.WeakKeyDictionary[ServerConnection, str] = weakref.WeakKeyDictionary()
 
     async def serve(self, sock: socket.socket, ready: Callable[[int], None]) -> None:
-        """Serves on a listening socket (`agentmem.contract.listen.bind`) until cancelled;
+        """Serves on a listening socket (`agentmem.process.listen.bind`) until cancelled;
         `ready(port)` once the listener accepts connections."""
         async with ws_serve(
             self._connection,

@@ -12,13 +12,20 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from agentmem import retrieval_status
-from agentmem.cli import SubParsers, numbers, render
-from agentmem.client import ENV_ADDRESS, ENV_EXPERIMENTAL, ENV_TOKEN, Client
-from agentmem.client_errors import ApiError, Unavailable
-from agentmem.client_methods import enum_name
+from agentmem.cli import render
+from agentmem.client import (
+    ENV_ADDRESS,
+    ENV_EXPERIMENTAL,
+    ENV_TOKEN,
+    Client,
+    numbers,
+    retrieval_status,
+)
+from agentmem.client.commands import SubParsers
+from agentmem.client.errors import ApiError, Unavailable
+from agentmem.client.json_output import to_output
+from agentmem.client.methods import enum_name
 from agentmem.contract.invisible import shown
-from agentmem.json_output import to_output
 from agentmem.v1 import audit_pb2, common_pb2, events_pb2, thread_mode_pb2
 
 MODES = ("enabled", "disabled")

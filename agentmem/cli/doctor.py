@@ -8,10 +8,9 @@ import os
 
 import grpc
 
-from agentmem import retrieval_status
 from agentmem.cli.client import client_for
-from agentmem.client import ENV_TOKEN
-from agentmem.client_errors import ApiError, MissingScope, Unauthenticated, Unavailable
+from agentmem.client import ENV_TOKEN, retrieval_status
+from agentmem.client.errors import ApiError, MissingScope, Unauthenticated, Unavailable
 
 # Why retrieval searches by words only (GetCapabilities' lexical_only_reason), and the fix.
 LEXICAL_ONLY = {

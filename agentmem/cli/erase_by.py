@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agentmem.cli import SubParsers
 from agentmem.cli.client import fail, run
 from agentmem.client import Client
-from agentmem.client_errors import ApiError
+from agentmem.client.commands import SubParsers
+from agentmem.client.errors import ApiError
 from agentmem.contract.invisible import shown
 from agentmem.v1 import review_pb2, sources_pb2
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentmem.client_settings import DEFAULT_ADDRESS, ENV_ADDRESS, ENV_TOKEN
+from agentmem.client.settings import DEFAULT_ADDRESS, ENV_ADDRESS, ENV_TOKEN
 
 NAME = "agentmem"  # the server's name in a host's configuration
 PROTOCOL_VERSION = "2025-06-18"
@@ -211,7 +211,7 @@ def list_tools(argv: list[str], env: dict[str, str], timeout: float) -> list[str
 
 def _credential(address: str, token: str) -> tuple[bool, str]:
     from agentmem.client import NO_RETRY, Client
-    from agentmem.client_errors import ApiError, Unauthenticated, Unavailable
+    from agentmem.client.errors import ApiError, Unauthenticated, Unavailable
 
     try:
         with Client(address, token, retry=NO_RETRY) as client:

@@ -27,14 +27,14 @@ import grpc
 
 from agentmem.cli.jsonl import Line
 from agentmem.client import Client
-from agentmem.client_errors import (
+from agentmem.client.errors import (
     ApiError,
     InvalidArgument,
     PermissionDenied,
     ReplayedSourceNotActive,
 )
-from agentmem.client_methods import enum_name
-from agentmem.client_values import message
+from agentmem.client.methods import enum_name
+from agentmem.client.values import message
 from agentmem.v1 import sources_pb2
 
 COLD = sources_pb2.CLASSIFICATION_COLD

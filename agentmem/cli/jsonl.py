@@ -39,7 +39,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.client_methods import enum_name
+from agentmem.client.methods import enum_name
 from agentmem.v1 import review_pb2, sources_pb2
 
 STRING_FIELDS = (

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from agentmem.cli import SubParsers, erase_by, numbers, render
+from agentmem.cli import erase_by, render
 from agentmem.cli.client import run
 from agentmem.cli.doctor import doctor
 from agentmem.cli.spec_args import POINTER_ARGS, Call, Spec
@@ -18,9 +18,10 @@ from agentmem.cli.specs_knowledge import KNOWLEDGE_SPECS
 from agentmem.cli.specs_memory import MEMORY_SPECS
 from agentmem.cli.specs_sessions import SESSION_SPECS
 from agentmem.cli.transfer import export, import_
-from agentmem.client import Client
+from agentmem.client import Client, numbers
+from agentmem.client.commands import SubParsers
+from agentmem.client.json_output import to_output
 from agentmem.contract.invisible import shown
-from agentmem.json_output import to_output
 
 SPECS: list[Spec] = [*MEMORY_SPECS, *SESSION_SPECS, *KNOWLEDGE_SPECS]
 

@@ -13,10 +13,9 @@ from typing import Any, NoReturn
 
 from google.protobuf.message import Message
 
-from agentmem.cli import numbers
-from agentmem.client import Client
-from agentmem.client_errors import ApiError
-from agentmem.client_values import enum_names, timestamp
+from agentmem.client import Client, numbers
+from agentmem.client.errors import ApiError
+from agentmem.client.values import enum_names, timestamp
 from agentmem.v1 import retrieval_pb2, review_pb2, sources_pb2
 
 # One argument: its name or flag, and `add_argument`'s keyword arguments.

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentmem.cli import numbers
 from agentmem.cli.spec_args import (
     AS_OF,
     SOURCE_ID,
     Spec,
     pointer,
 )
+from agentmem.client import numbers
 from agentmem.v1 import facts_pb2
 
 KNOWLEDGE_SPECS: list[Spec] = [

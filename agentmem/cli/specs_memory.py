@@ -3,7 +3,6 @@ policy, retrieval (`search`, `prompt`, `explain`)."""
 
 from __future__ import annotations
 
-from agentmem.cli import numbers
 from agentmem.cli.spec_args import (
     EXPECTED,
     LIMIT,
@@ -20,6 +19,7 @@ from agentmem.cli.spec_args import (
     search,
     text_to_insert,
 )
+from agentmem.client import numbers
 from agentmem.v1 import retrieval_pb2
 
 MEMORY_SPECS: list[Spec] = [

@@ -15,8 +15,8 @@ from agentmem.cli import import_lines, jsonl
 from agentmem.cli.client import fail
 from agentmem.cli.import_lines import Outcome, Placed
 from agentmem.client import Client
-from agentmem.client_errors import ApiError
-from agentmem.contract import private_files
+from agentmem.client.errors import ApiError
+from agentmem.process import private_files
 from agentmem.v1 import sources_pb2
 
 

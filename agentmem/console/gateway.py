@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 
 from agentmem.client import NO_RETRY, AsyncClient
-from agentmem.client_errors import ApiError
+from agentmem.client.errors import ApiError
 from agentmem.console.gateway_values import (
     CLASSIFICATIONS,
     DECISIONS,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from agentmem.client_values import enum_members
+from agentmem.client.values import enum_members
 from agentmem.contract.grpc_errors import error_info, status_of_call
 from agentmem.v1 import common_pb2, events_pb2, review_pb2, sources_pb2
 

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem import retrieval_status
+from agentmem.client import retrieval_status
 from agentmem.console import first_lines, labels
 from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in

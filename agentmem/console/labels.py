@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agentmem.client_values import ProtoEnum, enum_names
+from agentmem.client.values import ProtoEnum, enum_names
 from agentmem.v1 import common_pb2, retrieval_pb2, sources_pb2
 
 REASONS = {

@@ -9,7 +9,7 @@ import uvicorn
 
 from agentmem.console.app import create_app
 from agentmem.console.gateway import Gateway
-from agentmem.contract import listen as listening
+from agentmem.process import listen as listening
 
 
 def _split(listen: str) -> tuple[str, int]:

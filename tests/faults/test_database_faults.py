@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 
-from agentmem.client_errors import ReplayedSourceNotActive
+from agentmem.client.errors import ReplayedSourceNotActive
 from runtime_svc.storage.db import sqlite_connect
 from tests.faults.conftest import wait_until
 from tests.harness import reason

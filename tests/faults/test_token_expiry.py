@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from agentmem.client import AsyncClient, Client
-from agentmem.client_errors import TokenExpired
+from agentmem.client.errors import TokenExpired
 from agentmem.v1 import events_pb2
 from tests.faults.identity import oidc
 from tests.harness import ADMIN_A, reason

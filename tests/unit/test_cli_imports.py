@@ -24,7 +24,7 @@ HEAVY = {
     "yaml",
     "sqlalchemy",
     "agentmem_kernel",
-    "agentmem.client_aio",
+    "agentmem.client.aio",
     "regex",  # agentmem.contract.invisible's, for text that is not plain ASCII
 }
 
@@ -71,15 +71,6 @@ def test_the_launchers_log_file_help_matches_the_services() -> None:
     from agentmem_launcher import commands
 
     assert commands.LOG_FILE_HELP == LOG_FILE_HELP
-
-
-def test_the_commands_environment_names_are_the_clients() -> None:
-    from agentmem import client_settings
-    from agentmem.cli import main
-
-    assert main.ENV_ADDRESS == client_settings.ENV_ADDRESS
-    assert main.ENV_TOKEN == client_settings.ENV_TOKEN
-    assert main.ENV_EXPERIMENTAL == client_settings.ENV_EXPERIMENTAL
 
 
 def test_the_version_is_the_distributions() -> None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from agentmem.contract import invisible
 from agentmem.contract.invisible import has_invisible, shown, without_invisible
-from agentmem.mcp_toolbox import visible
+from agentmem.mcp.toolbox import visible
 
 
 def test_bidi_zero_width_and_tag_characters_are_written_out():

@@ -1,14 +1,19 @@
 """The dependency rule, read from the import statements (function-local ones included):
 
-    launcher (agentmem_launcher)        starts the services by module name, never imports them
-    client side (agentmem.*)            protocol_svc/, runtime_svc/
-        |                                   |
-        |                               kernel (agentmem_kernel)
-        |                                   |
+    launcher (agentmem_launcher)           starts the services by module name, never imports them
+    surfaces: agentmem.cli | agentmem.mcp | agentmem.app_server | agentmem.console
+        |           (none imports another; each adds its `agentmem` commands through an
+        |            entry point, agentmem/client/commands.py)
+    client (agentmem.client, agentmem)     protocol_svc/, runtime_svc/
+        |                                      |
+        |                                  kernel (agentmem_kernel)
+        |                                      |
+    process (agentmem.process): listening, logs, private files
     contract (agentmem.contract, agentmem.v1): protobuf, gRPC and regex only
 
 Nothing imports upward or across: the client side never imports the kernel, a service or the
-launcher; the kernel never the client side; neither service the other.
+launcher; a surface never another surface; the kernel never the client side; neither
+service the other.
 
 Inside the runtime (runtime_svc/), folders stand on floors, and a folder imports only its own
 modules and those of the floors below it:
@@ -36,16 +41,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ["agentmem", "agentmem_kernel", "agentmem_launcher", "protocol_svc", "runtime_svc"]
-CONTRACT, CLIENT, KERNEL, LAUNCHER = "contract", "client", "kernel", "launcher"
+CONTRACT, PROCESS, CLIENT, KERNEL, LAUNCHER = "contract", "process", "client", "kernel", "launcher"
 RUNTIME, GATEWAY = "runtime_svc", "protocol_svc"
+# The client's surfaces (agentmem's subpackages), each a layer of its own.
+SURFACES = ("cli", "mcp", "app_server", "console")
+BASE = {CONTRACT, PROCESS}
 # What each layer may import of ours.
 ALLOWED: Mapping[str, set[str]] = {
     CONTRACT: {CONTRACT},
-    CLIENT: {CONTRACT, CLIENT},
-    KERNEL: {CONTRACT, KERNEL},
-    GATEWAY: {CONTRACT, KERNEL, GATEWAY},
-    RUNTIME: {CONTRACT, KERNEL, RUNTIME},
-    LAUNCHER: {CONTRACT, CLIENT, KERNEL, LAUNCHER},
+    PROCESS: BASE,
+    CLIENT: BASE | {CLIENT},
+    **{surface: BASE | {CLIENT, surface} for surface in SURFACES},
+    KERNEL: BASE | {KERNEL},
+    GATEWAY: BASE | {KERNEL, GATEWAY},
+    RUNTIME: BASE | {KERNEL, RUNTIME},
+    LAUNCHER: BASE | {CLIENT, KERNEL, LAUNCHER, *SURFACES},  # the top: it serves them
 }
 # Besides the standard library, all the contract may import.
 # (regex: Unicode's character properties, for what text hides from a person.)
@@ -63,7 +73,12 @@ def layer(module: str) -> str | None:
     """The layer of one of our modules (None: not ours)."""
     top, _, rest = module.partition(".")
     if top == "agentmem":
-        return CONTRACT if rest.split(".")[0] in ("contract", "v1") else CLIENT
+        sub = rest.split(".")[0]
+        if sub in ("contract", "v1"):
+            return CONTRACT
+        if sub == PROCESS or sub in SURFACES:
+            return sub
+        return CLIENT
     return {
         "agentmem_kernel": KERNEL,
         "agentmem_launcher": LAUNCHER,
@@ -103,10 +118,10 @@ def violations(sources: Mapping[str, str]) -> list[str]:
             other = layer(name)
             if other is None:
                 library = name.split(".")[0]
-                if own == CONTRACT and not (
+                if own in BASE and not (
                     library in CONTRACT_LIBRARIES or library in sys.stdlib_module_names
                 ):
-                    found.append(f"{path}:{line}: the contract imports {name}")
+                    found.append(f"{path}:{line}: the {own} imports {name}")
             elif other not in ALLOWED[own] and not _package_of(name, path):
                 what = f"{path}:{line}: {own} imports {other}"
                 if what not in found:  # one line per statement
@@ -273,7 +288,7 @@ def test_the_rule_refuses_the_back_imports_it_replaced() -> None:
     back = {
         "agentmem/cli/servers.py": "from runtime_svc import app\nfrom protocol_svc import app\n",
         "agentmem/app_server/methods.py": "from protocol_svc.policy import POLICY\n",
-        "agentmem/mcp_schemas.py": "from protocol_svc import schema\n",
+        "agentmem/mcp/schemas.py": "from protocol_svc import schema\n",
         "agentmem_launcher/servers.py": (
             'import sys\nbase = [sys.executable, "-P", "-m", "agentmem.cli.main"]\n'
             'argv = [*base, "runtime"]\n'
@@ -282,10 +297,18 @@ def test_the_rule_refuses_the_back_imports_it_replaced() -> None:
         "agentmem_kernel/tls.py": "from agentmem.client import Client\n",
         "agentmem/contract/errors.py": "import sqlalchemy\n",
         "protocol_svc/app.py": "from runtime_svc import app\n",
+        # the surfaces' imports of each other, before each added its commands by entry point
+        "agentmem/cli/main.py": (
+            "from agentmem.app_server import cli as app_server\n"
+            "from agentmem.console import server\n"
+        ),
+        "agentmem/mcp/values.py": "from agentmem.app_server.protojson import enum_values\n",
+        "agentmem/client/json_output.py": "from agentmem.cli import render\n",
+        "agentmem/process/logs.py": "from agentmem.client import Client\n",
     }
     found = violations(back)
     assert {f.split(":")[0] for f in found} == set(back), found
-    assert len(found) == 9, found  # servers.py: both imports
+    assert len(found) == 14, found  # servers.py and main.py: both imports
     launched = 'CONSOLE = "agentmem.cli.main"\nSERVICES = {"runtime": "runtime_svc"}\n'
     assert violations({"agentmem_launcher/servers.py": launched}) == []
 

@@ -11,7 +11,7 @@ import threading
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from agentmem.contract import logs
+from agentmem.process import logs
 from agentmem_kernel import tracing
 
 

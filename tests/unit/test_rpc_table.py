@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem import client_values
+from agentmem.client import values as client_values
 from agentmem.contract import rpcs
 from agentmem.contract.capabilities import CAPABILITIES
 from agentmem.v1 import events_pb2
@@ -47,7 +47,7 @@ def test_the_app_server_gating_and_notifications_are_the_table() -> None:
 
 
 def test_the_mcp_tools_hints_are_the_table() -> None:
-    arguments = pytest.importorskip("agentmem.mcp_arguments")
+    arguments = pytest.importorskip("agentmem.mcp.arguments")
     for row in rpcs.TABLE:
         hints = arguments.tool_annotations(row.name, row.name)
         assert hints.read_only_hint is row.read_only

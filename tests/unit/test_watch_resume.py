@@ -7,9 +7,9 @@ import inspect
 import pytest
 
 from agentmem import AsyncClient, Client
-from agentmem.client_errors import TokenExpired, Unavailable
-from agentmem.client_settings import RetryPolicy
-from agentmem.client_watch import Resume
+from agentmem.client.errors import TokenExpired, Unavailable
+from agentmem.client.settings import RetryPolicy
+from agentmem.client.watch import Resume
 
 POLICY = RetryPolicy(initial=0.1, maximum=0.4, deadline=30.0)
 
