@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable
 
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 
 CONTEXT_KEY = "agentmem-call-context-bin"
 PRINCIPAL_KINDS = {

@@ -14,7 +14,7 @@ from agentmem.v1 import memory_service_pb2_grpc
 from agentmem_kernel import internal_call, metrics, serving, tls, tracing, transport
 from agentmem_kernel.config import Settings
 from agentmem_kernel.guard import Admit, CallGuard
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from protocol_svc import public_tls
 from protocol_svc.auth import Authenticator
 from protocol_svc.capabilities import CapabilityGate, opted_in

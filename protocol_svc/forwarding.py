@@ -16,7 +16,7 @@ import grpc
 from google.protobuf.message import Message
 
 from agentmem.contract import rpcs
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from protocol_svc import validation
 from protocol_svc.policy import POLICY, SERVICE
 from protocol_svc.runtime_client import RuntimeClient
@@ -47,7 +47,7 @@ class Forwarding:
 
     async def _forward(self, name: str, request: Any, context: Context, response: type[R]) -> R:
         """The request validated, then the runtime's answer to it (of type `response`)."""
-        validation.VALIDATORS[name](request)
+        validation.validate(request)
         rule = POLICY[f"/{SERVICE.full_name}/{name}"]
         call = CALL.get()
         idempotent = rule.idempotent

@@ -23,10 +23,10 @@ from tenacity import (
 
 from agentmem.contract.errors import AgentmemError, Reason
 from agentmem.contract.grpc_errors import error_info, status_of_call
+from agentmem.v1 import memory_service_pb2_grpc
 from agentmem_kernel import internal_call, metrics
 from agentmem_kernel.guard import UpstreamStatus
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 
 log = logging.getLogger("agentmem.gateway.runtime")
 
@@ -80,7 +80,8 @@ class RuntimeClient:
             self._channel = grpc.aio.secure_channel(
                 address, channel_credentials, options=opts, interceptors=list(interceptors) or None
             )
-        self._stub = runtime_service_pb2_grpc.RuntimeServiceStub(self._channel)
+        # The runtime serves the public service on its internal port.
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(self._channel)
         self._credential = credential
         self._default_deadline = default_deadline
 
@@ -139,17 +140,17 @@ class RuntimeClient:
         context: rpb.CallContext,
         on_connected: Callable[[], None] = lambda: None,
     ) -> AsyncIterator[Any]:
-        """The runtime's event stream; `on_connected` is called once the runtime has
-        accepted it (it sends its headers at once), before any event arrives."""
-        call = self._stub.StreamEvents(
+        """The runtime's event stream (its events); `on_connected` is called once the
+        runtime has accepted it (it sends its headers at once), before any event arrives."""
+        call = self._stub.WatchEvents(
             request, metadata=internal_call.metadata(self._credential, context)
         )
         try:
             await call.initial_metadata()
             if not call.done():
                 on_connected()
-            async for event in call:
-                yield event
+            async for answer in call:
+                yield answer.event
         except grpc.aio.AioRpcError as e:
             raise translate(e) from None
         finally:

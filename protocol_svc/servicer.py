@@ -13,12 +13,11 @@ from agentmem.v1 import (
     common_pb2,
     events_pb2,
     memory_service_pb2_grpc,
-    review_pb2,
     sources_pb2,
 )
 from agentmem_kernel import internal_call
 from agentmem_kernel.config import CapabilityState, Settings
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from protocol_svc import validation
 from protocol_svc.capabilities import CapabilityGate, opted_in
 from protocol_svc.forwarding import CALL, Context, Forwarding
@@ -49,26 +48,17 @@ class MemoryServicer(Forwarding, memory_service_pb2_grpc.MemoryServiceServicer):
     async def GetCapabilities(
         self, request: capabilities_pb2.GetCapabilitiesRequest, context: Context
     ) -> capabilities_pb2.GetCapabilitiesResponse:
-        if self._gate.state("save_intent") is not CapabilityState.OFF:
-            # the tenant's policy (an admin may have overridden it)
-            policy = (
-                await self._runtime.unary(
-                    "GetInsertPolicy",
-                    review_pb2.GetInsertPolicyRequest(),
-                    CALL.get(),
-                    time_remaining=context.time_remaining(),
-                    idempotent=True,
-                )
-            ).insert_policy
-        else:
-            policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
-        retrieval = await self._runtime.unary(
-            "GetRetrievalStatus",
+        known = await self._runtime.unary(  # the tenant's insert policy, retrieval's state
+            "GetCapabilities",
             request,
             CALL.get(),
             time_remaining=context.time_remaining(),
             idempotent=True,
         )
+        policy = known.insert_policy  # the tenant's (an admin may have overridden it)
+        if self._gate.state("save_intent") is CapabilityState.OFF:
+            policy = INSERT_POLICIES[self._settings.memory.insert_policy.value]
+        retrieval = known.retrieval
         return capabilities_pb2.GetCapabilitiesResponse(
             api_version=API_VERSION,
             capabilities=[
@@ -93,7 +83,7 @@ class MemoryServicer(Forwarding, memory_service_pb2_grpc.MemoryServiceServicer):
     async def WatchEvents(
         self, request: events_pb2.WatchEventsRequest, context: Context
     ) -> AsyncIterator[events_pb2.WatchEventsResponse]:
-        validation.VALIDATORS["WatchEvents"](request)
+        validation.validate(request)
         call = CALL.get()
         with self._limiter.watch(call.tenant_id):
             async for event in watch(

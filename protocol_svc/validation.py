@@ -223,41 +223,43 @@ def _watch(r: events_pb2.WatchEventsRequest) -> None:
         v.enum_value("kinds", kind, EVENT_KINDS)
 
 
-def _nothing(r: Message) -> None:
-    return None
-
-
-# Each validator takes its RPC's own request message; the servicer hands in the message the
-# method received, so the table's values are called with what their keys name.
-VALIDATORS: dict[str, Callable[[Any], None]] = {
-    "GetCapabilities": _nothing,
-    "ReadThreadMemoryMode": _thread_mode_read,
-    "SetThreadMemoryMode": _thread_mode_set,
-    "InsertMemory": _insert,
-    "ListSources": _list_sources,
-    "GetSource": _get_source,
-    "SetSourceClassification": _classify,
-    "AppendMessages": _append,
-    "SearchMemories": _search,
-    "AssemblePrompt": _assemble,
-    "ExplainRetrieval": _explain,
-    "ListMemories": _list_memories,
-    "ReviewMemory": _review,
-    "GetInsertPolicy": _nothing,
-    "SetInsertPolicy": _set_policy,
-    "SearchFacts": _search_facts,
-    "GetProfile": _profile,
-    "Ask": _ask,
-    "RetractFact": _retract_fact,
-    "RegisterOwnerKey": _owner_key,
-    "RevokeOwnerKey": _owner_key,
-    "PrepareForeignSource": _foreign,
-    "AdmitForeignSource": _foreign,
-    "RevokeSource": _source,
-    "RevokeAssent": _source,
-    "ReadbackSource": _source,
-    "EraseSource": _erase,
-    "ListAuditReceipts": _audit_list,
-    "VerifyAuditChain": _nothing,
-    "WatchEvents": _watch,
+# Each request type's checks (a validator takes its request message). A request with no
+# fields has nothing to check.
+VALIDATORS: dict[type[Message], Callable[[Any], None]] = {
+    thread_mode_pb2.ReadThreadMemoryModeRequest: _thread_mode_read,
+    thread_mode_pb2.SetThreadMemoryModeRequest: _thread_mode_set,
+    sources_pb2.InsertMemoryRequest: _insert,
+    sources_pb2.ListSourcesRequest: _list_sources,
+    sources_pb2.GetSourceRequest: _get_source,
+    sources_pb2.SetSourceClassificationRequest: _classify,
+    sources_pb2.AppendMessagesRequest: _append,
+    retrieval_pb2.SearchMemoriesRequest: _search,
+    retrieval_pb2.AssemblePromptRequest: _assemble,
+    retrieval_pb2.ExplainRetrievalRequest: _explain,
+    review_pb2.ListMemoriesRequest: _list_memories,
+    review_pb2.ReviewMemoryRequest: _review,
+    review_pb2.SetInsertPolicyRequest: _set_policy,
+    facts_pb2.SearchFactsRequest: _search_facts,
+    facts_pb2.GetProfileRequest: _profile,
+    facts_pb2.AskRequest: _ask,
+    facts_pb2.RetractFactRequest: _retract_fact,
+    foreign_pb2.RegisterOwnerKeyRequest: _owner_key,
+    foreign_pb2.RevokeOwnerKeyRequest: _owner_key,
+    foreign_pb2.PrepareForeignSourceRequest: _foreign,
+    foreign_pb2.AdmitForeignSourceRequest: _foreign,
+    foreign_pb2.RevokeSourceRequest: _source,
+    foreign_pb2.RevokeAssentRequest: _source,
+    foreign_pb2.ReadbackSourceRequest: _source,
+    foreign_pb2.EraseSourceRequest: _erase,
+    audit_pb2.ListAuditReceiptsRequest: _audit_list,
+    events_pb2.WatchEventsRequest: _watch,
 }
+
+
+def validate(request: Message) -> None:
+    """Refuses a malformed request (INVALID_FIELD naming the field), by its type's checks."""
+    check = VALIDATORS.get(type(request))
+    if check is not None:
+        check(request)
+    elif request.DESCRIPTOR.fields:  # a request that says something must be checked
+        raise TypeError(f"no validator for {request.DESCRIPTOR.full_name}")

@@ -19,10 +19,10 @@ import grpc
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from agentmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from agentmem_kernel import metrics, paging, serving, tls, tracing, transport
 from agentmem_kernel.config import Settings
 from agentmem_kernel.guard import CallGuard
-from agentmem_kernel.runtime.v1 import runtime_service_pb2, runtime_service_pb2_grpc
 from runtime_svc import startup
 from runtime_svc.adapters import tokenizers
 from runtime_svc.admission import admission
@@ -39,7 +39,8 @@ from runtime_svc.storage.unit_of_work import UnitOfWork
 from runtime_svc.storage.wal_checkpoints import WalCheckpointer
 
 log = logging.getLogger("agentmem.runtime")
-SERVICE = runtime_service_pb2.DESCRIPTOR.services_by_name["RuntimeService"].full_name
+# The public service, served on the internal port to the gateway only.
+SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 COMPACTION_INTERVAL_S = 60.0
 
 
@@ -214,7 +215,7 @@ async def _serve(
     tracer_provider: TracerProvider | None,
 ) -> serving.Served:
     def register(server: grpc.aio.Server) -> None:
-        runtime_service_pb2_grpc.add_RuntimeServiceServicer_to_server(servicer, server)
+        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(servicer, server)
 
     return await serving.start(
         listen=listen or settings.runtime.listen,

@@ -7,10 +7,16 @@ import pytest
 from grpc_status import rpc_status
 
 from agentmem.client import connect
-from agentmem.v1 import audit_pb2, capabilities_pb2, common_pb2, events_pb2, thread_mode_pb2
+from agentmem.v1 import (
+    audit_pb2,
+    capabilities_pb2,
+    common_pb2,
+    events_pb2,
+    memory_service_pb2_grpc,
+    thread_mode_pb2,
+)
 from agentmem_kernel import internal_call
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from tests.harness import ADMIN_A, INTERNAL_TOKEN, READER_A, reason
 from tests.test_thread_mode import DISABLED, read, receipts, set_mode
 
@@ -140,7 +146,7 @@ def test_runtime_accepts_calls_from_the_gateway_only(stack):
     request = thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id="t1")
     context = rpb.CallContext(tenant_id="tenant-a", principal_id="mallory", scopes=["memory.read"])
     with grpc.insecure_channel(stack.runtime_address) as ch:
-        stub = runtime_service_pb2_grpc.RuntimeServiceStub(ch)
+        stub = memory_service_pb2_grpc.MemoryServiceStub(ch)
         for md in (
             (),
             (("authorization", f"Bearer {ADMIN_A.token}"),),
@@ -165,7 +171,7 @@ def test_health_and_reflection_on_both_services(stack):
 
     for address, service in (
         (stack.address, "agentmem.v1.MemoryService"),
-        (stack.runtime_address, "agentmem.runtime.v1.RuntimeService"),
+        (stack.runtime_address, "agentmem.v1.MemoryService"),
     ):
         assert health(address) == 1 and health(address, service) == 1  # SERVING
         with grpc.insecure_channel(address) as ch:

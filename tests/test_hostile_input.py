@@ -12,7 +12,7 @@ import pytest
 
 from agentmem.v1 import audit_pb2, foreign_pb2, review_pb2, sources_pb2
 from agentmem_kernel import internal_call, paging
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from tests.harness import ADMIN_A, ADMIN_B, INTERNAL_TOKEN, READER_A, metadata_of, reason
 from tests.memory_helpers import insert
 
@@ -134,7 +134,7 @@ def test_oversized_messages_name_the_limit_on_both_hops(make_stack):
     # The runtime applies the same limit to what reaches it.
     context = rpb.CallContext(tenant_id="tenant-a", principal_id="alice", scopes=["memory.write"])
     with grpc.insecure_channel(stack.runtime_address) as channel:
-        call = channel.unary_unary("/agentmem.runtime.v1.RuntimeService/InsertMemory")
+        call = channel.unary_unary("/agentmem.v1.MemoryService/InsertMemory")
         with pytest.raises(grpc.RpcError) as e:
             call(
                 big.SerializeToString(),

@@ -12,10 +12,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from agentmem.v1 import thread_mode_pb2
+from agentmem.v1 import memory_service_pb2_grpc, thread_mode_pb2
 from agentmem_kernel import internal_call
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from tests.harness import INTERNAL_TOKEN, free_port, health, reason
 from tests.test_thread_mode import read
 
@@ -94,7 +93,7 @@ def _direct(address: str, credentials) -> grpc.RpcError:
         grpc.secure_channel(address, credentials) if credentials else grpc.insecure_channel(address)
     )
     with channel, pytest.raises(grpc.RpcError) as e:
-        runtime_service_pb2_grpc.RuntimeServiceStub(channel).ReadThreadMemoryMode(
+        memory_service_pb2_grpc.MemoryServiceStub(channel).ReadThreadMemoryMode(
             thread_mode_pb2.ReadThreadMemoryModeRequest(thread_id="t1"),
             metadata=internal_call.metadata(INTERNAL_TOKEN, context),
             timeout=5,

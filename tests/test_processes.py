@@ -15,10 +15,9 @@ import pytest
 import yaml
 
 from agentmem.client import connect
-from agentmem.v1 import thread_mode_pb2
+from agentmem.v1 import memory_service_pb2_grpc, thread_mode_pb2
 from agentmem_kernel import internal_call
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
-from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from tests.harness import (
     ADMIN_A,
     INTERNAL_TOKEN,
@@ -147,7 +146,7 @@ def direct_read(victim: str, address: str) -> None:
         return
     context = rpb.CallContext(tenant_id="tenant-a", principal_id="alice", scopes=["memory.read"])
     with grpc.insecure_channel(address) as ch:
-        runtime_service_pb2_grpc.RuntimeServiceStub(ch).ReadThreadMemoryMode(
+        memory_service_pb2_grpc.MemoryServiceStub(ch).ReadThreadMemoryMode(
             request, metadata=internal_call.metadata(INTERNAL_TOKEN, context), timeout=10
         )
 

@@ -10,6 +10,14 @@ from google.protobuf.message import Message
 
 from agentmem.client.errors import from_grpc_error
 from agentmem.client.values import target_of
+from agentmem.v1 import memory_service_pb2
+
+# The service's methods that answer with a stream (not retried: `Client.watch` resumes one).
+STREAMS = {
+    m.name
+    for m in memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods
+    if m.server_streaming
+}
 
 if TYPE_CHECKING:
     from agentmem.client import Client
@@ -29,7 +37,7 @@ class RawMethod:
         metadata: tuple[tuple[str, str | bytes], ...] = (),
         timeout: float | None = None,
     ) -> Any:
-        """The response (for WatchEvents, the stream); `metadata` is sent besides the
+        """The response (for a streaming RPC, the stream); `metadata` is sent besides the
         client's own, and then the call is made once, without retries."""
         client = self._client
         if metadata:
@@ -39,7 +47,7 @@ class RawMethod:
                 )
             except grpc.RpcError as e:
                 raise from_grpc_error(e, target_of(request)) from None
-        if self._name == "WatchEvents":
+        if self._name in STREAMS:
             return self._method(request, metadata=client.metadata(), timeout=timeout)
         return client._send(self._name, request, timeout)
 

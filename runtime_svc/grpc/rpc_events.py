@@ -38,9 +38,11 @@ class EventRpcs(ServicerBase):
             first_invalid_sequence=result.first_invalid_sequence,
         )
 
-    async def StreamEvents(
+    async def WatchEvents(
         self, request: events_pb2.WatchEventsRequest, context: Context
-    ) -> AsyncIterator[events_pb2.Event]:
+    ) -> AsyncIterator[events_pb2.WatchEventsResponse]:
+        """The tenant's event log from `after_sequence` on, then live (the gateway resumes
+        a broken stream and fans it out to its watchers)."""
         caller = CALLER.get()
         kinds = sorted({enums.EVENT_KINDS.from_proto("kinds", k) for k in request.kinds})
         position = request.after_sequence
@@ -51,7 +53,7 @@ class EventRpcs(ServicerBase):
                 waiter.clear()  # before reading: a commit after this read wakes us
                 batch = await self._run(self._feed.after, caller, position, kinds)
                 for logged in batch:
-                    yield mapping.event(logged)
+                    yield events_pb2.WatchEventsResponse(event=mapping.event(logged))
                 if batch:
                     position = batch[-1].sequence
                     continue

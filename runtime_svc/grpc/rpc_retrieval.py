@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentmem.v1 import capabilities_pb2, retrieval_pb2
 from agentmem_kernel import metrics
 from runtime_svc.grpc import mapping
-from runtime_svc.grpc.enums import CLASSIFICATIONS, MATCHED_BY, REASONS
+from runtime_svc.grpc.enums import CLASSIFICATIONS, MATCHED_BY, POLICIES, REASONS
 from runtime_svc.grpc.servicer_base import CALLER, Context, ServicerBase
 
 
@@ -90,19 +90,27 @@ class RetrievalRpcs(ServicerBase):
             truncated=result.truncated,
         )
 
-    async def GetRetrievalStatus(
+    async def GetCapabilities(
         self, request: capabilities_pb2.GetCapabilitiesRequest, context: Context
-    ) -> capabilities_pb2.RetrievalStatus:
-        st = await self._run(self._retrieval.status, CALLER.get())
-        return capabilities_pb2.RetrievalStatus(
-            mode=st.mode,
-            lexical_only_reason=st.lexical_only_reason,
-            embedding_model=st.model_id,
-            embedding_dimension=st.dimension,
-            embeddings_pending=st.pending,
-            prompt_tokenizer=st.tokenizer,
-            embeddings_lag_seconds=round(st.lag_s, 3),
-            embeddings_set_aside=st.set_aside,
-            embeddings_last_error=st.last_error,
-            embeddings_last_error_at=mapping.timestamp(st.last_error_at_us),
+    ) -> capabilities_pb2.GetCapabilitiesResponse:
+        """What the runtime knows of the caller's capabilities: the tenant's insert policy
+        and the state of retrieval (the gateway adds what it decides: the API version, the
+        capabilities it gates, the caller)."""
+        caller = CALLER.get()
+        policy, _ = await self._run(self._inserts.current_policy, caller)
+        st = await self._run(self._retrieval.status, caller)
+        return capabilities_pb2.GetCapabilitiesResponse(
+            insert_policy=POLICIES.to_proto(policy),
+            retrieval=capabilities_pb2.RetrievalStatus(
+                mode=st.mode,
+                lexical_only_reason=st.lexical_only_reason,
+                embedding_model=st.model_id,
+                embedding_dimension=st.dimension,
+                embeddings_pending=st.pending,
+                prompt_tokenizer=st.tokenizer,
+                embeddings_lag_seconds=round(st.lag_s, 3),
+                embeddings_set_aside=st.set_aside,
+                embeddings_last_error=st.last_error,
+                embeddings_last_error_at=mapping.timestamp(st.last_error_at_us),
+            ),
         )

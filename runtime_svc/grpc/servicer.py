@@ -5,7 +5,7 @@ Its RPCs are written out by area (`rpc_sources`, `rpc_appends`, `rpc_facts`, `rp
 
 from __future__ import annotations
 
-from agentmem_kernel.runtime.v1 import runtime_service_pb2_grpc
+from agentmem.v1 import memory_service_pb2_grpc
 from runtime_svc.grpc.rpc_appends import AppendRpcs
 from runtime_svc.grpc.rpc_events import EventRpcs
 from runtime_svc.grpc.rpc_facts import FactRpcs
@@ -24,6 +24,7 @@ class RuntimeServicer(
     ForeignRpcs,
     RetrievalRpcs,
     EventRpcs,
-    runtime_service_pb2_grpc.RuntimeServiceServicer,
+    memory_service_pb2_grpc.MemoryServiceServicer,
 ):
-    """Every RPC of `agentmem_kernel.runtime.v1.RuntimeService`."""
+    """Every RPC of `agentmem.v1.MemoryService`, as the runtime answers it on its internal
+    port: for the caller the gateway authenticated (`servicer_base.caller_from`)."""

@@ -13,7 +13,7 @@ import grpc
 
 from agentmem.contract import save_intents
 from agentmem_kernel import internal_call
-from agentmem_kernel.runtime.v1 import runtime_service_pb2 as rpb
+from agentmem_kernel.runtime.v1 import call_context_pb2 as rpb
 from runtime_svc.domain.caller import Caller
 from runtime_svc.grpc.wakeups import TenantWakeups
 from runtime_svc.services.appends import Appends

@@ -18,7 +18,7 @@ from tests.test_thread_mode import DISABLED, read, set_mode
 
 UP = [sys.executable, "-m", "agentmem.cli.main", "up", "--listen", "127.0.0.1:0"]
 RUNTIME_SET_STARTED = (
-    '"msg": "call started", "method": "/agentmem.runtime.v1.RuntimeService/SetThreadMemoryMode"'
+    '"msg": "call started", "method": "/agentmem.v1.MemoryService/SetThreadMemoryMode"'
 )
 GATEWAY_DRAINING = '"service": "gateway", "logger": "agentmem.serving", "msg": "draining"'
 

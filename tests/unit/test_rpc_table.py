@@ -9,7 +9,6 @@ from agentmem.client import values as client_values
 from agentmem.contract import rpcs
 from agentmem.contract.capabilities import CAPABILITIES
 from agentmem.v1 import events_pb2
-from protocol_svc import validation
 from protocol_svc.policy import POLICY
 
 
@@ -34,7 +33,6 @@ def test_the_gateway_policy_and_the_clients_retries_are_the_table() -> None:
         row.method: (row.scope.value, row.capability, row.idempotent) for row in rpcs.TABLE
     }
     assert {row.name for row in rpcs.TABLE if row.idempotent} == client_values.IDEMPOTENT
-    assert set(validation.VALIDATORS) == set(rpcs.BY_NAME)
 
 
 def test_the_app_server_gating_and_notifications_are_the_table() -> None:
