@@ -206,22 +206,29 @@ class Tally:
 
 
 class WordsTally(Tally):
-    """Fact questions whose text carries the answer's words; those without a key word apart."""
+    """Fact questions whose text carries the answer's words; those without a key word apart,
+    and apart too the share among the questions whose source messages carry them
+    (`reachable`: the others' words are the reply's to work out, a count or a duration)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skipped = 0
+        self.reachable = Tally()
 
-    def carried(self, ability: str, text: str | set[str], items: list[str]) -> bool | None:
+    def carried(
+        self, ability: str, text: str | set[str], items: list[str], reachable: bool
+    ) -> bool | None:
         got = answer_words.carries(text, items)
         if got is None:
             self.skipped += 1
         else:
             self.add(ability, got)
+            if reachable:
+                self.reachable.add(ability, got)
         return got
 
     def rates(self) -> dict[str, Any]:
-        return super().rates() | {"skipped": self.skipped}
+        return super().rates() | {"skipped": self.skipped, "reachable": self.reachable.rates()}
 
 
 def _cost(text: str) -> int:
@@ -247,6 +254,7 @@ def references(chats: list[Chat], budgets: Sequence[int]) -> dict[str, Any]:
                 for r in db.execute("SELECT mid FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,))
             ]
             need = sum(_cost(by_id[i]["content"]) for i in ids)
+            reach = answer_words.carries(_text(by_id, ids), items) is True
             for b in budgets:
                 kept, room = set(), b
                 for i in ranked:
@@ -259,9 +267,9 @@ def references(chats: list[Chat], budgets: Sequence[int]) -> dict[str, Any]:
                 naive[b].add(ability, ids <= kept)
                 alone[b].add(ability, need <= b)
                 if ability in FACT_ABILITIES:
-                    naive_words[b].carried(ability, _text(by_id, kept), items)
+                    naive_words[b].carried(ability, _text(by_id, kept), items, reach)
                     evidence = _text(by_id, ids) if need <= b else ""
-                    alone_words[b].carried(ability, evidence, items)
+                    alone_words[b].carried(ability, evidence, items, reach)
         db.close()
     return {
         "naive BM25": {str(b): naive[b].rates() for b in budgets},
@@ -300,6 +308,7 @@ def measure(
                     used[b].append(r.tokens_used)
                     if ability in FACT_ABILITIES:
                         block = answer_words.stems(r.context)
+                        reach = answer_words.carries(_text(by_id, ids), items)
                         facts.append(
                             {
                                 "chat": chat.number,
@@ -307,8 +316,8 @@ def measure(
                                 "budget": b,
                                 "question": question,
                                 "cited": cited,
-                                "words": words[b].carried(ability, block, items),
-                                "evidence_words": answer_words.carries(_text(by_id, ids), items),
+                                "words": words[b].carried(ability, block, items, reach is True),
+                                "evidence_words": reach,
                                 "missing": [
                                     [k for k in answer_words.key_words(i) if k not in block]
                                     for i in items
@@ -457,6 +466,12 @@ def words_lines(beam: dict[str, Any], budgets: Sequence[int]) -> list[str]:
                 + " | ".join(f"{of(r, b, kind).get(a, 0):.3f}" for _, r, kind in rows)
                 + " |"
             )
+        n = of(rows[0][1], b, rows[0][2])["reachable"]["questions"]
+        lines.append(
+            f"| overall, the {n} whose source messages carry the words | {b:,} | "
+            + " | ".join(f"{of(r, b, kind)['reachable']['overall']:.3f}" for _, r, kind in rows)
+            + " |"
+        )
     return lines
 
 

@@ -96,22 +96,39 @@ class Tally:
 
 
 class WordsTally(Tally):
-    """Questions whose text carries the answer's words; those without a key word apart."""
+    """Questions whose text carries the answer's words; those without a key word apart, and
+    apart too the share among the questions whose evidence turns (with their dates) carry
+    them (`reachable`: the others' words are the reply's to work out)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skipped = 0
+        self.reachable = Tally()
 
-    def carried(self, question: dict, text: str | set[str]) -> bool | None:
+    def carried(self, question: dict, text: str | set[str], reachable: bool) -> bool | None:
         got = answer_words.carries(text, [str(question.get("answer", ""))])
         if got is None:
             self.skipped += 1
         else:
             self.add(question, got)
+            if reachable:
+                self.reachable.add(question, got)
         return got
 
-    def rates(self) -> dict[str, float]:
-        return super().rates() | {"skipped": self.skipped}
+    def rates(self) -> dict[str, Any]:
+        return super().rates() | {"skipped": self.skipped, "reachable": self.reachable.rates()}
+
+
+def reachable(question: dict, dated: dict[str, str]) -> bool:
+    """Whether the question's evidence turns, each with its session's date, carry the answer's
+    words."""
+    text = "".join(dated.get(e, "") for e in question["evidence"])
+    return answer_words.carries(text, [str(question.get("answer", ""))]) is True
+
+
+def dated_turns(conv: dict) -> dict[str, str]:
+    """`date speaker: text` of every turn by dia_id (`bench.locomo.turns`)."""
+    return {dia: f"{text}\n" for dia, text in locomo.turns(conv, dated=True)}
 
 
 def covered(citations: Sequence[Any], dia_of: dict[tuple[str, int], str]) -> set[str]:
@@ -183,9 +200,11 @@ def measure(address: str, loaded: list[Loaded], budgets: Sequence[int] = BUDGETS
     bpe_used: dict[int, list[int]] = {b: [] for b in budgets}
     recall = Tally()
     for item in loaded:
+        dated = dated_turns(item.conv)
         with connect(address, item.token) as client:
             for q in locomo.questions(item.conv):
                 evidence = set(q["evidence"])
+                reach = reachable(q, dated)
                 hits = client.SearchMemories(
                     retrieval_pb2.SearchMemoriesRequest(
                         query=q["question"], limit=5, group_by_source=False
@@ -197,7 +216,7 @@ def measure(address: str, loaded: list[Loaded], budgets: Sequence[int] = BUDGETS
                         retrieval_pb2.AssemblePromptRequest(query=q["question"], token_budget=b)
                     )
                     tallies[b].add(q, evidence <= covered(r.citations, item.dia_of))
-                    words[b].carried(q, answer_words.stems(r.context))
+                    words[b].carried(q, answer_words.stems(r.context), reach)
                     used[b].append(r.tokens_used)
                     if bpe.available():
                         bpe_used[b].append(bpe.count(r.context))
@@ -233,7 +252,7 @@ def references(convs: list[dict], budgets: Sequence[int] = BUDGETS) -> dict[str,
         lines = _lines(conv)
         cost = {dia: count_tokens(text) for dia, text in lines}
         sizes.append(fixed + sum(cost.values()))
-        dated = {dia: f"{text}\n" for dia, text in locomo.turns(conv, dated=True)}
+        dated = dated_turns(conv)
         dated_cost = {dia: count_tokens(text) for dia, text in dated.items()}
         ranked = _naive_ranks(conv)
         for b in budgets:
@@ -246,15 +265,16 @@ def references(convs: list[dict], budgets: Sequence[int] = BUDGETS) -> dict[str,
                 room -= cost[dia]
             for q in locomo.questions(conv):
                 evidence = set(q["evidence"])
+                reach = reachable(q, dated)
                 recent[b].add(q, evidence <= kept)
                 need = fixed + sum(cost.get(e, 10**9) for e in evidence)
                 alone[b].add(q, need <= b)
                 packed = _pack(ranked[q["question"]], dated_cost, b - fixed)
                 naive[b].add(q, evidence <= set(packed))
-                naive_words[b].carried(q, "".join(dated[d] for d in packed))
+                naive_words[b].carried(q, "".join(dated[d] for d in packed), reach)
                 fits = fixed + sum(dated_cost.get(e, 10**9) for e in evidence) <= b
                 alone_words[b].carried(
-                    q, "".join(dated.get(e, "") for e in evidence) if fits else ""
+                    q, "".join(dated.get(e, "") for e in evidence) if fits else "", reach
                 )
     return {
         "naive BM25": {str(b): naive[b].rates() for b in budgets},
@@ -371,13 +391,18 @@ def words_lines(ev: dict[str, Any]) -> list[str]:
         "",
         f"the answer's words in the block, LoCoMo-dev ({first['questions']} questions with key "
         f"words, {first['skipped']} without; `bench.answer_words`):",
-        "| assembly | budget | overall | " + " | ".join(TYPES) + " |",
-        "|---|---|---|---|---|---|---|",
+        "| assembly | budget | overall | " + " | ".join(TYPES) + " | overall, the "
+        f"{first['reachable']['questions']} whose evidence turns carry the words |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, r, nested in rows:
         for b in BUDGETS:
             w = of(r, b, nested)
-            cells = [f"{w['overall']:.3f}", *(f"{w[k]:.3f}" for k in TYPES)]
+            cells = [
+                f"{w['overall']:.3f}",
+                *(f"{w[k]:.3f}" for k in TYPES),
+                f"{w['reachable']['overall']:.3f}",
+            ]
             lines.append(f"| {label} | {b:,} | " + " | ".join(cells) + " |")
     return lines
 
