@@ -86,6 +86,7 @@ INSERT_MESSAGES, INSERT_CHARS = 1_000, 1_000_000
 
 TARGET_2000, TARGET_4000, TARGET_ABOVE_NAIVE = 0.65, 0.80, 0.25
 TARGET_P50_MS = 15.0
+TARGET_WORDS_2000 = 0.92  # the answer's words in the block, fact questions
 
 
 @dataclass(frozen=True)
@@ -505,6 +506,13 @@ def targets(report: dict[str, Any], out: list[str]) -> None:
         if b in best:
             v = best[b]["overall"]
             check(f"BEAM-dev evidence at {b} tokens ({mode})", v >= floor, f"{v} (floor {floor})")
+    if "2000" in best and "words" in best["2000"]:
+        v = best["2000"]["words"]["overall"]
+        check(
+            f"BEAM-dev fact questions' answer words in 2000 tokens ({mode})",
+            v >= TARGET_WORDS_2000,
+            f"{v} (floor {TARGET_WORDS_2000})",
+        )
     for b, r in beam["references"]["naive BM25"].items():
         if b in best:
             gap = round(best[b]["overall"] - r["overall"], 3)
