@@ -10,12 +10,15 @@ inserts as the service's conversation limits allow (`limits.max_messages_per_ins
 `limits.max_conversation_chars`). Every question with evidence (abstention questions have
 none) is sent to AssemblePrompt at 1,000 / 2,000 / 4,000 / 8,000 tokens; it counts when
 every one of its source messages lies inside a passage the block cites (a citation of a part
-of a message covers that message). By ability, next to two references computed in the same
+of a message covers that message). Also what reaches the model: the share of the fact
+questions (`FACT_ABILITIES`) whose block text carries the answer's words, each rubric item's
+key words (`bench.answer_words`). By ability, next to two references computed in the same
 run over the same messages, with tokens counted as characters / 4:
 
 - naive BM25: SQLite FTS5 over single messages, the question's words OR-ed, messages packed
   by score into the budget (one that does not fit is skipped);
-- evidence alone (the ceiling): the source messages themselves fit the budget.
+- evidence alone (the ceiling): the source messages themselves fit the budget (and, for the
+  answer's words, their text carries them).
 
 Also AssemblePrompt's latency at 8,000 tokens on one chat next to the two-hop echo floor, and
 an append of one turn to that chat's last conversation (`bench.append_latency`).
@@ -45,7 +48,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2, sources_pb2
-from bench import append_latency, hybrid, servers
+from bench import answer_words, append_latency, hybrid, servers
 from bench.common import echo_floor, timed
 from bench.locomo import ROOT
 
@@ -69,19 +72,29 @@ ABILITIES = (
     "preference_following",
     "summarization",
 )
+# Questions with a stated answer: their rubric items are what the block should carry.
+FACT_ABILITIES = (
+    "information_extraction",
+    "knowledge_update",
+    "temporal_reasoning",
+    "multi_session_reasoning",
+    "contradiction_resolution",
+)
 LEXICAL_ENV = {"AGENTMEM_RETRIEVAL__EMBEDDINGS": "none"}
 # What one insert may hold, as the service's defaults allow (`limits.*`).
 INSERT_MESSAGES, INSERT_CHARS = 1_000, 1_000_000
 
 TARGET_2000, TARGET_4000, TARGET_ABOVE_NAIVE = 0.65, 0.80, 0.25
 TARGET_P50_MS = 15.0
+TARGET_WORDS_2000 = 0.92  # the answer's words in the block, fact questions
 
 
 @dataclass(frozen=True)
 class Chat:
     number: int
     batches: list[tuple[int, list[dict]]]  # (sent_at seconds, messages in order)
-    questions: list[tuple[str, str, set[int]]]  # (ability, question, source message ids)
+    # (ability, question, source message ids, answer items: rubric items of a fact question)
+    questions: list[tuple[str, str, set[int], list[str]]]
 
     def messages(self) -> dict[int, dict]:
         return {m["id"]: m for _, ms in self.batches for m in ms}
@@ -114,7 +127,12 @@ def load(numbers: Sequence[int], data_dir: Path = DATA) -> list[Chat]:
             ms = [m for turn in b["turns"] for m in turn]
             stored.append((_anchor(ms), ms))
         questions = [
-            (ability, q["question"], _ids(q.get("source_chat_ids")))
+            (
+                ability,
+                q["question"],
+                _ids(q.get("source_chat_ids")),
+                answer_words.rubric_items(q.get("rubric", [])) if ability in FACT_ABILITIES else [],
+            )
             for ability in ABILITIES
             for q in qs.get(ability, [])
             if _ids(q.get("source_chat_ids"))
@@ -188,6 +206,32 @@ class Tally:
         return out | {"questions": asked}
 
 
+class WordsTally(Tally):
+    """Fact questions whose text carries the answer's words; those without a key word apart,
+    and apart too the share among the questions whose source messages carry them
+    (`reachable`: the others' words are the reply's to work out, a count or a duration)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = 0
+        self.reachable = Tally()
+
+    def carried(
+        self, ability: str, text: str | set[str], items: list[str], reachable: bool
+    ) -> bool | None:
+        got = answer_words.carries(text, items)
+        if got is None:
+            self.skipped += 1
+        else:
+            self.add(ability, got)
+            if reachable:
+                self.reachable.add(ability, got)
+        return got
+
+    def rates(self) -> dict[str, Any]:
+        return super().rates() | {"skipped": self.skipped, "reachable": self.reachable.rates()}
+
+
 def _cost(text: str) -> int:
     return -(-len(text) // 4)
 
@@ -196,12 +240,14 @@ def references(chats: list[Chat], budgets: Sequence[int]) -> dict[str, Any]:
     """Naive BM25 and the ceiling (see the module doc)."""
     naive = {b: Tally() for b in budgets}
     alone = {b: Tally() for b in budgets}
+    naive_words = {b: WordsTally() for b in budgets}
+    alone_words = {b: WordsTally() for b in budgets}
     for chat in chats:
         by_id = chat.messages()
         db = sqlite3.connect(":memory:")
         db.execute("CREATE VIRTUAL TABLE t USING fts5(mid UNINDEXED, body)")
         db.executemany("INSERT INTO t VALUES (?, ?)", [(i, m["content"]) for i, m in by_id.items()])
-        for ability, question, ids in chat.questions:
+        for ability, question, ids, items in chat.questions:
             words = re.findall(r"\w+", question.lower())
             match = " OR ".join(f'"{w}"' for w in words)
             ranked = [
@@ -209,6 +255,7 @@ def references(chats: list[Chat], budgets: Sequence[int]) -> dict[str, Any]:
                 for r in db.execute("SELECT mid FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,))
             ]
             need = sum(_cost(by_id[i]["content"]) for i in ids)
+            reach = answer_words.carries(_text(by_id, ids), items) is True
             for b in budgets:
                 kept, room = set(), b
                 for i in ranked:
@@ -220,32 +267,69 @@ def references(chats: list[Chat], budgets: Sequence[int]) -> dict[str, Any]:
                         break
                 naive[b].add(ability, ids <= kept)
                 alone[b].add(ability, need <= b)
+                if ability in FACT_ABILITIES:
+                    naive_words[b].carried(ability, _text(by_id, kept), items, reach)
+                    evidence = _text(by_id, ids) if need <= b else ""
+                    alone_words[b].carried(ability, evidence, items, reach)
         db.close()
     return {
         "naive BM25": {str(b): naive[b].rates() for b in budgets},
         "evidence alone (ceiling)": {str(b): alone[b].rates() for b in budgets},
+        "words": {
+            "naive BM25": {str(b): naive_words[b].rates() for b in budgets},
+            "evidence alone": {str(b): alone_words[b].rates() for b in budgets},
+        },
     }
+
+
+def _text(by_id: dict[int, dict], ids: set[int]) -> str:
+    return "\n".join(by_id[i]["content"] for i in sorted(ids) if i in by_id)
 
 
 def measure(
     address: str, loaded: list[tuple[Chat, str, dict]], budgets: Sequence[int]
 ) -> dict[str, Any]:
+    """Evidence cited and, for fact questions, the answer's words in the block; `facts`
+    lists each fact question's outcome at each budget (what `bench.beam --misses` reads)."""
     tallies = {b: Tally() for b in budgets}
+    words = {b: WordsTally() for b in budgets}
     used: dict[int, list[int]] = {b: [] for b in budgets}
+    facts: list[dict[str, Any]] = []
     for chat, token, id_of in loaded:
+        by_id = chat.messages()
         with connect(address, token) as client:
-            for ability, question, ids in chat.questions:
+            for ability, question, ids, items in chat.questions:
                 for b in budgets:
                     r = client.AssemblePrompt(
                         retrieval_pb2.AssemblePromptRequest(query=question, token_budget=b),
                         timeout=60,
                     )
-                    tallies[b].add(ability, ids <= covered(r.citations, id_of))
+                    cited = ids <= covered(r.citations, id_of)
+                    tallies[b].add(ability, cited)
                     used[b].append(r.tokens_used)
+                    if ability in FACT_ABILITIES:
+                        block = answer_words.stems(r.context)
+                        reach = answer_words.carries(_text(by_id, ids), items)
+                        facts.append(
+                            {
+                                "chat": chat.number,
+                                "ability": ability,
+                                "budget": b,
+                                "question": question,
+                                "cited": cited,
+                                "words": words[b].carried(ability, block, items, reach is True),
+                                "evidence_words": reach,
+                                "missing": [
+                                    [k for k in answer_words.key_words(i) if k not in block]
+                                    for i in items
+                                ],
+                            }
+                        )
     return {
-        str(b): tallies[b].rates() | {"tokens_used_mean": round(statistics.mean(used[b]), 1)}
+        str(b): tallies[b].rates()
+        | {"tokens_used_mean": round(statistics.mean(used[b]), 1), "words": words[b].rates()}
         for b in budgets
-    }
+    } | {"facts": facts}
 
 
 def latency(address: str, chat: Chat, token: str, budget: int = 8000) -> dict[str, float]:
@@ -258,7 +342,7 @@ def latency(address: str, chat: Chat, token: str, budget: int = 8000) -> dict[st
                     retrieval_pb2.AssemblePromptRequest(query=q, token_budget=budget), timeout=60
                 )
             )
-            for _, q, _ in chat.questions
+            for _, q, _, _ in chat.questions
         ] * 3
         return timed(calls, warmup=10)
 
@@ -319,7 +403,7 @@ def table_lines(report: dict[str, Any]) -> list[str]:
         return []
     budgets = [int(b) for b in beam["references"]["naive BM25"]]
     rows = [(f"AssemblePrompt, {m}", beam[m]) for m in ("lexical", "hybrid") if m in beam]
-    rows += [(k, v) for k, v in beam["references"].items()]
+    rows += [(k, v) for k, v in beam["references"].items() if k != "words"]
     lines = [
         "",
         f"evidence in the prompt, BEAM-dev (chats {', '.join(map(str, beam['chats']))}; "
@@ -343,6 +427,7 @@ def table_lines(report: dict[str, Any]) -> list[str]:
         ]
         for a in ABILITIES:
             lines.append(f"| {a} | " + " | ".join(f"{r[b].get(a, 0):.3f}" for _, r in rows) + " |")
+    lines += words_lines(beam, budgets)
     echo = beam["echo_floor"]["p50_ms"]
     for m in ("lexical", "hybrid"):
         if m in beam:
@@ -355,6 +440,56 @@ def table_lines(report: dict[str, Any]) -> list[str]:
                 held = beam[m]["append"]["session_messages"]
                 lines.append(append_latency.line(beam[m]["append"], echo, m, held))
     return lines
+
+
+def words_lines(beam: dict[str, Any], budgets: Sequence[int]) -> list[str]:
+    """The answer's words in the block, by fact ability, at every budget."""
+    rows = [(f"AssemblePrompt, {m}", beam[m], "words") for m in ("lexical", "hybrid") if m in beam]
+    rows += [(k, v, "") for k, v in beam["references"]["words"].items()]
+
+    def of(r: dict[str, Any], b: int, kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = r[str(b)][kind] if kind else r[str(b)]
+        return out
+
+    first = of(rows[0][1], budgets[0], rows[0][2])
+    lines = [
+        "",
+        f"the answer's words in the block, BEAM-dev fact questions ({first['questions']} with "
+        f"key words, {first['skipped']} without; a question counts when the block text carries "
+        "the key words of every rubric item, `bench.answer_words`):",
+        "| ability | budget | " + " | ".join(label for label, _, _ in rows) + " |",
+        "|---|---|" + "---|" * len(rows),
+    ]
+    for b in budgets:
+        for a in ("overall", *FACT_ABILITIES):
+            lines.append(
+                f"| {a} | {b:,} | "
+                + " | ".join(f"{of(r, b, kind).get(a, 0):.3f}" for _, r, kind in rows)
+                + " |"
+            )
+        n = of(rows[0][1], b, rows[0][2])["reachable"]["questions"]
+        lines.append(
+            f"| overall, the {n} whose source messages carry the words | {b:,} | "
+            + " | ".join(f"{of(r, b, kind)['reachable']['overall']:.3f}" for _, r, kind in rows)
+            + " |"
+        )
+    return lines
+
+
+def misses_lines(facts: list[dict[str, Any]]) -> list[str]:
+    """Fact questions by whether the evidence is cited and whether the words are in the block."""
+    out = []
+    for b in sorted({f["budget"] for f in facts}):
+        at = [f for f in facts if f["budget"] == b and f["words"] is not None]
+        cells = Counter((f["cited"], f["words"]) for f in at)
+        unreachable = sum(1 for f in at if not f["evidence_words"])
+        out.append(
+            f"fact questions at {b:,} tokens: cited and words {cells[(True, True)]}, cited "
+            f"without the words {cells[(True, False)]}, words without every source cited "
+            f"{cells[(False, True)]}, neither {cells[(False, False)]}; the source messages "
+            f"themselves lack the words for {unreachable}"
+        )
+    return out
 
 
 def targets(report: dict[str, Any], out: list[str]) -> None:
@@ -371,6 +506,13 @@ def targets(report: dict[str, Any], out: list[str]) -> None:
         if b in best:
             v = best[b]["overall"]
             check(f"BEAM-dev evidence at {b} tokens ({mode})", v >= floor, f"{v} (floor {floor})")
+    if "2000" in best and "words" in best["2000"]:
+        v = best["2000"]["words"]["overall"]
+        check(
+            f"BEAM-dev fact questions' answer words in 2000 tokens ({mode})",
+            v >= TARGET_WORDS_2000,
+            f"{v} (floor {TARGET_WORDS_2000})",
+        )
     for b, r in beam["references"]["naive BM25"].items():
         if b in best:
             gap = round(best[b]["overall"] - r["overall"], 3)
@@ -393,6 +535,7 @@ def main() -> None:
     parser.add_argument("--no-hybrid", action="store_true")
     parser.add_argument("--fast", action="store_true", help="chats 1-2, lexical, 2,000 tokens")
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--out", default="", help="write the whole report as JSON here")
     parser.add_argument(
         "--limits",
         default=f"{INSERT_MESSAGES},{INSERT_CHARS}",
@@ -409,6 +552,11 @@ def main() -> None:
     messages, chars = (int(x) for x in args.limits.split(","))
     report = {"beam": run(numbers, budgets, hybrid_on, args.postgres, (messages, chars))}
     print("\n".join(table_lines(report)))
+    for m in ("lexical", "hybrid"):
+        if m in report["beam"]:
+            print(f"{m}:", *misses_lines(report["beam"][m]["facts"]), sep="\n  ")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
     lines: list[str] = []
     targets(report, lines)
     print("\n".join(lines))

@@ -77,7 +77,7 @@ def main() -> None:
         for chat, token, id_of in loaded:
             messages = chat.messages()
             with connect(address, token) as client:
-                for ability, question, ids in chat.questions:
+                for ability, question, ids, _ in chat.questions:
                     for b in budgets:
                         r = client.AssemblePrompt(
                             retrieval_pb2.AssemblePromptRequest(query=question, token_budget=b)

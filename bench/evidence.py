@@ -6,6 +6,8 @@ conversation source (`bench.locomo.insert_sessions`: speaker names, the session'
 `sent_at`). A question counts when every one of its evidence turns lies inside the message
 ranges of the passages the block cites (`AssemblePromptResponse.citations`); a citation
 without a passage (a whole source) covers no turn. Category 5 (adversarial) is skipped.
+Also what reaches the model: the share of questions whose block text carries the answer's
+words (`bench.answer_words`; an answer without a key word is counted apart).
 Question types are LoCoMo's categories: 1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop.
 
@@ -17,8 +19,12 @@ SearchMemories (`group_by_source: false`) on the same stack. Two references need
   budget, rendered `speaker: text` one a line under the block's header (what a host that
   keeps the conversation itself, without memory, would have in the same room). Also the
   whole conversation's size, the budget at which it covers everything.
+- naive BM25: SQLite FTS5 over single turns, the question's words OR-ed, turns packed by
+  score into the budget (one that does not fit is skipped), each rendered with its session's
+  date (`date speaker: text`, `bench.locomo.turns`).
 - evidence alone: the evidence turns themselves, rendered the same way; a question counts
-  when they fit the budget (the ceiling of any assembly at that budget).
+  when they fit the budget (the ceiling of any assembly at that budget); for the answer's
+  words, when they also carry them (rendered with their date, as naive BM25's).
 
 Budgets are in the service's unit (`retrieval.tokenizer`: o200k_base BPE tokens by default,
 `runtime_svc.adapters.tokenizers`); the references are counted in the same unit.
@@ -31,6 +37,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import sqlite3
 import statistics
 import tempfile
 from collections import Counter
@@ -42,7 +50,7 @@ from typing import Any
 
 from agentmem.client import connect
 from agentmem.v1 import retrieval_pb2
-from bench import bpe, hybrid, locomo, servers
+from bench import answer_words, bpe, hybrid, locomo, servers
 from runtime_svc.adapters.tokenizers import counter
 from runtime_svc.assembly import FOOTER, HEADER
 
@@ -85,6 +93,42 @@ class Tally:
         for kind in TYPES:
             out[kind] = round(self.found[kind] / self.asked[kind], 3) if self.asked[kind] else 0.0
         return out | {"questions": sum(self.asked.values())}
+
+
+class WordsTally(Tally):
+    """Questions whose text carries the answer's words; those without a key word apart, and
+    apart too the share among the questions whose evidence turns (with their dates) carry
+    them (`reachable`: the others' words are the reply's to work out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = 0
+        self.reachable = Tally()
+
+    def carried(self, question: dict, text: str | set[str], reachable: bool) -> bool | None:
+        got = answer_words.carries(text, [str(question.get("answer", ""))])
+        if got is None:
+            self.skipped += 1
+        else:
+            self.add(question, got)
+            if reachable:
+                self.reachable.add(question, got)
+        return got
+
+    def rates(self) -> dict[str, Any]:
+        return super().rates() | {"skipped": self.skipped, "reachable": self.reachable.rates()}
+
+
+def reachable(question: dict, dated: dict[str, str]) -> bool:
+    """Whether the question's evidence turns, each with its session's date, carry the answer's
+    words."""
+    text = "".join(dated.get(e, "") for e in question["evidence"])
+    return answer_words.carries(text, [str(question.get("answer", ""))]) is True
+
+
+def dated_turns(conv: dict) -> dict[str, str]:
+    """`date speaker: text` of every turn by dia_id (`bench.locomo.turns`)."""
+    return {dia: f"{text}\n" for dia, text in locomo.turns(conv, dated=True)}
 
 
 def covered(citations: Sequence[Any], dia_of: dict[tuple[str, int], str]) -> set[str]:
@@ -151,13 +195,16 @@ def stack(
 def measure(address: str, loaded: list[Loaded], budgets: Sequence[int] = BUDGETS) -> dict[str, Any]:
     """Evidence in the assembled block at each budget, and passage recall@5."""
     tallies = {b: Tally() for b in budgets}
+    words = {b: WordsTally() for b in budgets}
     used: dict[int, list[int]] = {b: [] for b in budgets}
     bpe_used: dict[int, list[int]] = {b: [] for b in budgets}
     recall = Tally()
     for item in loaded:
+        dated = dated_turns(item.conv)
         with connect(address, item.token) as client:
             for q in locomo.questions(item.conv):
                 evidence = set(q["evidence"])
+                reach = reachable(q, dated)
                 hits = client.SearchMemories(
                     retrieval_pb2.SearchMemoriesRequest(
                         query=q["question"], limit=5, group_by_source=False
@@ -169,12 +216,14 @@ def measure(address: str, loaded: list[Loaded], budgets: Sequence[int] = BUDGETS
                         retrieval_pb2.AssemblePromptRequest(query=q["question"], token_budget=b)
                     )
                     tallies[b].add(q, evidence <= covered(r.citations, item.dia_of))
+                    words[b].carried(q, answer_words.stems(r.context), reach)
                     used[b].append(r.tokens_used)
                     if bpe.available():
                         bpe_used[b].append(bpe.count(r.context))
     out: dict[str, Any] = {"recall@5": recall.rates()}
     for b in budgets:
         out[str(b)] = tallies[b].rates() | {
+            "words": words[b].rates(),
             "tokens_used_mean": round(statistics.mean(used[b]), 1),
             **({"bpe_tokens_mean": round(statistics.mean(bpe_used[b]), 1)} if bpe_used[b] else {}),
         }
@@ -191,15 +240,21 @@ def _lines(conv: dict) -> list[tuple[str, str]]:
 
 
 def references(convs: list[dict], budgets: Sequence[int] = BUDGETS) -> dict[str, Any]:
-    """The two references that need no service (see the module doc)."""
+    """The references that need no service (see the module doc)."""
     fixed = count_tokens(HEADER) + count_tokens(FOOTER)
     recent = {b: Tally() for b in budgets}
     alone = {b: Tally() for b in budgets}
+    naive = {b: Tally() for b in budgets}
+    naive_words = {b: WordsTally() for b in budgets}
+    alone_words = {b: WordsTally() for b in budgets}
     sizes = []
     for conv in convs:
         lines = _lines(conv)
         cost = {dia: count_tokens(text) for dia, text in lines}
         sizes.append(fixed + sum(cost.values()))
+        dated = dated_turns(conv)
+        dated_cost = {dia: count_tokens(text) for dia, text in dated.items()}
+        ranked = _naive_ranks(conv)
         for b in budgets:
             kept: set[str] = set()
             room = b - fixed
@@ -210,14 +265,54 @@ def references(convs: list[dict], budgets: Sequence[int] = BUDGETS) -> dict[str,
                 room -= cost[dia]
             for q in locomo.questions(conv):
                 evidence = set(q["evidence"])
+                reach = reachable(q, dated)
                 recent[b].add(q, evidence <= kept)
                 need = fixed + sum(cost.get(e, 10**9) for e in evidence)
                 alone[b].add(q, need <= b)
+                packed = _pack(ranked[q["question"]], dated_cost, b - fixed)
+                naive[b].add(q, evidence <= set(packed))
+                naive_words[b].carried(q, "".join(dated[d] for d in packed), reach)
+                fits = fixed + sum(dated_cost.get(e, 10**9) for e in evidence) <= b
+                alone_words[b].carried(
+                    q, "".join(dated.get(e, "") for e in evidence) if fits else "", reach
+                )
     return {
+        "naive BM25": {str(b): naive[b].rates() for b in budgets},
         "whole conversation, most recent": {str(b): recent[b].rates() for b in budgets},
         "evidence alone (ceiling)": {str(b): alone[b].rates() for b in budgets},
+        "words": {
+            "naive BM25": {str(b): naive_words[b].rates() for b in budgets},
+            "evidence alone": {str(b): alone_words[b].rates() for b in budgets},
+        },
         "conversation_tokens": sizes,
     }
+
+
+def _naive_ranks(conv: dict) -> dict[str, list[str]]:
+    """Each question's turns (dia_ids) by SQLite FTS5 bm25, the question's words OR-ed."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, body)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", locomo.turns(conv))
+    out = {}
+    for q in locomo.questions(conv):
+        match = " OR ".join(f'"{w}"' for w in re.findall(r"\w+", q["question"].lower()))
+        out[q["question"]] = [
+            r[0] for r in db.execute("SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,))
+        ]
+    db.close()
+    return out
+
+
+def _pack(ranked: list[str], cost: dict[str, int], room: int) -> list[str]:
+    """Turns in rank order while they fit (one that does not is skipped)."""
+    kept = []
+    for dia in ranked:
+        if cost[dia] <= room:
+            kept.append(dia)
+            room -= cost[dia]
+        if room <= 0:
+            break
+    return kept
 
 
 def run(postgres: bool = False, hybrid_on: bool = True) -> dict[str, Any]:
@@ -262,8 +357,9 @@ def table_lines(report: dict[str, Any]) -> list[str]:
     for label in ("lexical", "hybrid"):
         if label in ev:
             lines += [_row(f"AssemblePrompt, {label}", ev[label][str(b)], b) for b in BUDGETS]
-    for label in ("whole conversation, most recent", "evidence alone (ceiling)"):
-        lines += [_row(label, ev["references"][label][str(b)], b) for b in BUDGETS]
+    for label in ("naive BM25", "whole conversation, most recent", "evidence alone (ceiling)"):
+        if label in ev["references"]:
+            lines += [_row(label, ev["references"][label][str(b)], b) for b in BUDGETS]
     sizes = ev["references"]["conversation_tokens"]
     lines.append(
         f"whole conversations: {min(sizes):,} to {max(sizes):,} tokens (all evidence at that size)"
@@ -276,6 +372,38 @@ def table_lines(report: dict[str, Any]) -> list[str]:
                 + ", ".join(f"{k} {r[k]:.3f}" for k in TYPES)
                 + ")"
             )
+    return lines + words_lines(ev)
+
+
+def words_lines(ev: dict[str, Any]) -> list[str]:
+    """The answer's words in the block, by question type, at every budget."""
+    rows = [(f"AssemblePrompt, {m}", ev[m], True) for m in ("lexical", "hybrid") if m in ev]
+    rows += [(k, v, False) for k, v in ev["references"].get("words", {}).items()]
+    if not rows or "words" not in rows[0][1][str(BUDGETS[0])]:
+        return []
+
+    def of(r: dict[str, Any], b: int, nested: bool) -> dict[str, Any]:
+        out: dict[str, Any] = r[str(b)]["words"] if nested else r[str(b)]
+        return out
+
+    first = of(rows[0][1], BUDGETS[0], rows[0][2])
+    lines = [
+        "",
+        f"the answer's words in the block, LoCoMo-dev ({first['questions']} questions with key "
+        f"words, {first['skipped']} without; `bench.answer_words`):",
+        "| assembly | budget | overall | " + " | ".join(TYPES) + " | overall, the "
+        f"{first['reachable']['questions']} whose evidence turns carry the words |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, r, nested in rows:
+        for b in BUDGETS:
+            w = of(r, b, nested)
+            cells = [
+                f"{w['overall']:.3f}",
+                *(f"{w[k]:.3f}" for k in TYPES),
+                f"{w['reachable']['overall']:.3f}",
+            ]
+            lines.append(f"| {label} | {b:,} | " + " | ".join(cells) + " |")
     return lines
 
 
