@@ -258,3 +258,42 @@ def test_search_reaches_several_passages_of_one_conversation(cli, stack):
     assert len(apart) >= 2 and {h.source_id for h in apart} == {session.source_id}
     assert len(cli.json("search", "zqheron")["hits"]) == 1
     assert len(cli.json("search", "zqheron", "--passages")["hits"]) == len(apart)
+
+
+def test_options_that_reach_every_request_field(cli, tmp_path):
+    """What the CLI parity test found missing, through real servers: a conversation with
+    labels, a dry run, the listing's filters, an explanation at a prompt's budget, the
+    facts' filters and an audit list newest first from a page token."""
+    said = tmp_path / "chat.json"
+    said.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "My zqcello is from 1920", "name": "Ann"},
+                {"role": "assistant", "content": "Noted", "sent_at": "2024-05-01T10:00:00Z"},
+            ]
+        )
+    )
+    intent = ("--save-intent", "explicit_user_request")
+    dry = cli.json("insert", "--messages", str(said), "--validate-only", *intent)
+    assert (dry["source_id"], dry["revision"]) == ("", 0)  # checked, not stored
+    saved = cli.json(
+        "insert", "--messages", str(said), "--label", "topic=music", "--thread", "zqthread", *intent
+    )
+    got = cli.json("sources", "get", saved["source_id"], "--content")
+    assert got["source_kind"] == "conversation" and got["labels"] == {"topic": "music"}
+    assert got["messages"][0]["name"] == "Ann" and got["messages"][1]["sent_at"]
+    listed = cli.json("sources", "list", "--thread", "zqthread", "--kind", "conversation")
+    assert [s["source_id"] for s in listed["sources"]] == [saved["source_id"]]
+    assert cli.json("sources", "list", "--thread", "zqthread", "--kind", "memory")["sources"] == []
+    explained = cli.json("explain", "zqcello", "--budget", "200")["entries"]
+    assert explained[0]["source_id"] == saved["source_id"] and explained[0]["reason"] == "selected"
+    assert "passage" in explained[0]
+    both = cli("insert", "text", "--messages", str(said), expect=2)
+    assert both == ""
+    cli.json("facts", "search", "--status", "all", "--limit", "5", "--save-intent", intent[1])
+    cli.json("profile", "--save-intent-source", "nobody")
+    cli.json("insert", "a second memory", *intent)
+    newest = cli.json("audit", "list", "--newest-first", "--page-size", "1")
+    oldest = cli.json("audit", "list", "--page-size", "1")
+    assert (oldest["target_id"], oldest["sequence"]) == (saved["source_id"], 1)
+    assert newest["sequence"] == 2

@@ -76,6 +76,22 @@ def test_scores_are_rounded_and_lists_say_how_many(cli):
     assert explained[1] == "1 entry" and "selected" in explained[3]
 
 
+def test_a_conversation_is_explained_and_found_by_its_passage_counted_from_one(cli, stack):
+    said = [f"small talk {i}" for i in range(10)]
+    said[6] = "my zqbassoon needs a new reed"
+    sid = (
+        stack.client()
+        .insert_memory(messages=[{"role": "user", "content": t} for t in said])
+        .source_id
+    )
+    for command in ("explain", "search"):
+        lines = cli(command, "zqbassoon").splitlines()
+        head, row = lines[-2], lines[-1]
+        assert "passage" in head.split() and sid in row, lines
+        where = re.search(r"messages? (\d+)(?:-(\d+))?", row)
+        assert where is not None and int(where.group(2) or where.group(1)) == 7, row
+
+
 def test_thread_mode_never_prints_a_missing_time(cli):
     assert cli("thread-mode", "get", "t7") == "thread t7: memory enabled (never set: the default)\n"
     assert cli("thread-mode", "set", "t7", "disabled", "--expected-revision", "0") == (

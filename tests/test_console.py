@@ -584,7 +584,7 @@ def test_the_source_page_shows_who_said_each_message_visibly(stack: Stack, open_
     saved = stack.client(ADMIN_A).InsertMemory(sources_pb2.InsertMemoryRequest(messages=messages))
     page = open_page(ADMIN_A)
     page.goto(f"/sources/{saved.source_id}")
-    lines = page.locator("ul.messages li").all_inner_texts()
+    lines = page.locator("ol.messages li.turn").all_inner_texts()
     assert lines == [
         "user: Did the zqconsole build pass?",
         "CIU+202Eresu (tool): zqconsole: green",

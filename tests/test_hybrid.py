@@ -516,3 +516,22 @@ def test_explain_says_why_an_append_held_a_session_found_by_meaning(hybrid):
         retrieval_pb2.REASON_PENDING_REVIEW,
         "instruction_like",
     )
+
+
+def test_explain_names_the_passage_a_conversation_was_found_by(hybrid):
+    """With hybrid retrieval on, a ranked conversation's entry carries the passage search
+    returns for it (here found by meaning alone: the question shares no word with it)."""
+    client = hybrid.client()
+    said = ["Good morning", "Morning!", "How was the weekend?", "Quiet, mostly"]
+    said += [SAXOPHONE, "That sounds lovely", "Anyway, back to the report", "Sure"]
+    messages = [
+        sources_pb2.Message(role="user" if i % 2 == 0 else "assistant", content=t)
+        for i, t in enumerate(said)
+    ]
+    conv = client.InsertMemory(sources_pb2.InsertMemoryRequest(messages=messages)).source_id
+    wait_embedded(client)
+    entry = entries_by_id(client, INSTRUMENT_QUESTION)[conv]
+    hit = next(h for h in search(client, INSTRUMENT_QUESTION).hits if h.source_id == conv)
+    assert entry.rank and entry.matched_by == BY.MATCHED_BY_SEMANTIC
+    assert entry.HasField("passage") and entry.passage == hit.passage
+    assert entry.passage.message_start <= 4 <= entry.passage.message_end

@@ -76,6 +76,9 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
         required=True,
         help="the revision you last read (0 for a thread never set)",
     )
+    st.add_argument(
+        "--request-id", default="", help="an id of yours for this change, kept in its audit receipt"
+    )
     st.set_defaults(func=run(_thread_set))
 
     watch = sub.add_parser("watch", parents=[common], help="stream events, resumable")
@@ -105,7 +108,7 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
 
     audit = sub.add_parser("audit", help="audit receipts")
     aus = audit.add_subparsers(dest="action", required=True)
-    lst = aus.add_parser("list", parents=[common], help="list audit receipts, oldest first")
+    lst = aus.add_parser("list", parents=[common], help="list audit receipts (oldest first)")
     lst.add_argument("--target", default="", help="only receipts about this id")
     lst.add_argument(
         "--page-size",
@@ -114,6 +117,8 @@ def add_parsers(sub: SubParsers) -> argparse.ArgumentParser:
         help="receipts per page (1-1000)",
     )
     lst.add_argument("--all", action="store_true", help="follow every page")
+    lst.add_argument("--page-token", default="", help="start at this page (as the last page said)")
+    lst.add_argument("--newest-first", action="store_true", help="newest first (default: oldest)")
     lst.set_defaults(func=run(_audit_list))
     ver = aus.add_parser("verify", parents=[common], help="recompute the receipts' hash chain")
     ver.set_defaults(func=run(_audit_verify))
@@ -211,7 +216,10 @@ def _thread_get(client: Client, args: argparse.Namespace) -> int:
 
 def _thread_set(client: Client, args: argparse.Namespace) -> int:
     r = client.set_thread_memory_mode(
-        thread_id=args.thread_id, mode=args.mode, expected_revision=args.expected_revision
+        thread_id=args.thread_id,
+        mode=args.mode,
+        expected_revision=args.expected_revision,
+        request_id=args.request_id,
     )
     emit(r, args, "\n".join(render.write(r, ("thread-mode", "set"), args.receipt)))
     return 0
@@ -248,10 +256,13 @@ def _watch(client: Client, args: argparse.Namespace) -> int:
 
 
 def _audit_list(client: Client, args: argparse.Namespace) -> int:
-    token = ""
+    token = args.page_token
     while True:
         r = client.list_audit_receipts(
-            target_id=args.target, page_size=args.page_size, page_token=token
+            target_id=args.target,
+            page_size=args.page_size,
+            page_token=token,
+            newest_first=args.newest_first,
         )
         for rc in r.receipts:
             emit(
@@ -263,7 +274,7 @@ def _audit_list(client: Client, args: argparse.Namespace) -> int:
         token = r.next_page_token
         if not token or not args.all:
             if token and not args.json:
-                print("(more: --all to follow every page)")
+                print(f"(more: --all to follow every page, or --page-token {token})")
             return 0
 
 

@@ -121,7 +121,7 @@ def parser(installed: bool = True) -> argparse.ArgumentParser:
 
 # Options whose value names a file: any bytes the file system takes will do.
 FILE_OPTIONS = frozenset(
-    {"file", "gateway_ca", "tls_cert", "tls_key", "port_file", "out", "config"}
+    {"file", "messages", "gateway_ca", "tls_cert", "tls_key", "port_file", "out", "config"}
 )
 
 

@@ -65,6 +65,7 @@ HEADERS = {
 TEXT_FIELDS = frozenset({"snippet", "statement", "content", "context", "answer", "descriptor"})
 SECOND, MINUTE, HOUR, DAY = 1, 60, 3600, 86400
 _TIMESTAMP = Timestamp.DESCRIPTOR.full_name
+_PASSAGE = "agentmem.v1.Passage"
 
 
 def relative(ts: Timestamp, now: float | None = None) -> str:
@@ -112,6 +113,8 @@ def value(field: Field, raw: Any) -> str:
         return relative(raw) if raw.seconds or raw.nanos else ""
     if _is_map(field):
         return shown(", ".join(f"{k}={v}" for k, v in sorted(raw.items())))
+    if field.message_type is not None and field.message_type.full_name == _PASSAGE:
+        return passage(raw) if raw.ByteSize() else ""
     if field.message_type is not None:
         return (
             "  ".join(f"{_words(f.name)} {t}" for f, t in _scalars(raw)) if raw.ByteSize() else ""
@@ -121,6 +124,15 @@ def value(field: Field, raw: Any) -> str:
     if isinstance(raw, float):
         return f"{raw:.2f}" if raw else ""
     return shown(str(raw)) if raw else ""
+
+
+def passage(p: Any) -> str:
+    """A conversation's passage as people count messages (from 1): `messages 13-14`,
+    `message 2 chars 2338-3502` (a part of a long message)."""
+    first, last = p.message_start + 1, p.message_end + 1
+    if p.char_end > p.char_start:
+        return f"message {first} chars {p.char_start + 1}-{p.char_end}"
+    return f"message {first}" if first == last else f"messages {first}-{last}"
 
 
 def _is_map(field: Field) -> bool:
@@ -160,7 +172,7 @@ def _plain(field: Field) -> bool:
     if _repeated(field):
         return False
     message = field.message_type
-    return message is None or _is_map(field) or message.full_name == _TIMESTAMP
+    return message is None or _is_map(field) or message.full_name in (_TIMESTAMP, _PASSAGE)
 
 
 def count(n: int, plural: str) -> str:

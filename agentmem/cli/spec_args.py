@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,8 @@ Spec = tuple[tuple[str, ...], str, Call, list[Arg]]
 
 SAVE_INTENTS = ("explicit_user_request", "user_confirmed", "client_auto_save")
 STATES = enum_names(sources_pb2.EffectiveRetrievalState, "EFFECTIVE_RETRIEVAL_STATE_")
+STATUSES = enum_names(sources_pb2.Status, "STATUS_")
+KINDS = enum_names(sources_pb2.SourceKind, "SOURCE_KIND_")
 
 
 def pointer(a: argparse.Namespace) -> dict[str, str]:
@@ -45,7 +48,11 @@ def review(c: Client, a: argparse.Namespace) -> review_pb2.ReviewMemoryResponse:
     if revision is None:
         revision = c.get_source(source_id=a.source_id).revision
     return c.review_memory(
-        source_id=a.source_id, decision=a.decision, expected_revision=revision, note=a.note
+        source_id=a.source_id,
+        decision=a.decision,
+        expected_revision=revision,
+        note=a.note,
+        request_id=a.request_id,
     )
 
 
@@ -68,6 +75,34 @@ def text_to_insert(a: argparse.Namespace) -> str:
         finally:
             stream.detach()  # standard input stays open
     return str(a.content)
+
+
+MESSAGE_KEYS = frozenset({"role", "content", "name", "sent_at"})
+
+
+def body_to_insert(a: argparse.Namespace) -> dict[str, Any]:
+    """`insert`'s body: a text (`text_to_insert`), or with `--messages FILE` a conversation,
+    the file a JSON list of {"role", "content", "name"?, "sent_at"?} (as `export` writes a
+    conversation's messages)."""
+    if a.messages is None:
+        return {"content": text_to_insert(a)}
+    if a.content is not None or a.file is not None:
+        _usage_error("give either a text (TEXT, - or --file) or --messages FILE, not both")
+    try:
+        messages = json.loads(Path(a.messages).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        _usage_error(f"cannot read {a.messages}: {e.__class__.__name__}")
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict)
+        and {"role", "content"} <= set(m) <= MESSAGE_KEYS
+        and all(isinstance(v, str) for v in m.values())
+        for m in messages
+    ):
+        _usage_error(
+            f'{a.messages} must hold a JSON list of {{"role", "content", "name", "sent_at"}} '
+            "strings"
+        )
+    return {"messages": messages}
 
 
 # `agentmem search` leaves out hits scoring under this share of the best hit's score (the
@@ -132,6 +167,35 @@ PAGE_SIZE: Arg = (
     },
 )
 PAGE_TOKEN: Arg = ("--page-token", {"default": "", "help": "the next page (as the last page said)"})
+REQUEST_ID: Arg = (
+    "--request-id",
+    {"default": "", "help": "an id of yours for this change, kept in its audit receipt"},
+)
+SAVE_INTENT_EVIDENCE: Arg = (
+    "--save-intent-evidence",
+    {"default": "", "help": "a short non-sensitive note on the user's request"},
+)
+
+
+def label(value: str) -> tuple[str, str]:
+    """`KEY=VALUE` (the value may be empty, the key may not)."""
+    key, eq, text = value.partition("=")
+    if not key or not eq:
+        raise argparse.ArgumentTypeError("expected KEY=VALUE")
+    return key, text
+
+
+LABELS: Arg = (
+    "--label",
+    {
+        "dest": "labels",
+        "type": label,
+        "action": "append",
+        "default": [],
+        "metavar": "KEY=VALUE",
+        "help": "a label to keep with it (repeatable)",
+    },
+)
 SOURCE_ID: Arg = ("source_id", {"help": "the source id (src_…)"})
 # Every request's expected_revision is an int64.
 REVISION = numbers.field(sources_pb2.SetSourceClassificationRequest, "expected_revision")

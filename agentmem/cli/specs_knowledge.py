@@ -7,12 +7,16 @@ from pathlib import Path
 
 from agentmem.cli.spec_args import (
     AS_OF,
+    SAVE_INTENTS,
     SOURCE_ID,
     Spec,
     pointer,
 )
 from agentmem.client import numbers
+from agentmem.client.values import enum_names
 from agentmem.v1 import facts_pb2
+
+FACT_STATUSES = enum_names(facts_pb2.FactStatus, "FACT_STATUS_")
 
 KNOWLEDGE_SPECS: list[Spec] = [
     (
@@ -21,12 +25,40 @@ KNOWLEDGE_SPECS: list[Spec] = [
         lambda c, a: c.search_facts(
             query=a.query,
             save_intent_source=a.save_intent_source,
+            save_intent=a.save_intent,
+            status=a.status,
+            limit=a.limit,
             as_of=a.as_of,
             include_superseded=a.history,
         ),
         [
             ("query", {"nargs": "?", "default": "", "help": "what to look for (optional)"}),
             ("--save-intent-source", {"default": "", "help": "only facts saved by this client"}),
+            (
+                "--save-intent",
+                {
+                    "default": "",
+                    "choices": list(SAVE_INTENTS),
+                    "help": "only facts from memories saved with this intent",
+                },
+            ),
+            (
+                "--status",
+                {
+                    "default": "",
+                    "choices": FACT_STATUSES,
+                    "help": "eligible (default: their memory may be retrieved now), ineligible "
+                    "or all (those two need memory.content.read)",
+                },
+            ),
+            (
+                "--limit",
+                {
+                    "type": numbers.field(facts_pb2.SearchFactsRequest, "limit"),
+                    "default": 0,
+                    "help": "at most this many facts (1-100; default 20)",
+                },
+            ),
             AS_OF,
             (
                 "--history",
@@ -46,8 +78,11 @@ KNOWLEDGE_SPECS: list[Spec] = [
     (
         ("profile",),
         "the user's profile from facts",
-        lambda c, a: c.get_profile(as_of=a.as_of),
-        [AS_OF],
+        lambda c, a: c.get_profile(as_of=a.as_of, save_intent_source=a.save_intent_source),
+        [
+            AS_OF,
+            ("--save-intent-source", {"default": "", "help": "only facts saved by this client"}),
+        ],
     ),
     (
         ("ask",),

@@ -5,19 +5,24 @@ from __future__ import annotations
 
 from agentmem.cli.spec_args import (
     EXPECTED,
+    KINDS,
+    LABELS,
     LIMIT,
     PAGE_SIZE,
     PAGE_TOKEN,
+    REQUEST_ID,
     REVISION_OPT,
+    SAVE_INTENT_EVIDENCE,
     SAVE_INTENTS,
     SOURCE_ID,
     STATES,
+    STATUSES,
     THREAD,
     Spec,
+    body_to_insert,
     moment,
     review,
     search,
-    text_to_insert,
 )
 from agentmem.client import numbers
 from agentmem.v1 import retrieval_pb2
@@ -27,12 +32,15 @@ MEMORY_SPECS: list[Spec] = [
         ("insert",),
         "save a memory",
         lambda c, a: c.insert_memory(
-            content=text_to_insert(a),
+            **body_to_insert(a),
+            source_kind=a.kind or None,
+            validate_only=a.validate_only,
             thread_id=a.thread,
             request_id=a.request_id,
             save_intent=a.save_intent,
             save_intent_source=a.save_intent_source,
             save_intent_evidence=a.save_intent_evidence,
+            labels=dict(a.labels),
             observed_at=a.observed_at,
         ),
         [
@@ -45,6 +53,24 @@ MEMORY_SPECS: list[Spec] = [
                 },
             ),
             ("--file", {"default": None, "help": "read the text to remember from this file"}),
+            (
+                "--messages",
+                {
+                    "default": None,
+                    "metavar": "FILE",
+                    "help": 'remember a conversation instead: FILE holds a JSON list of {"role", '
+                    '"content", "name", "sent_at"} (name and sent_at optional)',
+                },
+            ),
+            (
+                "--kind",
+                {
+                    "default": "",
+                    "choices": ["memory", "conversation"],
+                    "help": "what it is stored as (default: memory for a text, conversation "
+                    "for --messages)",
+                },
+            ),
             THREAD,
             (
                 "--observed-at",
@@ -64,9 +90,11 @@ MEMORY_SPECS: list[Spec] = [
                 },
             ),
             ("--save-intent-source", {"default": "", "help": "the client that saves it"}),
+            SAVE_INTENT_EVIDENCE,
+            LABELS,
             (
-                "--save-intent-evidence",
-                {"default": "", "help": "a short non-sensitive note on the user's request"},
+                "--validate-only",
+                {"action": "store_true", "help": "check the request; store nothing"},
             ),
         ],
     ),
@@ -78,6 +106,9 @@ MEMORY_SPECS: list[Spec] = [
             page_token=a.page_token,
             classification=a.classification,
             effective_state=a.state,
+            status=a.status,
+            source_kind=a.kind,
+            thread_id=a.thread,
         ),
         [
             PAGE_SIZE,
@@ -94,6 +125,16 @@ MEMORY_SPECS: list[Spec] = [
                 "--classification",
                 {"default": "", "choices": ["active", "cold"], "help": "only active or cold"},
             ),
+            (
+                "--status",
+                {
+                    "default": "",
+                    "choices": list(STATUSES),
+                    "help": "only sources with this review status",
+                },
+            ),
+            ("--kind", {"default": "", "choices": list(KINDS), "help": "only of this kind"}),
+            ("--thread", {"default": "", "help": "only sources from this thread"}),
         ],
     ),
     (
@@ -112,11 +153,13 @@ MEMORY_SPECS: list[Spec] = [
             source_id=a.source_id,
             classification=a.classification,
             expected_revision=a.expected_revision,
+            request_id=a.request_id,
         ),
         [
             SOURCE_ID,
             ("classification", {"choices": ["active", "cold"], "help": "active or cold"}),
             EXPECTED,
+            REQUEST_ID,
         ],
     ),
     (
@@ -186,8 +229,23 @@ MEMORY_SPECS: list[Spec] = [
     (
         ("explain",),
         "explain which memories a query selects and why",
-        lambda c, a: c.explain_retrieval(query=a.query, limit=a.limit, thread_id=a.thread),
-        [("query", {"help": "the query to explain"}), LIMIT, THREAD],
+        lambda c, a: c.explain_retrieval(
+            query=a.query, limit=a.limit, thread_id=a.thread, token_budget=a.budget
+        ),
+        [
+            ("query", {"help": "the query to explain"}),
+            LIMIT,
+            THREAD,
+            (
+                "--budget",
+                {
+                    "type": numbers.field(retrieval_pb2.ExplainRetrievalRequest, "token_budget"),
+                    "default": 0,
+                    "help": "explain the prompt block at this token budget: exactly the "
+                    "sources it cites are selected (default: the top --limit by search)",
+                },
+            ),
+        ],
     ),
     (
         ("memories", "list"),
@@ -217,6 +275,7 @@ MEMORY_SPECS: list[Spec] = [
             ("decision", {"choices": ["approve", "reject"], "help": "approve or reject"}),
             REVISION_OPT,
             ("--note", {"default": "", "help": "a short note for the audit"}),
+            REQUEST_ID,
         ],
     ),
     (("policy", "get"), "show the insert policy", lambda c, a: c.get_insert_policy(), []),
@@ -224,7 +283,7 @@ MEMORY_SPECS: list[Spec] = [
         ("policy", "set"),
         "set the tenant's insert policy",
         lambda c, a: c.set_insert_policy(
-            insert_policy=a.policy, expected_revision=a.expected_revision
+            insert_policy=a.policy, expected_revision=a.expected_revision, request_id=a.request_id
         ),
         [
             (
@@ -235,6 +294,7 @@ MEMORY_SPECS: list[Spec] = [
                 },
             ),
             EXPECTED,
+            REQUEST_ID,
         ],
     ),
 ]

@@ -3,7 +3,15 @@ conversation (a session that grows as it happens)."""
 
 from __future__ import annotations
 
-from agentmem.cli.spec_args import EXPECTED, SAVE_INTENTS, SOURCE_ID, Spec, text_to_insert
+from agentmem.cli.spec_args import (
+    EXPECTED,
+    SAVE_INTENT_EVIDENCE,
+    SAVE_INTENTS,
+    SOURCE_ID,
+    Spec,
+    moment,
+    text_to_insert,
+)
 
 SESSION_SPECS: list[Spec] = [
     (
@@ -12,9 +20,14 @@ SESSION_SPECS: list[Spec] = [
         lambda c, a: c.append_messages(
             source_id=a.source_id,
             expected_revision=a.expected_revision,
-            messages=[{"role": a.role, "content": text_to_insert(a), "name": a.name}],
+            messages=[
+                {"role": a.role, "content": text_to_insert(a), "name": a.name}
+                | ({"sent_at": a.sent_at} if a.sent_at else {})
+            ],
             save_intent=a.save_intent,
             save_intent_source=a.save_intent_source,
+            save_intent_evidence=a.save_intent_evidence,
+            request_id=a.request_id,
         ),
         [
             SOURCE_ID,
@@ -38,6 +51,14 @@ SESSION_SPECS: list[Spec] = [
             ),
             ("--name", {"default": "", "help": "the speaker's name (optional)"}),
             (
+                "--sent-at",
+                {
+                    "type": moment,
+                    "default": None,
+                    "help": "when it was said (ISO 8601; optional)",
+                },
+            ),
+            (
                 "--save-intent",
                 {
                     "default": "",
@@ -46,6 +67,11 @@ SESSION_SPECS: list[Spec] = [
                 },
             ),
             ("--save-intent-source", {"default": "", "help": "the client that saves it"}),
+            SAVE_INTENT_EVIDENCE,
+            (
+                "--request-id",
+                {"default": "", "help": "makes a retry return the first result"},
+            ),
         ],
     ),
 ]

@@ -34,8 +34,11 @@ def may_read(session: Session) -> bool:
     return session.caller is not None and session.caller.may("memory.content.read")
 
 
-async def lookup(gateway: Gateway, session: Session, source_ids: Iterable[str]) -> dict[str, str]:
-    """Each source's first line, by id (sources that cannot be read are left out)."""
+async def read(
+    gateway: Gateway, session: Session, source_ids: Iterable[str]
+) -> dict[str, sources_pb2.Source]:
+    """The sources with their content, by id (the first `MAX_LOOKUPS`; sources that cannot
+    be read are left out; none without `memory.content.read`)."""
     if not may_read(session):
         return {}
     wanted = list(dict.fromkeys(source_ids))[:MAX_LOOKUPS]
@@ -43,16 +46,19 @@ async def lookup(gateway: Gateway, session: Session, source_ids: Iterable[str]) 
         *(gateway.source(session.token, sid, content=True) for sid in wanted),
         return_exceptions=True,
     )
-    lines = {}
+    out = {}
     for sid, source in zip(wanted, found, strict=True):
         if isinstance(source, GatewayError):
             continue  # erased in between, or not this tenant's: the id alone is shown
         if isinstance(source, BaseException):
             raise source
-        text = first_line(source)
-        if text:
-            lines[sid] = text
-    return lines
+        out[sid] = source
+    return out
+
+
+async def lookup(gateway: Gateway, session: Session, source_ids: Iterable[str]) -> dict[str, str]:
+    """Each source's first line, by id (sources that cannot be read are left out)."""
+    return from_sources((await read(gateway, session, source_ids)).values())
 
 
 def from_sources(sources: Iterable[sources_pb2.Source]) -> dict[str, str]:

@@ -9,7 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentmem.client import retrieval_status
-from agentmem.console import first_lines, labels
+from agentmem.console import excerpts, first_lines, labels
+from agentmem.console.explained import explained
 from agentmem.console.gateway_values import MODES, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 from agentmem.v1 import audit_pb2, thread_mode_pb2
@@ -23,18 +24,19 @@ async def explain(request: Request) -> Response:
     thread = request.query_params.get("thread", "").strip()
     limit = request.query_params.get("limit", "5")
     limit_n = int(limit) if limit.isdigit() and 0 < int(limit) <= 50 else 5
-    result, lines, behind = None, {}, ""
+    result, lines, shown, behind = None, {}, {}, ""
     if query:
         gateway = console(request).gateway
         try:
             caps = await gateway.capabilities(session.token)
             behind = retrieval_status.behind(caps.retrieval)
             result = await gateway.explain(session.token, query, thread, limit_n)
-            lines = await first_lines.lookup(
-                gateway, session, (e.source_id for e in result.entries)
-            )
+            read = await first_lines.read(gateway, session, (e.source_id for e in result.entries))
         except GatewayError as e:
             return refused(request, session, e, back="/explain")
+        lines = first_lines.from_sources(read.values())
+        words = excerpts.pattern(query)
+        shown = {e.source_id: explained(e, read.get(e.source_id), words) for e in result.entries}
     return render(
         request,
         "explain.html",
@@ -44,6 +46,7 @@ async def explain(request: Request) -> Response:
         limit=limit_n,
         result=result,
         lines=lines,
+        shown=shown,
         reasons=labels.REASONS,
         behind=behind,
     )

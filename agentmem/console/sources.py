@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentmem.console import first_lines, labels
+from agentmem.console import first_lines, labels, turns
 from agentmem.console.gateway_values import CLASSIFICATIONS, GatewayError
 from agentmem.console.web import console, done, form, integer, refused, render, signed_in
 from agentmem.v1 import foreign_pb2, sources_pb2
@@ -92,6 +92,7 @@ async def source_detail(request: Request) -> Response:
         readback=readback,
         history=history,
         final=state if state in FINAL_STATES else "",
+        passage=turns.parse(request.query_params.get("passage", "")),
     )
 
 

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
-from agentmem.console import labels
+from agentmem.console import labels, turns
 from agentmem.console.gateway import Gateway
 from agentmem.console.gateway_values import GatewayError
 from agentmem.console.sessions import Session, SessionStore
@@ -36,6 +36,7 @@ templates = Jinja2Templates(directory=HERE / "templates")
 # written as U+XXXX, so no stored text or name can read differently from what it is.
 templates.env.finalize = _shown
 templates.env.globals.update(labels.TEMPLATE_HELPERS)
+templates.env.globals.update(folded=turns.shown, where=turns.where)  # long conversations
 templates.env.filters["short"] = lambda s: (s[:12] + "…") if s and len(s) > 13 else s
 
 

@@ -133,7 +133,7 @@ class ExplainRetrievalRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., thread_id: _Optional[str] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ...) -> None: ...
 
 class ExplanationEntry(_message.Message):
-    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score", "hold_reason")
+    __slots__ = ("source_id", "revision", "classification", "included", "reason", "rank", "score", "matched_by", "lexical_score", "semantic_score", "hold_reason", "passage")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     CLASSIFICATION_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +145,7 @@ class ExplanationEntry(_message.Message):
     LEXICAL_SCORE_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_SCORE_FIELD_NUMBER: _ClassVar[int]
     HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
+    PASSAGE_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     classification: _sources_pb2.Classification
@@ -156,7 +157,8 @@ class ExplanationEntry(_message.Message):
     lexical_score: float
     semantic_score: float
     hold_reason: str
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., matched_by: _Optional[_Union[MatchedBy, str]] = ..., lexical_score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., hold_reason: _Optional[str] = ...) -> None: ...
+    passage: Passage
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., included: _Optional[bool] = ..., reason: _Optional[_Union[Reason, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., matched_by: _Optional[_Union[MatchedBy, str]] = ..., lexical_score: _Optional[float] = ..., semantic_score: _Optional[float] = ..., hold_reason: _Optional[str] = ..., passage: _Optional[_Union[Passage, _Mapping]] = ...) -> None: ...
 
 class ExplainRetrievalResponse(_message.Message):
     __slots__ = ("entries", "total_matches", "truncated")

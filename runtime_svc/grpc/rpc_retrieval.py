@@ -83,6 +83,7 @@ class RetrievalRpcs(ServicerBase):
                     lexical_score=e.lexical_score,
                     semantic_score=e.semantic_score,
                     hold_reason=e.hold_reason,
+                    passage=mapping.passage(e.passage, e.part),
                 )
                 for e in result.entries
             ],

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from runtime_svc.domain.eligibility import State, reason_order
+from runtime_svc.domain.passages import Part, Range
 from runtime_svc.domain.query import Query
 from runtime_svc.domain.text import token_stems
 
@@ -47,6 +48,10 @@ class Entry:
     lexical_score: float = 0.0
     semantic_score: float = 0.0
     hold_reason: str = ""
+    # A ranked conversation's: the passage that matched, and of a long message the part
+    # (`runtime_svc.services.matched_passages`); None otherwise.
+    passage: Range | None = None
+    part: Part | None = None
 
 
 def ranking_key(m: Match) -> tuple[float, str]:

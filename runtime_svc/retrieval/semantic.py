@@ -61,6 +61,12 @@ class Found(NamedTuple):
         return row
 
 
+class Explained(NamedTuple):
+    matches: list[Match]
+    extra: int  # matches the semantic side found that the lexical side did not
+    hits: list[Hit]  # the fused candidates, each its best passage
+
+
 @dataclass(frozen=True)
 class Ranked:
     hit: Hit  # score: the fused score
@@ -222,10 +228,10 @@ class Semantic:
         lexical_hits: list[Hit],
         lexical_rows: list[MatchRow],
         now_us: int,
-    ) -> tuple[list[Match], int]:
+    ) -> Explained:
         """Every match of either side, for an explanation: the fused candidates first, in the
-        order search ranks them, then other eligible matches, then filtered ones; and how
-        many matches the semantic side added to the lexical side's."""
+        order search ranks them, then other eligible matches, then filtered ones; how many
+        matches the semantic side added to the lexical side's; the fused candidates' hits."""
         ranked = self.rank(
             tx, vector, query, lexical_hits, len(lexical_hits) + self._s.candidates, now_us
         )
@@ -259,7 +265,7 @@ class Semantic:
             others.append(_match(sid, revision, rows, state_of, lex, lex.score))
         others.sort(key=lambda m: (-m.score, m.source_id))
         extra = sum(1 for lx, _ in rows.values() if lx is None)
-        return matches + others, extra
+        return Explained(matches + others, extra, [r.hit for r in ranked])
 
 
 def _best_per_source(scored: list[fusion.Scored[Key]]) -> list[fusion.Scored[Key]]:

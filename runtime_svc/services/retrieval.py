@@ -23,6 +23,7 @@ from runtime_svc.domain.passages import date_of_time
 from runtime_svc.domain.query import Query
 from runtime_svc.domain.sources import Body, Status
 from runtime_svc.retrieval import Hit, LexicalSearch, Match, Mirrors, Semantic, Vector
+from runtime_svc.services import matched_passages
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.retrieval_results import Assembled, Explanation, Found, RetrievalStatus
 from runtime_svc.storage import embedding_outbox
@@ -228,16 +229,15 @@ class Retrieval:
         ]
         if self._semantic is not None and embedding is not None:
             lexical = lexical_side.search(query, self._semantic.candidates, now)
-            matches, extra = self._semantic.explain(
-                tx, embedding.result(), query, lexical, rows, now
-            )
-            found = total + extra + len(quarantined)
+            hybrid = self._semantic.explain(tx, embedding.result(), query, lexical, rows, now)
+            found = total + hybrid.extra + len(quarantined)
             entries = retrieval.explain(
-                [*matches[:EXPLAIN_CAP], *quarantined],
+                [*hybrid.matches[:EXPLAIN_CAP], *quarantined],
                 limit,
                 thread_disabled=disabled,
                 ranked=True,
             )
+            entries = matched_passages.located(entries, hybrid.hits, query.stems)
             return Explanation(entries, found, truncated=found > len(entries))
         matches = [
             Match(
@@ -252,6 +252,9 @@ class Retrieval:
         ] + quarantined
         total += len(quarantined)
         entries = retrieval.explain(matches, limit, thread_disabled=disabled)
+        ranked = min(sum(1 for e in entries if e.rank), validation.MAX_LIMIT)
+        hits = lexical_side.search(query, ranked, now) if ranked else []
+        entries = matched_passages.located(entries, hits, query.stems)
         return Explanation(entries, total, truncated=total > len(entries))
 
     def _log_plan(
