@@ -17,6 +17,7 @@ from sqlalchemy import (
 from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.domain import tails
 from runtime_svc.domain.sources import Body, Message, Source, SourceKind
+from runtime_svc.domain.turns import TurnRecord
 from runtime_svc.storage import compiled, eligibility_sql, turn_log
 from runtime_svc.storage.source_pages import SourcePages
 from runtime_svc.storage.source_rows import (
@@ -133,6 +134,10 @@ class SourceRepository(SourcePages):
     def appenders(self, pk: int) -> set[str]:
         """The principals who appended turns to the source."""
         return turn_log.appenders(self.conn, pk)
+
+    def turn_records(self, pks: list[int]) -> dict[int, list[TurnRecord]]:
+        """Who appended each turn of these sources, in order (no text is read)."""
+        return turn_log.records(self.conn, pks)
 
     def save_state(
         self,

@@ -29,10 +29,12 @@ from sqlalchemy import (
     literal,
     select,
     type_coerce,
+    update,
 )
 
 from runtime_svc.domain import stored_json
 from runtime_svc.domain.sources import Message
+from runtime_svc.domain.turns import TurnErasure, TurnRecord
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
 
@@ -145,6 +147,42 @@ def appenders(conn: Connection, pk: int) -> set[str]:
         .scalars()
         .all()
     )
+
+
+def records(conn: Connection, pks: Sequence[int]) -> dict[int, list[TurnRecord]]:
+    """Who appended each turn of these sources (no text is read), in order."""
+    out: dict[int, list[TurnRecord]] = {}
+    if not pks:
+        return out
+    stmt = (
+        select(
+            turns.c.source_pk,
+            turns.c.first_message,
+            turns.c.revision,
+            turns.c.principal_id,
+            turns.c.principal_kind,
+            turns.c.save_intent,
+        )
+        .where(turns.c.source_pk.in_(list(pks)))
+        .order_by(turns.c.source_pk, turns.c.first_message)
+    )
+    for pk, *rest in conn.execute(stmt):
+        out.setdefault(pk, []).append(TurnRecord(*rest))
+    return out
+
+
+def erase_turns(conn: Connection, pk: int, principal_id: str, plan: TurnErasure) -> None:
+    """Deletes the turn rows `principal_id` appended to a source (their bytes go) and moves
+    the kept ones to their new places (`plan`), in order: a place only ever decreases, so
+    no two rows meet on the way."""
+    conn.execute(delete(turns).where(turns.c.source_pk == pk, turns.c.principal_id == principal_id))
+    for turn, first in plan.kept:
+        if first != turn.first_message:
+            conn.execute(
+                update(turns)
+                .where(turns.c.source_pk == pk, turns.c.first_message == turn.first_message)
+                .values(first_message=first)
+            )
 
 
 def remove(conn: Connection, pk: int) -> None:
