@@ -351,6 +351,22 @@ class MessagesAppended(_message.Message):
     status: Status
     def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., appended: _Optional[int] = ..., message_count: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ...) -> None: ...
 
+class TurnsErased(_message.Message):
+    __slots__ = ("source_id", "revision", "appended_by", "turns_erased", "messages_erased", "message_count")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    TURNS_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    revision: int
+    appended_by: str
+    turns_erased: int
+    messages_erased: int
+    message_count: int
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., appended_by: _Optional[str] = ..., turns_erased: _Optional[int] = ..., messages_erased: _Optional[int] = ..., message_count: _Optional[int] = ...) -> None: ...
+
 class SourceClassificationUpdated(_message.Message):
     __slots__ = ("source_id", "previous_classification", "classification", "revision", "effective_at")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]

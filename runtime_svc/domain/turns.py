@@ -64,6 +64,7 @@ class TurnErasure:
     """What erasing one principal's appended turns leaves: the conversation's messages
     without theirs, each kept turn at its new place, and what went."""
 
+    principal_id: str  # whose appended turns went
     messages: tuple[Message, ...]
     kept: tuple[tuple[AppendedTurn, int], ...]  # (a kept turn, its new first message)
     turns_erased: int
@@ -86,4 +87,4 @@ def erase_appended(
             continue
         kept.append((t, len(out)))
         out += messages[t.first_message : t.first_message + t.message_count]
-    return TurnErasure(tuple(out), tuple(kept), erased_turns, erased_messages)
+    return TurnErasure(principal_id, tuple(out), tuple(kept), erased_turns, erased_messages)

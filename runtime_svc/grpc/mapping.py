@@ -92,6 +92,8 @@ def receipt_of(r: Receipt) -> common_pb2.AuditReceipt:
         hash=r.hash,
         save_intent=r.save_intent,
         save_intent_held=r.save_intent_held,
+        turns_erased=r.turns_erased,
+        messages_erased=r.messages_erased,
     )
 
 
@@ -240,6 +242,17 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         )
     elif isinstance(e, domain_events.MessagesAppended):
         out.messages_appended.CopyFrom(messages_appended(e))
+    elif isinstance(e, domain_events.TurnsErased):
+        out.turns_erased.CopyFrom(
+            sources_pb2.TurnsErased(
+                source_id=e.source_id,
+                revision=e.revision,
+                appended_by=e.appended_by,
+                turns_erased=e.turns_erased,
+                messages_erased=e.messages_erased,
+                message_count=e.message_count,
+            )
+        )
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(

@@ -174,7 +174,7 @@ class SourceRpcs(ServicerBase):
         if statuses is None:
             raise invalid_field("status_filter", "must be one of the defined values")
         found, token = await self._run(
-            self._reads.list_memories, caller, statuses, request.page_size, request.page_token
+            self._reads.list_attributed, caller, statuses, request.page_size, request.page_token
         )
         text = Scope.CONTENT_READ in caller.scopes
         return review_pb2.ListMemoriesResponse(

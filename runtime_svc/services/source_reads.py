@@ -73,6 +73,13 @@ class SourceReads:
 
     def list_memories(
         self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
+    ) -> tuple[list[Source], str]:
+        """Memories of the review statuses, newest first."""
+        found, token = self.list_attributed(caller, statuses, page_size, page_token)
+        return [f.source for f in found], token
+
+    def list_attributed(
+        self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
     ) -> tuple[list[Attributed], str]:
         """Memories of the review statuses, newest first, with their appended turns'
         appenders (the review inbox shows whose text waits)."""

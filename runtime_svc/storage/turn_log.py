@@ -171,11 +171,13 @@ def records(conn: Connection, pks: Sequence[int]) -> dict[int, list[TurnRecord]]
     return out
 
 
-def erase_turns(conn: Connection, pk: int, principal_id: str, plan: TurnErasure) -> None:
-    """Deletes the turn rows `principal_id` appended to a source (their bytes go) and moves
+def erase_turns(conn: Connection, pk: int, plan: TurnErasure) -> None:
+    """Deletes the turn rows `plan.principal_id` appended to a source (their bytes go) and moves
     the kept ones to their new places (`plan`), in order: a place only ever decreases, so
     no two rows meet on the way."""
-    conn.execute(delete(turns).where(turns.c.source_pk == pk, turns.c.principal_id == principal_id))
+    conn.execute(
+        delete(turns).where(turns.c.source_pk == pk, turns.c.principal_id == plan.principal_id)
+    )
     for turn, first in plan.kept:
         if first != turn.first_message:
             conn.execute(

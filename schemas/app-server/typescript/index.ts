@@ -99,6 +99,7 @@ export type { MemorySourcesReadbackResponse } from "./MemorySourcesReadbackRespo
 export type { MemorySourcesRevokeParams } from "./MemorySourcesRevokeParams";
 export type { MemorySourcesRevokeResponse } from "./MemorySourcesRevokeResponse";
 export type { MemorySourcesRevokedNotification } from "./MemorySourcesRevokedNotification";
+export type { MemorySourcesTurnsErasedNotification } from "./MemorySourcesTurnsErasedNotification";
 export type { MemoryStatusFilter } from "./MemoryStatusFilter";
 export type { MemoryStatusParams } from "./MemoryStatusParams";
 export type { MemoryStatusResponse } from "./MemoryStatusResponse";
