@@ -22,6 +22,10 @@ class Part:
     save_intent: str = ""
     revision: int = 0
     messages: list[sources_pb2.Message] = field(default_factory=list)
+    # An append's trust: its claim held, and whether (and why) it held the conversation.
+    save_intent_held: bool = False
+    held: bool = False
+    hold_reason: str = ""
 
     @property
     def places(self) -> str:
@@ -51,6 +55,9 @@ def parts(
                 t.save_intent,
                 t.revision,
                 list(messages[t.first_message : end]),
+                t.save_intent_held,
+                t.held,
+                t.hold_reason,
             )
         )
     return [p for p in out if p.count]

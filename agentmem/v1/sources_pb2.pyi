@@ -209,20 +209,26 @@ class SourceProvenance(_message.Message):
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., surface: _Optional[str] = ..., request_id: _Optional[str] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AppendedTurn(_message.Message):
-    __slots__ = ("first_message", "message_count", "revision", "appended_by", "appender_kind", "save_intent")
+    __slots__ = ("first_message", "message_count", "revision", "appended_by", "appender_kind", "save_intent", "save_intent_held", "held", "hold_reason")
     FIRST_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     APPENDED_BY_FIELD_NUMBER: _ClassVar[int]
     APPENDER_KIND_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
     first_message: int
     message_count: int
     revision: int
     appended_by: str
     appender_kind: str
     save_intent: str
-    def __init__(self, first_message: _Optional[int] = ..., message_count: _Optional[int] = ..., revision: _Optional[int] = ..., appended_by: _Optional[str] = ..., appender_kind: _Optional[str] = ..., save_intent: _Optional[str] = ...) -> None: ...
+    save_intent_held: bool
+    held: bool
+    hold_reason: str
+    def __init__(self, first_message: _Optional[int] = ..., message_count: _Optional[int] = ..., revision: _Optional[int] = ..., appended_by: _Optional[str] = ..., appender_kind: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_held: _Optional[bool] = ..., held: _Optional[bool] = ..., hold_reason: _Optional[str] = ...) -> None: ...
 
 class Source(_message.Message):
     __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held", "hold_reason", "appended_turns")

@@ -10,33 +10,48 @@ conversation's size), so no turn's text is read to attribute it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runtime_svc.domain.sources import Message
 
 
 @dataclass(frozen=True)
+class TurnTrust:
+    """What an append's messages were given: the save intent its append claimed, whether
+    that claim was held (not one the appender's credential is trusted for), and whether
+    the append held the conversation for review (`held`: the insert policy, the claim, or
+    its text, `hold_reason` "instruction_like"). A conversation already pending that an
+    append leaves pending was not held by it."""
+
+    save_intent: str = ""
+    save_intent_held: bool = False
+    held: bool = False
+    hold_reason: str = ""
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     """One append as stored: where its first message is, the revision it made, who
-    appended it and the save intent its append claimed."""
+    appended it and the trust its append was given."""
 
     first_message: int
     revision: int
     principal_id: str
     principal_kind: str
-    save_intent: str = ""
+    trust: TurnTrust = field(default_factory=TurnTrust)
 
 
 @dataclass(frozen=True)
 class AppendedTurn:
-    """One append, attributed: its messages' place and number, and whose they are."""
+    """One append, attributed: its messages' place and number, whose they are, and the
+    trust its append was given."""
 
     first_message: int
     message_count: int
     revision: int
     principal_id: str
     principal_kind: str
-    save_intent: str = ""
+    trust: TurnTrust = field(default_factory=TurnTrust)
 
 
 def attributed(records: Sequence[TurnRecord], total_messages: int) -> tuple[AppendedTurn, ...]:
@@ -53,7 +68,7 @@ def attributed(records: Sequence[TurnRecord], total_messages: int) -> tuple[Appe
             r.revision,
             r.principal_id,
             r.principal_kind,
-            r.save_intent,
+            r.trust,
         )
         for r, end in zip(ordered, ends, strict=True)
     )

@@ -105,7 +105,10 @@ def appended_turns(found: Sequence[AppendedTurn]) -> list[sources_pb2.AppendedTu
             revision=t.revision,
             appended_by=t.principal_id,
             appender_kind=t.principal_kind,
-            save_intent=t.save_intent,
+            save_intent=t.trust.save_intent,
+            save_intent_held=t.trust.save_intent_held,
+            held=t.trust.held,
+            hold_reason=t.trust.hold_reason,
         )
         for t in found
     ]

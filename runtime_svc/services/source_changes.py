@@ -18,7 +18,7 @@ from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import RULES, Derived, Phase, Transition
 from runtime_svc.domain.sources import Source
-from runtime_svc.domain.turns import TurnErasure
+from runtime_svc.domain.turns import TurnErasure, TurnTrust
 from runtime_svc.services import derived, fact_chains
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
@@ -38,6 +38,7 @@ class Change:
     at_us: int = 0  # when it happened, if not the new revision's time (a repeated revoke)
     claim: Claim | None = None  # an insert's save-intent claim, for its receipt
     erased: TurnErasure | None = None  # a partial erasure's plan (Transition.ERASE_TURNS)
+    turn: TurnTrust | None = None  # an append: the trust its messages were given
 
 
 class SourceChanges:
@@ -75,7 +76,7 @@ class SourceChanges:
             turn_log.Appender(
                 caller.principal_id,
                 caller.principal_kind,
-                change.claim.save_intent if change.claim is not None else "",
+                change.turn or TurnTrust(),
                 caller.request_id,
             )
             if grown

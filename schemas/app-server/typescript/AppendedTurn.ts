@@ -6,4 +6,7 @@ export type AppendedTurn = {
   appendedBy: string,
   appenderKind: string,
   saveIntent: string,
+  saveIntentHeld: boolean,
+  held: boolean,
+  holdReason: string,
 };
