@@ -166,3 +166,25 @@ def test_erase_by_inserted_by_erases_the_agents_turns_of_the_persons_conversatio
         stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", AGENT.principal
     )
     assert out.strip() == "no memory matches: nothing would be erased"
+
+
+def test_sources_erase_appended_by_erases_one_conversations_turns(shared, monkeypatch, capsys):
+    stack, source_id = shared
+    code, shown = run_cli(stack, monkeypatch, capsys, "sources", "get", source_id)
+    assert code == 0 and shown.count(AGENT.principal) == 2  # its two turns, by appender
+    code, out = run_cli(
+        stack,
+        monkeypatch,
+        capsys,
+        "sources",
+        "erase",
+        source_id,
+        "--expected-revision",
+        "4",
+        "--appended-by",
+        AGENT.principal,
+    )
+    assert code == 0, out
+    alice = stack.client(ADMIN_A)
+    assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
+    assert get_source(alice, source_id).status == sources_pb2.STATUS_ACTIVE
