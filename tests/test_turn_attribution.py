@@ -77,7 +77,7 @@ def test_the_inbox_and_get_source_show_who_appended_the_pending_turns(held):
     assert not get_source(user, alone.source_id).appended_turns
 
 
-def _signed_in(base: str, token: str) -> urllib.request.OpenerDirector:
+def signed_in(base: str, token: str) -> urllib.request.OpenerDirector:
     opener = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
     )
@@ -96,7 +96,7 @@ def test_the_console_shows_the_appender_of_the_pending_turns(held, tmp_path):
     )
     try:
         base = f"http://127.0.0.1:{proc.port}"
-        opener = _signed_in(base, USER.token)
+        opener = signed_in(base, USER.token)
         for page in ("/inbox", f"/sources/{source_id}"):
             with opener.open(base + page, timeout=10) as r:
                 html = r.read().decode()

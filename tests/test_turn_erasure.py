@@ -6,16 +6,19 @@ PostgreSQL with AGENTMEM_TEST_DATABASE_URL)."""
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from pathlib import Path
 
 import grpc
 import pytest
 
 from agentmem.v1 import audit_pb2, foreign_pb2, sources_pb2
-from tests.harness import ADMIN_A, KEYS, Key, reason, wait_until
+from tests.harness import ADMIN_A, KEYS, Key, Process, reason, wait_until
 from tests.memory_helpers import assemble, get_source, insert, search_ids
 from tests.test_appends import SESSION, append, start, turns
 from tests.test_memory_poisoning import run_cli
+from tests.test_turn_attribution import signed_in
 
 AGENT = Key(
     "tok-erase-agent", "browser-agent", "tenant-a", ("memory.read", "memory.write"), "agent"
@@ -188,3 +191,38 @@ def test_sources_erase_appended_by_erases_one_conversations_turns(shared, monkey
     alice = stack.client(ADMIN_A)
     assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
     assert get_source(alice, source_id).status == sources_pb2.STATUS_ACTIVE
+
+
+def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp_path):
+    stack, source_id = shared
+    proc = Process(
+        ["console", "--listen", "127.0.0.1:0", "--addr", stack.address], {}, tmp_path, "c"
+    )
+    try:
+        base = f"http://127.0.0.1:{proc.port}"
+        opener = signed_in(base, ADMIN_A.token)
+        with opener.open(f"{base}/sources/{source_id}", timeout=10) as r:
+            page = r.read().decode()
+        link = f"/sources/{source_id}/erase?appended_by={AGENT.principal}"
+        assert f"Erase every turn {AGENT.principal} appended" in page and link in page
+        with opener.open(base + link, timeout=10) as r:
+            confirm = r.read().decode()
+        assert "the 2 turns (2 messages) browser-agent appended" in confirm
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', confirm).group(1)
+        form = {
+            "csrf_token": csrf,
+            "expected_revision": "4",
+            "appended_by": AGENT.principal,
+            "confirm": "erase",
+        }
+        with opener.open(
+            f"{base}/sources/{source_id}/erase", urllib.parse.urlencode(form).encode(), timeout=10
+        ) as r:
+            after = r.read().decode()
+        assert r.url.endswith(f"/sources/{source_id}")
+        assert "Erased 2 turns (2 messages) browser-agent appended" in after
+        assert "zqpoison" not in after and KEPT in after
+    finally:
+        proc.terminate()
+    alice = stack.client(ADMIN_A)
+    assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
