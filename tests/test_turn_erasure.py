@@ -140,7 +140,7 @@ def test_erase_by_inserted_by_erases_the_agents_turns_of_the_persons_conversatio
     )
     assert code == 0
     assert f"{source_id}  rev 4  2 turns appended by {AGENT.principal}" in listed
-    assert "1 memories match" in listed and own in listed
+    assert "1 memories match" in listed and own in listed and "others appended" not in listed
     assert "1 conversations hold turns browser-agent appended" in listed
     assert len(search_ids(alice, "zqpoison")) == 2  # listing changed nothing
     code, out = run_cli(
@@ -226,3 +226,16 @@ def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp
         proc.terminate()
     alice = stack.client(ADMIN_A)
     assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
+
+
+def test_erase_by_says_when_a_conversation_it_erases_whole_holds_others_turns(
+    shared, monkeypatch, capsys
+):
+    stack, source_id = shared
+    code, listed = run_cli(
+        stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", ADMIN_A.principal
+    )
+    assert code == 0
+    assert f"{source_id}  rev 4  by {ADMIN_A.principal}    (with 2 turns others appended)" in (
+        listed
+    )

@@ -151,9 +151,17 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
     return 1 if refused else 0
 
 
+def _others(memory: review_pb2.Memory) -> int:
+    """Turns principals other than its inserter appended to a conversation (they go with
+    it when it is erased whole)."""
+    return sum(t.appended_by != memory.inserted_by for t in memory.appended_turns)
+
+
 def _list(found: Found, args: argparse.Namespace) -> None:
     for m in found.whole:
-        print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}"))
+        others = _others(m)
+        note = f"  (with {others} turns others appended)" if others else ""
+        print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}{note}"))
     for m, n in found.turns_of:
         print(
             shown(
