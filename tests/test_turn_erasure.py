@@ -13,7 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from agentmem.v1 import audit_pb2, foreign_pb2, sources_pb2
+from agentmem.v1 import audit_pb2, facts_pb2, foreign_pb2, sources_pb2
 from tests.harness import ADMIN_A, KEYS, Key, Process, reason, wait_until
 from tests.memory_helpers import assemble, get_source, insert, search_ids
 from tests.test_appends import SESSION, append, start, turns
@@ -239,3 +239,25 @@ def test_erase_by_says_when_a_conversation_it_erases_whole_holds_others_turns(
     assert f"{source_id}  rev 4  by {ADMIN_A.principal}    (with 2 turns others appended)" in (
         listed
     )
+
+
+def test_the_facts_of_the_erased_turns_go_and_the_others_stay(make_stack):
+    stack = make_stack(auth__api_keys=[k.config() for k in (*KEYS, AGENT)])
+    alice, agent = stack.client(ADMIN_A), stack.client(AGENT)
+    sid = start(alice, turns(["I live in Berlin."])).source_id
+    append(agent, sid, 1, turns(["I work at Zqpoisoncorp."]))
+    append(alice, sid, 2, turns(["I drive a Volvo."]))
+
+    def objects() -> set[str]:
+        found = alice.SearchFacts(facts_pb2.SearchFactsRequest(limit=100)).facts
+        assert all(f.source_id == sid for f in found)
+        return {f.object.lower() for f in found}
+
+    before = objects()
+    assert any("zqpoisoncorp" in o for o in before) and any("volvo" in o for o in before)
+    erase(alice, sid, 3, AGENT.principal)
+    after = objects()
+    assert not any("zqpoisoncorp" in o for o in after)
+    assert any("volvo" in o for o in after) and any("berlin" in o for o in after)
+    revisions = {f.source_revision for f in alice.SearchFacts(facts_pb2.SearchFactsRequest()).facts}
+    assert revisions == {4}  # derived again from the revision the erasure made
