@@ -261,3 +261,18 @@ def test_the_facts_of_the_erased_turns_go_and_the_others_stay(make_stack):
     assert any("volvo" in o for o in after) and any("berlin" in o for o in after)
     revisions = {f.source_revision for f in alice.SearchFacts(facts_pb2.SearchFactsRequest()).facts}
     assert revisions == {4}  # derived again from the revision the erasure made
+
+
+def test_a_conversation_partly_erased_can_then_be_erased_whole(shared):
+    stack, source_id = shared
+    alice = stack.client(ADMIN_A)
+    erase(alice, source_id, 4, AGENT.principal)
+    alice.EraseSource(foreign_pb2.EraseSourceRequest(source_id=source_id, expected_revision=5))
+    assert get_source(alice, source_id).status == sources_pb2.STATUS_ERASED
+    assert search_ids(alice, "zqkeeper") == []
+
+    def clean() -> bool:
+        request = foreign_pb2.ReadbackSourceRequest(source_id=source_id)
+        return alice.ReadbackSource(request).clean
+
+    wait_until(clean, 20, "the erasure read back clean")

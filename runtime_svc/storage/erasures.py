@@ -79,7 +79,13 @@ def pending(conn: Connection) -> list[PendingErasure]:
     return [PendingErasure(r.tenant_id, r.source_id) for r in rows]
 
 
-def recorded(conn: Connection) -> int:
-    """How many erasures are recorded (every tenant): a process sees by it that one was made
-    elsewhere since it last looked."""
-    return conn.execute(select(func.count()).select_from(erasures)).scalar_one()
+def recorded(conn: Connection) -> tuple[int, int]:
+    """How many erasures are recorded (every tenant) and when the latest was: a process
+    sees by it that one was made elsewhere since it last looked (a source erased again,
+    turns of it after turns of it, keeps one record with a later time)."""
+    row = conn.execute(
+        select(func.count(), func.coalesce(func.max(erasures.c.erased_at_us), 0)).select_from(
+            erasures
+        )
+    ).one()
+    return int(row[0]), int(row[1])
