@@ -15,6 +15,7 @@ import pytest
 
 from agentmem.v1 import audit_pb2, facts_pb2, foreign_pb2, sources_pb2
 from tests.harness import ADMIN_A, KEYS, Key, Process, reason, wait_until
+from tests.hybrid_support import hybrid_settings, wait_embedded
 from tests.memory_helpers import assemble, get_source, insert, search_ids
 from tests.test_appends import SESSION, append, start, turns
 from tests.test_memory_poisoning import run_cli
@@ -276,3 +277,34 @@ def test_a_conversation_partly_erased_can_then_be_erased_whole(shared):
         return alice.ReadbackSource(request).clean
 
     wait_until(clean, 20, "the erasure read back clean")
+
+
+def test_with_meaning_search_the_conversation_is_embedded_again_without_the_erased_turns(
+    make_stack, local_model, vector_backend
+):
+    stack = make_stack(**hybrid_settings(auth__api_keys=[k.config() for k in (*KEYS, AGENT)]))
+    alice, agent = stack.client(ADMIN_A), stack.client(AGENT)
+    sid = start(alice).source_id
+    append(agent, sid, 1, turns([POISON[0]], "assistant"))
+    append(alice, sid, 2, turns([KEPT]))
+    append(agent, sid, 3, turns([POISON[1]], "assistant"))
+    wait_embedded(alice)
+
+    def vectors() -> list[int]:
+        rows = stack.sql(
+            "SELECT v.passage FROM memory_vectors v JOIN sources s ON s.pk = v.source_pk"
+            " WHERE s.source_id = :s ORDER BY v.passage",
+            s=sid,
+        )
+        return [r[0] for r in rows]
+
+    def passages() -> int:
+        found = alice.ReadbackSource(foreign_pb2.ReadbackSourceRequest(source_id=sid))
+        return sum(d.kind == "passage" for d in found.derivatives)
+
+    assert len(vectors()) == passages()
+    before = passages()
+    erase(alice, sid, 4, AGENT.principal)
+    wait_embedded(alice)
+    after = vectors()
+    assert len(after) == len(set(after)) == passages() < before  # one per passage left
