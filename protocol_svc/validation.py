@@ -210,6 +210,7 @@ def _append(r: sources_pb2.AppendMessagesRequest) -> None:
 def _erase(r: foreign_pb2.EraseSourceRequest) -> None:
     v.identifier("source_id", r.source_id)
     v.non_negative("expected_revision", r.expected_revision)
+    v.identifier("appended_by", r.appended_by, required=False)
 
 
 def _audit_list(r: audit_pb2.ListAuditReceiptsRequest) -> None:

@@ -40,5 +40,9 @@ def test_an_erasure_made_by_another_runtime_empties_this_ones_caches(tmp_path):
         fusion.held_stems("my zqvortexian bicycle is teal")
         finisher.forget_erased_elsewhere()
         assert cached()
+        with uow.write("tenant-a") as tx:  # the same source again: turns of it, then all
+            tx.erasures.record("src_erased", 2)
+        finisher.forget_erased_elsewhere()
+        assert not cached()
     finally:
         db.dispose()

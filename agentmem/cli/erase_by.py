@@ -3,15 +3,20 @@
 A poisoned source (a compromised agent key, a thread that read a hostile page, a host whose
 client name labels what it saved) is found by the provenance every memory keeps: who
 inserted it (`inserted_by`), its thread, its save-intent source (the host's label) and its
-labels. Without `--yes` the command lists what matches and changes nothing; with it, each
-match is erased for good (`EraseSource`, at the revision listed: a memory changed since is
-reported, not erased). Memories already erased are left out.
+labels. A turn belongs to whoever appended it: with `--inserted-by`, a conversation someone
+else started that the principal appended turns to matches too, and only those turns are
+erased (`EraseSource` with `appended_by`); the rest of the conversation stays.
+
+Without `--yes` the command lists what matches and changes nothing; with it, each match is
+erased for good (at the revision listed: a memory changed since is reported, not erased).
+Memories already erased are left out.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
 from agentmem.cli.client import fail, run
 from agentmem.client import Client
@@ -27,7 +32,11 @@ def add_parser(sources: SubParsers, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="list (or, with --yes, erase) every memory one principal, thread or host wrote",
     )
-    parser.add_argument("--inserted-by", default="", help="the principal that inserted it")
+    parser.add_argument(
+        "--inserted-by",
+        default="",
+        help="the principal that inserted it (or appended turns to it: only those go)",
+    )
     parser.add_argument("--thread", default="", help="the thread it came from")
     parser.add_argument("--intent-source", default="", help="the host's save-intent source")
     parser.add_argument(
@@ -38,15 +47,52 @@ def add_parser(sources: SubParsers, common: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run(erase_by), words=("sources", "erase-by"))
 
 
-def matches(memory: review_pb2.Memory, args: argparse.Namespace) -> bool:
+def _matches_besides_principal(memory: review_pb2.Memory, args: argparse.Namespace) -> bool:
     labels = dict(item.partition("=")[::2] for item in args.label)
     return (
         memory.status != sources_pb2.STATUS_ERASED
-        and (not args.inserted_by or memory.inserted_by == args.inserted_by)
         and (not args.thread or memory.thread_id == args.thread)
         and (not args.intent_source or memory.save_intent_source == args.intent_source)
         and all(memory.labels.get(k) == v for k, v in labels.items())
     )
+
+
+def matches(memory: review_pb2.Memory, args: argparse.Namespace) -> bool:
+    """The whole memory matches (it is erased whole)."""
+    return (
+        not args.inserted_by or memory.inserted_by == args.inserted_by
+    ) and _matches_besides_principal(memory, args)
+
+
+def appended_turns(memory: review_pb2.Memory, args: argparse.Namespace) -> int:
+    """How many turns `--inserted-by` appended to a conversation someone else inserted
+    (0: none, or the memory matches whole)."""
+    if not args.inserted_by or memory.inserted_by == args.inserted_by:
+        return 0
+    if not _matches_besides_principal(memory, args):
+        return 0
+    return sum(t.appended_by == args.inserted_by for t in memory.appended_turns)
+
+
+@dataclass
+class Found:
+    whole: list[review_pb2.Memory]
+    turns_of: list[tuple[review_pb2.Memory, int]]  # (a conversation, the principal's turns)
+
+
+def find(client: Client, args: argparse.Namespace) -> Found:
+    found = Found([], [])
+    token = ""
+    while True:
+        page = client.list_memories(status_filter="all", page_size=1000, page_token=token)
+        for m in page.memories:
+            if matches(m, args):
+                found.whole.append(m)
+            elif n := appended_turns(m, args):
+                found.turns_of.append((m, n))
+        token = page.next_page_token
+        if not token:
+            return found
 
 
 def erase_by(client: Client, args: argparse.Namespace) -> int:
@@ -54,15 +100,8 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
         return fail("name at least one of --inserted-by, --thread, --intent-source, --label")
     if any("=" not in item for item in args.label):
         return fail("--label takes KEY=VALUE")
-    found: list[review_pb2.Memory] = []
-    token = ""
-    while True:
-        page = client.list_memories(status_filter="all", page_size=1000, page_token=token)
-        found += [m for m in page.memories if matches(m, args)]
-        token = page.next_page_token
-        if not token:
-            break
-    if not found:
+    found = find(client, args)
+    if not found.whole and not found.turns_of:
         print(
             "no memory matches: nothing would be erased"
             if not args.yes
@@ -70,12 +109,11 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
         )
         return 0
     if not args.yes:
-        for m in found:
-            print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}"))
-        print(f"{len(found)} memories match; --yes erases them")
+        _list(found, args)
         return 0
-    erased, refused = 0, 0
-    for m in found:
+    refused = 0
+    erased = 0
+    for m in found.whole:
         try:
             client.erase_source(
                 source_id=m.source_id, expected_revision=m.revision, reason=args.reason
@@ -84,6 +122,57 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
         except ApiError as e:
             refused += 1
             print(f"agentmem: {m.source_id}: {e.explain()}", file=sys.stderr)
+    turns = messages = conversations = 0
+    for m, _ in found.turns_of:
+        try:
+            done = client.erase_source(
+                source_id=m.source_id,
+                expected_revision=m.revision,
+                reason=args.reason,
+                appended_by=args.inserted_by,
+            )
+            conversations += 1
+            turns += done.receipt.turns_erased
+            messages += done.receipt.messages_erased
+        except ApiError as e:
+            refused += 1
+            print(f"agentmem: {m.source_id}: {e.explain()}", file=sys.stderr)
     note = f" ({refused} refused)" if refused else ""
-    print(f"erased {erased} of {len(found)} memories{note}")
+    if found.whole:
+        print(f"erased {erased} of {len(found.whole)} memories{note if not found.turns_of else ''}")
+    if found.turns_of:
+        print(
+            shown(
+                f"erased {turns} turns ({messages} messages) {args.inserted_by} appended to "
+                f"{conversations} of {len(found.turns_of)} conversations; the rest of them "
+                f"stays{note}"
+            )
+        )
     return 1 if refused else 0
+
+
+def _others(memory: review_pb2.Memory) -> int:
+    """Turns principals other than its inserter appended to a conversation (they go with
+    it when it is erased whole)."""
+    return sum(t.appended_by != memory.inserted_by for t in memory.appended_turns)
+
+
+def _list(found: Found, args: argparse.Namespace) -> None:
+    for m in found.whole:
+        others = _others(m)
+        note = f"  (with {others} turns others appended)" if others else ""
+        print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}{note}"))
+    for m, n in found.turns_of:
+        print(
+            shown(
+                f"{m.source_id}  rev {m.revision}  {n} turns appended by {args.inserted_by} "
+                f"to {m.inserted_by}'s conversation (only those)  {m.thread_id}"
+            )
+        )
+    if found.whole:
+        print(f"{len(found.whole)} memories match; --yes erases them")
+    if found.turns_of:
+        print(
+            f"{len(found.turns_of)} conversations hold turns {shown(args.inserted_by)} appended; "
+            "--yes erases those turns and keeps the rest"
+        )

@@ -170,11 +170,25 @@ MEMORY_SPECS: list[Spec] = [
     ),
     (
         ("sources", "erase"),
-        "erase a source for good",
+        "erase a source for good (or, with --appended-by, one principal's turns of it)",
         lambda c, a: c.erase_source(
-            source_id=a.source_id, expected_revision=a.expected_revision, reason=a.reason
+            source_id=a.source_id,
+            expected_revision=a.expected_revision,
+            reason=a.reason,
+            appended_by=a.appended_by,
         ),
-        [SOURCE_ID, EXPECTED, ("--reason", {"default": "", "help": "a short reason"})],
+        [
+            SOURCE_ID,
+            EXPECTED,
+            ("--reason", {"default": "", "help": "a short reason"}),
+            (
+                "--appended-by",
+                {
+                    "default": "",
+                    "help": "erase only the turns this principal appended to the conversation",
+                },
+            ),
+        ],
     ),
     (
         ("sources", "readback"),

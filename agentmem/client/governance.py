@@ -185,14 +185,20 @@ class GovernanceMethods(Caller):
         source_id: str,
         expected_revision: int,
         reason: str = "",
+        appended_by: str = "",
         timeout: float | None = None,
     ) -> foreign_pb2.EraseSourceResponse:
         """Erases a source for good (bytes, generated form and every derived record); a
-        tombstone of ids and receipts stays, reading as erased."""
+        tombstone of ids and receipts stays, reading as erased. With `appended_by`, only
+        the turns that principal appended to the conversation go (their bytes and every
+        record derived from them); the rest stays, as its next revision."""
         return self._call(
             "EraseSource",
             foreign_pb2.EraseSourceRequest(
-                source_id=source_id, expected_revision=expected_revision, reason=reason
+                source_id=source_id,
+                expected_revision=expected_revision,
+                reason=reason,
+                appended_by=appended_by,
             ),
             foreign_pb2.EraseSourceResponse,
             timeout,

@@ -136,11 +136,15 @@ class Gateway:
             return await self._as(token).readback_source(source_id=source_id)
 
     async def erase(
-        self, token: str, source_id: str, expected_revision: int, reason: str
+        self, token: str, source_id: str, expected_revision: int, reason: str, appended_by: str = ""
     ) -> foreign_pb2.EraseSourceResponse:
+        """The whole source, or with `appended_by` that principal's appended turns of it."""
         with _decoded():
             return await self._as(token).erase_source(
-                source_id=source_id, expected_revision=expected_revision, reason=reason
+                source_id=source_id,
+                expected_revision=expected_revision,
+                reason=reason,
+                appended_by=appended_by,
             )
 
     # Retrieval, facts

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agentmem.client.values import ProtoEnum, enum_names
+from agentmem.console import parts
 from agentmem.v1 import common_pb2, retrieval_pb2, sources_pb2
 
 REASONS = {
@@ -119,7 +120,8 @@ def when(ts: Timestamp | None) -> str:
     return ts.ToDatetime().strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-TEMPLATE_HELPERS: dict[str, Callable[..., str]] = {
+TEMPLATE_HELPERS: dict[str, Callable[..., object]] = {
+    "conversation_parts": parts.parts,
     "words": words,
     "when": when,
     "enum_status": lambda v: enum(sources_pb2.Status, v),

@@ -135,7 +135,18 @@ async def erase_confirm(request: Request) -> Response:
         source = await console(request).gateway.source(session.token, source_id, content=False)
     except GatewayError as e:
         return refused(request, session, e, back="/sources")
-    return render(request, "erase.html", session, source=source)
+    # One principal's appended turns only (a partial erasure), when the page names them.
+    by = request.query_params.get("appended_by", "")
+    turns = [t for t in source.appended_turns if t.appended_by == by] if by else []
+    return render(
+        request,
+        "erase.html",
+        session,
+        source=source,
+        appended_by=by if turns else "",
+        turns=len(turns),
+        messages=sum(t.message_count for t in turns),
+    )
 
 
 async def erase(request: Request) -> Response:
@@ -152,13 +163,21 @@ async def erase(request: Request) -> Response:
             back=f"{back}/erase",
         )
     gateway = console(request).gateway
+    by = str(data.get("appended_by", ""))
     try:
-        await gateway.erase(
+        erased = await gateway.erase(
             session.token,
             source_id,
             integer(data, "expected_revision", foreign_pb2.EraseSourceRequest),
             str(data.get("reason", ""))[:200],
+            appended_by=by,
         )
+        if by:  # the conversation stays: its page shows what is left
+            text = (
+                f"Erased {erased.turns_erased} turns ({erased.messages_erased} messages) "
+                f"{by} appended to source {source_id}; the rest of it stays."
+            )
+            return done(session, text, back)
         readback = await gateway.readback(session.token, source_id)
     except GatewayError as e:
         return refused(request, session, e, back=back)

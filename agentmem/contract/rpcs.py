@@ -180,6 +180,7 @@ TABLE: tuple[Rpc, ...] = (
         events=(
             Event("source_erased", "memory/sources/erased"),
             Event("source_erasure_finished", "memory/sources/erasure/finished"),
+            Event("turns_erased", "memory/sources/turns/erased"),
         ),
     ),
     Rpc("ListAuditReceipts", ADMIN, None, idempotent=True),

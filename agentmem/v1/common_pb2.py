@@ -25,17 +25,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/common.proto\x12\x0b\x61gentmem.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x02\n\x0c\x41uditReceipt\x12\x12\n\nreceipt_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x03\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x13\n\x0btarget_kind\x18\x05 \x01(\t\x12\x11\n\ttarget_id\x18\x06 \x01(\t\x12\x17\n\x0ftarget_revision\x18\x07 \x01(\x03\x12\x14\n\x0cprincipal_id\x18\x08 \x01(\t\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x11\n\tprev_hash\x18\n \x01(\t\x12\x0c\n\x04hash\x18\x0b \x01(\t\x12\x13\n\x0bsave_intent\x18\x14 \x01(\t\x12\x18\n\x10save_intent_held\x18\x15 \x01(\x08*\\\n\nMemoryMode\x12\x1b\n\x17MEMORY_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13MEMORY_MODE_ENABLED\x10\x01\x12\x18\n\x14MEMORY_MODE_DISABLED\x10\x02*\x94\x01\n\x0cInsertPolicy\x12\x1d\n\x19INSERT_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n\x18INSERT_POLICY_PERMISSIVE\x10\x01\x12%\n!INSERT_POLICY_REQUIRE_SAVE_INTENT\x10\x02\x12 \n\x1cINSERT_POLICY_REVIEW_PENDING\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/common.proto\x12\x0b\x61gentmem.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x02\n\x0c\x41uditReceipt\x12\x12\n\nreceipt_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x03\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x13\n\x0btarget_kind\x18\x05 \x01(\t\x12\x11\n\ttarget_id\x18\x06 \x01(\t\x12\x17\n\x0ftarget_revision\x18\x07 \x01(\x03\x12\x14\n\x0cprincipal_id\x18\x08 \x01(\t\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x11\n\tprev_hash\x18\n \x01(\t\x12\x0c\n\x04hash\x18\x0b \x01(\t\x12\x13\n\x0bsave_intent\x18\x14 \x01(\t\x12\x18\n\x10save_intent_held\x18\x15 \x01(\x08\x12\x14\n\x0cturns_erased\x18\x16 \x01(\x03\x12\x17\n\x0fmessages_erased\x18\x17 \x01(\x03*\\\n\nMemoryMode\x12\x1b\n\x17MEMORY_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13MEMORY_MODE_ENABLED\x10\x01\x12\x18\n\x14MEMORY_MODE_DISABLED\x10\x02*\x94\x01\n\x0cInsertPolicy\x12\x1d\n\x19INSERT_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n\x18INSERT_POLICY_PERMISSIVE\x10\x01\x12%\n!INSERT_POLICY_REQUIRE_SAVE_INTENT\x10\x02\x12 \n\x1cINSERT_POLICY_REVIEW_PENDING\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmem.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MEMORYMODE']._serialized_start=372
-  _globals['_MEMORYMODE']._serialized_end=464
-  _globals['_INSERTPOLICY']._serialized_start=467
-  _globals['_INSERTPOLICY']._serialized_end=615
+  _globals['_MEMORYMODE']._serialized_start=419
+  _globals['_MEMORYMODE']._serialized_end=511
+  _globals['_INSERTPOLICY']._serialized_start=514
+  _globals['_INSERTPOLICY']._serialized_end=662
   _globals['_AUDITRECEIPT']._serialized_start=75
-  _globals['_AUDITRECEIPT']._serialized_end=370
+  _globals['_AUDITRECEIPT']._serialized_end=417
 # @@protoc_insertion_point(module_scope)

@@ -30,7 +30,7 @@ INSERT_POLICY_REQUIRE_SAVE_INTENT: InsertPolicy
 INSERT_POLICY_REVIEW_PENDING: InsertPolicy
 
 class AuditReceipt(_message.Message):
-    __slots__ = ("receipt_id", "sequence", "at", "action", "target_kind", "target_id", "target_revision", "principal_id", "request_id", "prev_hash", "hash", "save_intent", "save_intent_held")
+    __slots__ = ("receipt_id", "sequence", "at", "action", "target_kind", "target_id", "target_revision", "principal_id", "request_id", "prev_hash", "hash", "save_intent", "save_intent_held", "turns_erased", "messages_erased")
     RECEIPT_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +44,8 @@ class AuditReceipt(_message.Message):
     HASH_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    TURNS_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_ERASED_FIELD_NUMBER: _ClassVar[int]
     receipt_id: str
     sequence: int
     at: _timestamp_pb2.Timestamp
@@ -57,4 +59,6 @@ class AuditReceipt(_message.Message):
     hash: str
     save_intent: str
     save_intent_held: bool
-    def __init__(self, receipt_id: _Optional[str] = ..., sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., action: _Optional[str] = ..., target_kind: _Optional[str] = ..., target_id: _Optional[str] = ..., target_revision: _Optional[int] = ..., principal_id: _Optional[str] = ..., request_id: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_held: _Optional[bool] = ...) -> None: ...
+    turns_erased: int
+    messages_erased: int
+    def __init__(self, receipt_id: _Optional[str] = ..., sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., action: _Optional[str] = ..., target_kind: _Optional[str] = ..., target_id: _Optional[str] = ..., target_revision: _Optional[int] = ..., principal_id: _Optional[str] = ..., request_id: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_held: _Optional[bool] = ..., turns_erased: _Optional[int] = ..., messages_erased: _Optional[int] = ...) -> None: ...

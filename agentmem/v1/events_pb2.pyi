@@ -33,6 +33,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_FACT_RETRACTED: _ClassVar[EventKind]
     EVENT_KIND_SOURCE_ERASURE_FINISHED: _ClassVar[EventKind]
     EVENT_KIND_MESSAGES_APPENDED: _ClassVar[EventKind]
+    EVENT_KIND_TURNS_ERASED: _ClassVar[EventKind]
 EVENT_KIND_UNSPECIFIED: EventKind
 EVENT_KIND_THREAD_MEMORY_MODE_UPDATED: EventKind
 EVENT_KIND_SOURCE_CLASSIFICATION_UPDATED: EventKind
@@ -49,9 +50,10 @@ EVENT_KIND_ASSENT_REVOKED: EventKind
 EVENT_KIND_FACT_RETRACTED: EventKind
 EVENT_KIND_SOURCE_ERASURE_FINISHED: EventKind
 EVENT_KIND_MESSAGES_APPENDED: EventKind
+EVENT_KIND_TURNS_ERASED: EventKind
 
 class Event(_message.Message):
-    __slots__ = ("sequence", "at", "event_id", "thread_memory_mode_updated", "source_classification_updated", "memory_inserted", "memory_reviewed", "insert_policy_updated", "foreign_source_admitted", "foreign_source_denied", "source_revoked", "source_erased", "owner_key_registered", "owner_key_revoked", "assent_revoked", "fact_retracted", "source_erasure_finished", "messages_appended")
+    __slots__ = ("sequence", "at", "event_id", "thread_memory_mode_updated", "source_classification_updated", "memory_inserted", "memory_reviewed", "insert_policy_updated", "foreign_source_admitted", "foreign_source_denied", "source_revoked", "source_erased", "owner_key_registered", "owner_key_revoked", "assent_revoked", "fact_retracted", "source_erasure_finished", "messages_appended", "turns_erased")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     AT_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +72,7 @@ class Event(_message.Message):
     FACT_RETRACTED_FIELD_NUMBER: _ClassVar[int]
     SOURCE_ERASURE_FINISHED_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_APPENDED_FIELD_NUMBER: _ClassVar[int]
+    TURNS_ERASED_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     at: _timestamp_pb2.Timestamp
     event_id: str
@@ -88,7 +91,8 @@ class Event(_message.Message):
     fact_retracted: _facts_pb2.FactRetracted
     source_erasure_finished: _foreign_pb2.SourceErasureFinished
     messages_appended: _sources_pb2.MessagesAppended
-    def __init__(self, sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_id: _Optional[str] = ..., thread_memory_mode_updated: _Optional[_Union[_thread_mode_pb2.ThreadMemoryModeUpdated, _Mapping]] = ..., source_classification_updated: _Optional[_Union[_sources_pb2.SourceClassificationUpdated, _Mapping]] = ..., memory_inserted: _Optional[_Union[_sources_pb2.MemoryInserted, _Mapping]] = ..., memory_reviewed: _Optional[_Union[_review_pb2.MemoryReviewed, _Mapping]] = ..., insert_policy_updated: _Optional[_Union[_review_pb2.InsertPolicyUpdated, _Mapping]] = ..., foreign_source_admitted: _Optional[_Union[_foreign_pb2.ForeignSourceAdmitted, _Mapping]] = ..., foreign_source_denied: _Optional[_Union[_foreign_pb2.ForeignSourceDenied, _Mapping]] = ..., source_revoked: _Optional[_Union[_foreign_pb2.SourceRevoked, _Mapping]] = ..., source_erased: _Optional[_Union[_foreign_pb2.SourceErased, _Mapping]] = ..., owner_key_registered: _Optional[_Union[_foreign_pb2.OwnerKeyRegistered, _Mapping]] = ..., owner_key_revoked: _Optional[_Union[_foreign_pb2.OwnerKeyRevoked, _Mapping]] = ..., assent_revoked: _Optional[_Union[_foreign_pb2.AssentRevoked, _Mapping]] = ..., fact_retracted: _Optional[_Union[_facts_pb2.FactRetracted, _Mapping]] = ..., source_erasure_finished: _Optional[_Union[_foreign_pb2.SourceErasureFinished, _Mapping]] = ..., messages_appended: _Optional[_Union[_sources_pb2.MessagesAppended, _Mapping]] = ...) -> None: ...
+    turns_erased: _sources_pb2.TurnsErased
+    def __init__(self, sequence: _Optional[int] = ..., at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., event_id: _Optional[str] = ..., thread_memory_mode_updated: _Optional[_Union[_thread_mode_pb2.ThreadMemoryModeUpdated, _Mapping]] = ..., source_classification_updated: _Optional[_Union[_sources_pb2.SourceClassificationUpdated, _Mapping]] = ..., memory_inserted: _Optional[_Union[_sources_pb2.MemoryInserted, _Mapping]] = ..., memory_reviewed: _Optional[_Union[_review_pb2.MemoryReviewed, _Mapping]] = ..., insert_policy_updated: _Optional[_Union[_review_pb2.InsertPolicyUpdated, _Mapping]] = ..., foreign_source_admitted: _Optional[_Union[_foreign_pb2.ForeignSourceAdmitted, _Mapping]] = ..., foreign_source_denied: _Optional[_Union[_foreign_pb2.ForeignSourceDenied, _Mapping]] = ..., source_revoked: _Optional[_Union[_foreign_pb2.SourceRevoked, _Mapping]] = ..., source_erased: _Optional[_Union[_foreign_pb2.SourceErased, _Mapping]] = ..., owner_key_registered: _Optional[_Union[_foreign_pb2.OwnerKeyRegistered, _Mapping]] = ..., owner_key_revoked: _Optional[_Union[_foreign_pb2.OwnerKeyRevoked, _Mapping]] = ..., assent_revoked: _Optional[_Union[_foreign_pb2.AssentRevoked, _Mapping]] = ..., fact_retracted: _Optional[_Union[_facts_pb2.FactRetracted, _Mapping]] = ..., source_erasure_finished: _Optional[_Union[_foreign_pb2.SourceErasureFinished, _Mapping]] = ..., messages_appended: _Optional[_Union[_sources_pb2.MessagesAppended, _Mapping]] = ..., turns_erased: _Optional[_Union[_sources_pb2.TurnsErased, _Mapping]] = ...) -> None: ...
 
 class WatchEventsRequest(_message.Message):
     __slots__ = ("after_sequence", "kinds")

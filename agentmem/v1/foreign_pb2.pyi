@@ -196,22 +196,32 @@ class ReadbackSourceResponse(_message.Message):
     def __init__(self, source_id: _Optional[str] = ..., clean: _Optional[bool] = ..., derivatives: _Optional[_Iterable[_Union[Derivative, _Mapping]]] = ..., effective_retrieval_state: _Optional[_Union[_sources_pb2.EffectiveRetrievalState, str]] = ..., retrievable_by: _Optional[_Iterable[str]] = ..., physical_erasure: _Optional[_Union[PhysicalErasure, str]] = ..., residue: _Optional[_Iterable[str]] = ..., scrubbed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class EraseSourceRequest(_message.Message):
-    __slots__ = ("source_id", "expected_revision", "reason")
+    __slots__ = ("source_id", "expected_revision", "reason", "appended_by")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_BY_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     expected_revision: int
     reason: str
-    def __init__(self, source_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    appended_by: str
+    def __init__(self, source_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., reason: _Optional[str] = ..., appended_by: _Optional[str] = ...) -> None: ...
 
 class EraseSourceResponse(_message.Message):
-    __slots__ = ("source_id", "receipt")
+    __slots__ = ("source_id", "receipt", "revision", "turns_erased", "messages_erased", "message_count")
     SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     RECEIPT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    TURNS_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     receipt: _common_pb2.AuditReceipt
-    def __init__(self, source_id: _Optional[str] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ...) -> None: ...
+    revision: int
+    turns_erased: int
+    messages_erased: int
+    message_count: int
+    def __init__(self, source_id: _Optional[str] = ..., receipt: _Optional[_Union[_common_pb2.AuditReceipt, _Mapping]] = ..., revision: _Optional[int] = ..., turns_erased: _Optional[int] = ..., messages_erased: _Optional[int] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class ForeignSourceAdmitted(_message.Message):
     __slots__ = ("source_id", "revision")

@@ -27,7 +27,7 @@ from agentmem.v1 import sources_pb2 as agentmem_dot_v1_dot_sources__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/review.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"t\n\x13ListMemoriesRequest\x12\x36\n\rstatus_filter\x18\x01 \x01(\x0e\x32\x1f.agentmem.v1.MemoryStatusFilter\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\x9c\x05\n\x06Memory\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12#\n\x06status\x18\x04 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\x33\n\x0e\x63lassification\x18\x05 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12/\n\x0breceived_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0binserted_by\x18\x07 \x01(\t\x12\x13\n\x0bsave_intent\x18\x08 \x01(\t\x12\x1a\n\x12save_intent_source\x18\t \x01(\t\x12\x13\n\x0breviewed_by\x18\n \x01(\t\x12/\n\x0breviewed_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63ontent\x18\x0c \x01(\t\x12&\n\x08messages\x18\r \x03(\x0b\x32\x14.agentmem.v1.Message\x12\x18\n\x10save_intent_held\x18\x14 \x01(\x08\x12\x13\n\x0bhold_reason\x18\x15 \x01(\t\x12\x11\n\tthread_id\x18\x0e \x01(\t\x12/\n\x06labels\x18\x0f \x03(\x0b\x32\x1f.agentmem.v1.Memory.LabelsEntry\x12\x1c\n\x14save_intent_evidence\x18\x10 \x01(\t\x12/\n\x0bobserved_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"V\n\x14ListMemoriesResponse\x12%\n\x08memories\x18\x01 \x03(\x0b\x32\x13.agentmem.v1.Memory\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x8e\x01\n\x13ReviewMemoryRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x03\x12\'\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x15.agentmem.v1.Decision\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"\x8c\x01\n\x14ReviewMemoryResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\x10\n\x08revision\x18\x03 \x01(\x03\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\x98\x01\n\x0eMemoryReviewed\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12#\n\x06status\x18\x03 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\'\n\x08\x64\x65\x63ision\x18\x04 \x01(\x0e\x32\x15.agentmem.v1.Decision\x12\x13\n\x0breviewer_id\x18\x05 \x01(\t\"\x18\n\x16GetInsertPolicyRequest\"q\n\x17GetInsertPolicyResponse\x12\x30\n\rinsert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x12\n\noverridden\x18\x02 \x01(\x08\x12\x10\n\x08revision\x18\x03 \x01(\x03\"y\n\x16SetInsertPolicyRequest\x12\x19\n\x11\x65xpected_revision\x18\x01 \x01(\x03\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\xc4\x01\n\x17SetInsertPolicyResponse\x12\x39\n\x16previous_insert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x10\n\x08revision\x18\x03 \x01(\x03\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\x94\x01\n\x13InsertPolicyUpdated\x12\x39\n\x16previous_insert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x10\n\x08revision\x18\x03 \x01(\x03*\xc5\x01\n\x12MemoryStatusFilter\x12$\n MEMORY_STATUS_FILTER_UNSPECIFIED\x10\x00\x12\x1f\n\x1bMEMORY_STATUS_FILTER_ACTIVE\x10\x01\x12\'\n#MEMORY_STATUS_FILTER_PENDING_REVIEW\x10\x02\x12!\n\x1dMEMORY_STATUS_FILTER_REJECTED\x10\x03\x12\x1c\n\x18MEMORY_STATUS_FILTER_ALL\x10\x04*O\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x14\n\x10\x44\x45\x43ISION_APPROVE\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_REJECT\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmem/v1/review.proto\x12\x0b\x61gentmem.v1\x1a\x18\x61gentmem/v1/common.proto\x1a\x19\x61gentmem/v1/sources.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"t\n\x13ListMemoriesRequest\x12\x36\n\rstatus_filter\x18\x01 \x01(\x0e\x32\x1f.agentmem.v1.MemoryStatusFilter\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xcf\x05\n\x06Memory\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12,\n\x0bsource_kind\x18\x03 \x01(\x0e\x32\x17.agentmem.v1.SourceKind\x12#\n\x06status\x18\x04 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\x33\n\x0e\x63lassification\x18\x05 \x01(\x0e\x32\x1b.agentmem.v1.Classification\x12/\n\x0breceived_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0binserted_by\x18\x07 \x01(\t\x12\x13\n\x0bsave_intent\x18\x08 \x01(\t\x12\x1a\n\x12save_intent_source\x18\t \x01(\t\x12\x13\n\x0breviewed_by\x18\n \x01(\t\x12/\n\x0breviewed_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63ontent\x18\x0c \x01(\t\x12&\n\x08messages\x18\r \x03(\x0b\x32\x14.agentmem.v1.Message\x12\x18\n\x10save_intent_held\x18\x14 \x01(\x08\x12\x13\n\x0bhold_reason\x18\x15 \x01(\t\x12\x11\n\tthread_id\x18\x0e \x01(\t\x12/\n\x06labels\x18\x0f \x03(\x0b\x32\x1f.agentmem.v1.Memory.LabelsEntry\x12\x1c\n\x14save_intent_evidence\x18\x10 \x01(\t\x12/\n\x0bobserved_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x0e\x61ppended_turns\x18\x17 \x03(\x0b\x32\x19.agentmem.v1.AppendedTurn\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"V\n\x14ListMemoriesResponse\x12%\n\x08memories\x18\x01 \x03(\x0b\x32\x13.agentmem.v1.Memory\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x8e\x01\n\x13ReviewMemoryRequest\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x19\n\x11\x65xpected_revision\x18\x02 \x01(\x03\x12\'\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x15.agentmem.v1.Decision\x12\x0c\n\x04note\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"\x8c\x01\n\x14ReviewMemoryResponse\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\x10\n\x08revision\x18\x03 \x01(\x03\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\x98\x01\n\x0eMemoryReviewed\x12\x11\n\tsource_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12#\n\x06status\x18\x03 \x01(\x0e\x32\x13.agentmem.v1.Status\x12\'\n\x08\x64\x65\x63ision\x18\x04 \x01(\x0e\x32\x15.agentmem.v1.Decision\x12\x13\n\x0breviewer_id\x18\x05 \x01(\t\"\x18\n\x16GetInsertPolicyRequest\"q\n\x17GetInsertPolicyResponse\x12\x30\n\rinsert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x12\n\noverridden\x18\x02 \x01(\x08\x12\x10\n\x08revision\x18\x03 \x01(\x03\"y\n\x16SetInsertPolicyRequest\x12\x19\n\x11\x65xpected_revision\x18\x01 \x01(\x03\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\xc4\x01\n\x17SetInsertPolicyResponse\x12\x39\n\x16previous_insert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x10\n\x08revision\x18\x03 \x01(\x03\x12*\n\x07receipt\x18\x04 \x01(\x0b\x32\x19.agentmem.v1.AuditReceipt\"\x94\x01\n\x13InsertPolicyUpdated\x12\x39\n\x16previous_insert_policy\x18\x01 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x30\n\rinsert_policy\x18\x02 \x01(\x0e\x32\x19.agentmem.v1.InsertPolicy\x12\x10\n\x08revision\x18\x03 \x01(\x03*\xc5\x01\n\x12MemoryStatusFilter\x12$\n MEMORY_STATUS_FILTER_UNSPECIFIED\x10\x00\x12\x1f\n\x1bMEMORY_STATUS_FILTER_ACTIVE\x10\x01\x12\'\n#MEMORY_STATUS_FILTER_PENDING_REVIEW\x10\x02\x12!\n\x1dMEMORY_STATUS_FILTER_REJECTED\x10\x03\x12\x1c\n\x18MEMORY_STATUS_FILTER_ALL\x10\x04*O\n\x08\x44\x65\x63ision\x12\x18\n\x14\x44\x45\x43ISION_UNSPECIFIED\x10\x00\x12\x14\n\x10\x44\x45\x43ISION_APPROVE\x10\x01\x12\x13\n\x0f\x44\x45\x43ISION_REJECT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,32 +36,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_MEMORY_LABELSENTRY']._loaded_options = None
   _globals['_MEMORY_LABELSENTRY']._serialized_options = b'8\001'
-  _globals['_MEMORYSTATUSFILTER']._serialized_start=2062
-  _globals['_MEMORYSTATUSFILTER']._serialized_end=2259
-  _globals['_DECISION']._serialized_start=2261
-  _globals['_DECISION']._serialized_end=2340
+  _globals['_MEMORYSTATUSFILTER']._serialized_start=2113
+  _globals['_MEMORYSTATUSFILTER']._serialized_end=2310
+  _globals['_DECISION']._serialized_start=2312
+  _globals['_DECISION']._serialized_end=2391
   _globals['_LISTMEMORIESREQUEST']._serialized_start=127
   _globals['_LISTMEMORIESREQUEST']._serialized_end=243
   _globals['_MEMORY']._serialized_start=246
-  _globals['_MEMORY']._serialized_end=914
-  _globals['_MEMORY_LABELSENTRY']._serialized_start=869
-  _globals['_MEMORY_LABELSENTRY']._serialized_end=914
-  _globals['_LISTMEMORIESRESPONSE']._serialized_start=916
-  _globals['_LISTMEMORIESRESPONSE']._serialized_end=1002
-  _globals['_REVIEWMEMORYREQUEST']._serialized_start=1005
-  _globals['_REVIEWMEMORYREQUEST']._serialized_end=1147
-  _globals['_REVIEWMEMORYRESPONSE']._serialized_start=1150
-  _globals['_REVIEWMEMORYRESPONSE']._serialized_end=1290
-  _globals['_MEMORYREVIEWED']._serialized_start=1293
-  _globals['_MEMORYREVIEWED']._serialized_end=1445
-  _globals['_GETINSERTPOLICYREQUEST']._serialized_start=1447
-  _globals['_GETINSERTPOLICYREQUEST']._serialized_end=1471
-  _globals['_GETINSERTPOLICYRESPONSE']._serialized_start=1473
-  _globals['_GETINSERTPOLICYRESPONSE']._serialized_end=1586
-  _globals['_SETINSERTPOLICYREQUEST']._serialized_start=1588
-  _globals['_SETINSERTPOLICYREQUEST']._serialized_end=1709
-  _globals['_SETINSERTPOLICYRESPONSE']._serialized_start=1712
-  _globals['_SETINSERTPOLICYRESPONSE']._serialized_end=1908
-  _globals['_INSERTPOLICYUPDATED']._serialized_start=1911
-  _globals['_INSERTPOLICYUPDATED']._serialized_end=2059
+  _globals['_MEMORY']._serialized_end=965
+  _globals['_MEMORY_LABELSENTRY']._serialized_start=920
+  _globals['_MEMORY_LABELSENTRY']._serialized_end=965
+  _globals['_LISTMEMORIESRESPONSE']._serialized_start=967
+  _globals['_LISTMEMORIESRESPONSE']._serialized_end=1053
+  _globals['_REVIEWMEMORYREQUEST']._serialized_start=1056
+  _globals['_REVIEWMEMORYREQUEST']._serialized_end=1198
+  _globals['_REVIEWMEMORYRESPONSE']._serialized_start=1201
+  _globals['_REVIEWMEMORYRESPONSE']._serialized_end=1341
+  _globals['_MEMORYREVIEWED']._serialized_start=1344
+  _globals['_MEMORYREVIEWED']._serialized_end=1496
+  _globals['_GETINSERTPOLICYREQUEST']._serialized_start=1498
+  _globals['_GETINSERTPOLICYREQUEST']._serialized_end=1522
+  _globals['_GETINSERTPOLICYRESPONSE']._serialized_start=1524
+  _globals['_GETINSERTPOLICYRESPONSE']._serialized_end=1637
+  _globals['_SETINSERTPOLICYREQUEST']._serialized_start=1639
+  _globals['_SETINSERTPOLICYREQUEST']._serialized_end=1760
+  _globals['_SETINSERTPOLICYRESPONSE']._serialized_start=1763
+  _globals['_SETINSERTPOLICYRESPONSE']._serialized_end=1959
+  _globals['_INSERTPOLICYUPDATED']._serialized_start=1962
+  _globals['_INSERTPOLICYUPDATED']._serialized_end=2110
 # @@protoc_insertion_point(module_scope)

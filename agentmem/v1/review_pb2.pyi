@@ -45,7 +45,7 @@ class ListMemoriesRequest(_message.Message):
     def __init__(self, status_filter: _Optional[_Union[MemoryStatusFilter, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Memory(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages", "save_intent_held", "hold_reason", "thread_id", "labels", "save_intent_evidence", "observed_at")
+    __slots__ = ("source_id", "revision", "source_kind", "status", "classification", "received_at", "inserted_by", "save_intent", "save_intent_source", "reviewed_by", "reviewed_at", "content", "messages", "save_intent_held", "hold_reason", "thread_id", "labels", "save_intent_evidence", "observed_at", "appended_turns")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +72,7 @@ class Memory(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_TURNS_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     source_kind: _sources_pb2.SourceKind
@@ -91,7 +92,8 @@ class Memory(_message.Message):
     labels: _containers.ScalarMap[str, str]
     save_intent_evidence: str
     observed_at: _timestamp_pb2.Timestamp
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ..., thread_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., save_intent_evidence: _Optional[str] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    appended_turns: _containers.RepeatedCompositeFieldContainer[_sources_pb2.AppendedTurn]
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[_sources_pb2.SourceKind, str]] = ..., status: _Optional[_Union[_sources_pb2.Status, str]] = ..., classification: _Optional[_Union[_sources_pb2.Classification, str]] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., inserted_by: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., reviewed_by: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_sources_pb2.Message, _Mapping]]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ..., thread_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., save_intent_evidence: _Optional[str] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., appended_turns: _Optional[_Iterable[_Union[_sources_pb2.AppendedTurn, _Mapping]]] = ...) -> None: ...
 
 class ListMemoriesResponse(_message.Message):
     __slots__ = ("memories", "next_page_token")

@@ -208,8 +208,30 @@ class SourceProvenance(_message.Message):
     received_at: _timestamp_pb2.Timestamp
     def __init__(self, principal_id: _Optional[str] = ..., principal_kind: _Optional[str] = ..., surface: _Optional[str] = ..., request_id: _Optional[str] = ..., received_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class AppendedTurn(_message.Message):
+    __slots__ = ("first_message", "message_count", "revision", "appended_by", "appender_kind", "save_intent", "save_intent_held", "held", "hold_reason")
+    FIRST_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    APPENDER_KIND_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_FIELD_NUMBER: _ClassVar[int]
+    SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
+    first_message: int
+    message_count: int
+    revision: int
+    appended_by: str
+    appender_kind: str
+    save_intent: str
+    save_intent_held: bool
+    held: bool
+    hold_reason: str
+    def __init__(self, first_message: _Optional[int] = ..., message_count: _Optional[int] = ..., revision: _Optional[int] = ..., appended_by: _Optional[str] = ..., appender_kind: _Optional[str] = ..., save_intent: _Optional[str] = ..., save_intent_held: _Optional[bool] = ..., held: _Optional[bool] = ..., hold_reason: _Optional[str] = ...) -> None: ...
+
 class Source(_message.Message):
-    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held", "hold_reason")
+    __slots__ = ("source_id", "revision", "source_kind", "classification", "status", "effective_retrieval_state", "created_at", "updated_at", "thread_id", "provenance", "save_intent", "save_intent_source", "labels", "content_sha256", "content", "messages", "observed_at", "save_intent_held", "hold_reason", "appended_turns")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -236,6 +258,7 @@ class Source(_message.Message):
     OBSERVED_AT_FIELD_NUMBER: _ClassVar[int]
     SAVE_INTENT_HELD_FIELD_NUMBER: _ClassVar[int]
     HOLD_REASON_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_TURNS_FIELD_NUMBER: _ClassVar[int]
     source_id: str
     revision: int
     source_kind: SourceKind
@@ -255,7 +278,8 @@ class Source(_message.Message):
     observed_at: _timestamp_pb2.Timestamp
     save_intent_held: bool
     hold_reason: str
-    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ...) -> None: ...
+    appended_turns: _containers.RepeatedCompositeFieldContainer[AppendedTurn]
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., source_kind: _Optional[_Union[SourceKind, str]] = ..., classification: _Optional[_Union[Classification, str]] = ..., status: _Optional[_Union[Status, str]] = ..., effective_retrieval_state: _Optional[_Union[EffectiveRetrievalState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., thread_id: _Optional[str] = ..., provenance: _Optional[_Union[SourceProvenance, _Mapping]] = ..., save_intent: _Optional[str] = ..., save_intent_source: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., content_sha256: _Optional[str] = ..., content: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., observed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., save_intent_held: _Optional[bool] = ..., hold_reason: _Optional[str] = ..., appended_turns: _Optional[_Iterable[_Union[AppendedTurn, _Mapping]]] = ...) -> None: ...
 
 class SetSourceClassificationRequest(_message.Message):
     __slots__ = ("source_id", "expected_revision", "classification", "request_id")
@@ -332,6 +356,22 @@ class MessagesAppended(_message.Message):
     message_count: int
     status: Status
     def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., appended: _Optional[int] = ..., message_count: _Optional[int] = ..., status: _Optional[_Union[Status, str]] = ...) -> None: ...
+
+class TurnsErased(_message.Message):
+    __slots__ = ("source_id", "revision", "appended_by", "turns_erased", "messages_erased", "message_count")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    TURNS_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_ERASED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    revision: int
+    appended_by: str
+    turns_erased: int
+    messages_erased: int
+    message_count: int
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., appended_by: _Optional[str] = ..., turns_erased: _Optional[int] = ..., messages_erased: _Optional[int] = ..., message_count: _Optional[int] = ...) -> None: ...
 
 class SourceClassificationUpdated(_message.Message):
     __slots__ = ("source_id", "previous_classification", "classification", "revision", "effective_at")

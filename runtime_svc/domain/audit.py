@@ -33,6 +33,7 @@ class Action(StrEnum):
     SOURCE_ERASE = "source.erase"
     FACT_RETRACT = "fact.retract"
     SOURCE_ERASE_FINISH = "source.erase.finish"  # its bytes left the database's files
+    SOURCE_TURNS_ERASE = "source.turns.erase"  # one principal's appended turns erased
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ class Receipt:
     # An insert's save-intent claim (see `Claim`).
     save_intent: str = ""
     save_intent_held: bool = False
+    # A partial erasure's counts (see `Erased`).
+    turns_erased: int = 0
+    messages_erased: int = 0
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What a partial erasure's receipt records: how many turns and messages it erased."""
+
+    turns: int
+    messages: int
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ class Claim:
 _FIELDS = tuple(f.name for f in fields(Receipt))
 # Fields added after receipts were first chained: hashed only when set, so every receipt
 # stored before them keeps its hash.
-_HASHED_WHEN_SET = ("save_intent", "save_intent_held")
+_HASHED_WHEN_SET = ("save_intent", "save_intent_held", "turns_erased", "messages_erased")
 
 
 def compute_hash(receipt: Receipt, tenant_id: str) -> str:

@@ -47,6 +47,19 @@ class MessagesAppended:
 
 
 @dataclass(frozen=True)
+class TurnsErased:
+    """The turns one principal appended to a conversation were erased; it stays."""
+
+    kind: ClassVar[str] = "turns_erased"
+    source_id: str
+    revision: int
+    appended_by: str
+    turns_erased: int
+    messages_erased: int
+    message_count: int
+
+
+@dataclass(frozen=True)
 class MemoryReviewed:
     kind: ClassVar[str] = "memory_reviewed"
     source_id: str
@@ -138,6 +151,7 @@ DomainEvent = (
     | SourceClassificationUpdated
     | MemoryInserted
     | MessagesAppended
+    | TurnsErased
     | MemoryReviewed
     | InsertPolicyUpdated
     | ForeignSourceAdmitted
@@ -157,6 +171,7 @@ KINDS: dict[str, type[DomainEvent]] = {
         SourceClassificationUpdated,
         MemoryInserted,
         MessagesAppended,
+        TurnsErased,
         MemoryReviewed,
         InsertPolicyUpdated,
         ForeignSourceAdmitted,

@@ -40,6 +40,7 @@ class Transition(StrEnum):
     REVOKE_ASSENT = "revoke_assent"
     ERASE = "erase"
     APPEND = "append"  # a conversation's next messages (a session that grows)
+    ERASE_TURNS = "erase_turns"  # the turns one principal appended, erased (partial erasure)
 
 
 class Derived(StrEnum):
@@ -55,6 +56,9 @@ class Derived(StrEnum):
     # the default, the answer's passage holds both).
     # A source without derived records (pending review) gets none: approval builds them.
     EXTEND = "extend"
+    # Delete every one of them with the erased bytes (a partial erasure), then derive them
+    # again from what is left, if it is active: no record keeps a trace of the erased part.
+    REBUILD = "rebuild"
 
 
 class Eligibility(StrEnum):
@@ -116,6 +120,7 @@ RULES: dict[Transition, Rule] = {
         Rule(Transition.ERASE, _LIVE | {Phase.REVOKED}, Reason.INVALID_FIELD, Derived.ERASE),
         # Cold stays cold (its new records are as ineligible as its old); a pending source
         # stays pending. A rejected memory takes nothing more.
+        Rule(Transition.ERASE_TURNS, _LIVE, Reason.INVALID_FIELD, Derived.REBUILD),
         Rule(
             Transition.APPEND,
             frozenset({Phase.ACTIVE, Phase.PENDING_REVIEW}),

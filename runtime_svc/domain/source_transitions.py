@@ -116,3 +116,17 @@ def append(
             "messages", f"the conversation would hold over {limits.conversation_chars} characters"
         )
     return _next(replace(source, body=Body(messages=grown)), now_us)
+
+
+def erase_turns(
+    source: Source, *, expected_revision: int, messages: tuple[Message, ...], now_us: int
+) -> Source:
+    """A conversation without the turns a partial erasure took (`turns.erase_appended`),
+    as its next revision: its status, classification, labels and save intent stay (a
+    conversation held for review stays held: a person decides on what is left)."""
+    lifecycle.refuse_terminal(source.phase)
+    check_revision(source, expected_revision)
+    lifecycle.check(Transition.ERASE_TURNS, source.phase)
+    if source.kind is not SourceKind.CONVERSATION:
+        raise invalid_field("appended_by", "only a conversation has appended turns")
+    return _next(replace(source, body=Body(messages=messages)), now_us)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -22,6 +23,7 @@ from runtime_svc.domain.audit import Receipt
 from runtime_svc.domain.facts import Fact
 from runtime_svc.domain.passages import Range
 from runtime_svc.domain.sources import Message, Source
+from runtime_svc.domain.turns import AppendedTurn
 from runtime_svc.grpc.appended_events import messages_appended
 from runtime_svc.grpc.enums import (
     CLASSIFICATIONS,
@@ -90,10 +92,31 @@ def receipt_of(r: Receipt) -> common_pb2.AuditReceipt:
         hash=r.hash,
         save_intent=r.save_intent,
         save_intent_held=r.save_intent_held,
+        turns_erased=r.turns_erased,
+        messages_erased=r.messages_erased,
     )
 
 
-def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Source:
+def appended_turns(found: Sequence[AppendedTurn]) -> list[sources_pb2.AppendedTurn]:
+    return [
+        sources_pb2.AppendedTurn(
+            first_message=t.first_message,
+            message_count=t.message_count,
+            revision=t.revision,
+            appended_by=t.principal_id,
+            appender_kind=t.principal_kind,
+            save_intent=t.trust.save_intent,
+            save_intent_held=t.trust.save_intent_held,
+            held=t.trust.held,
+            hold_reason=t.trust.hold_reason,
+        )
+        for t in found
+    ]
+
+
+def source(
+    s: Source, state: str, *, include_content: bool, turns: Sequence[AppendedTurn] = ()
+) -> sources_pb2.Source:
     out = sources_pb2.Source(
         source_id=s.source_id,
         revision=s.revision,
@@ -118,6 +141,7 @@ def source(s: Source, state: str, *, include_content: bool) -> sources_pb2.Sourc
         labels=s.labels,
         content_sha256="" if s.erased_at_us else s.body.sha256(),
         observed_at=timestamp(s.observed_at_us),
+        appended_turns=appended_turns(turns),
     )
     if include_content:
         out.content = s.body.content
@@ -221,6 +245,17 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
         )
     elif isinstance(e, domain_events.MessagesAppended):
         out.messages_appended.CopyFrom(messages_appended(e))
+    elif isinstance(e, domain_events.TurnsErased):
+        out.turns_erased.CopyFrom(
+            sources_pb2.TurnsErased(
+                source_id=e.source_id,
+                revision=e.revision,
+                appended_by=e.appended_by,
+                turns_erased=e.turns_erased,
+                messages_erased=e.messages_erased,
+                message_count=e.message_count,
+            )
+        )
     elif isinstance(e, domain_events.MemoryInserted):
         out.memory_inserted.CopyFrom(
             sources_pb2.MemoryInserted(
@@ -233,7 +268,9 @@ def event(logged: domain_events.LoggedEvent) -> events_pb2.Event:
     return out
 
 
-def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
+def memory(
+    s: Source, *, include_content: bool, turns: Sequence[AppendedTurn] = ()
+) -> review_pb2.Memory:
     out = review_pb2.Memory(
         source_id=s.source_id,
         revision=s.revision,
@@ -250,6 +287,7 @@ def memory(s: Source, *, include_content: bool) -> review_pb2.Memory:
         save_intent_evidence=s.save_intent.evidence,
         thread_id=s.thread_id,
         labels=s.labels,
+        appended_turns=appended_turns(turns),
     )
     if s.review is not None:
         out.reviewed_by = s.review.reviewer_id

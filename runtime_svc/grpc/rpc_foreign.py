@@ -115,11 +115,19 @@ class ForeignRpcs(ServicerBase):
     async def EraseSource(
         self, request: foreign_pb2.EraseSourceRequest, context: Context
     ) -> foreign_pb2.EraseSourceResponse:
-        cmd = EraseCommand(request.source_id, request.expected_revision, request.reason)
+        cmd = EraseCommand(
+            request.source_id, request.expected_revision, request.reason, request.appended_by
+        )
         erased = await self._write(self._lifecycle.erase, CALLER.get(), cmd)
-        return foreign_pb2.EraseSourceResponse(
+        out = foreign_pb2.EraseSourceResponse(
             source_id=request.source_id, receipt=mapping.receipt(erased.receipt)
         )
+        if erased.turns_erased is not None:
+            out.revision = erased.source.revision
+            out.turns_erased = erased.turns_erased.turns_erased
+            out.messages_erased = erased.turns_erased.messages_erased
+            out.message_count = len(erased.source.body.messages)
+        return out
 
 
 def _pointer(p: foreign_pb2.ThinPointer) -> Pointer:

@@ -140,10 +140,12 @@ class SourceRpcs(ServicerBase):
     async def GetSource(
         self, request: sources_pb2.GetSourceRequest, context: Context
     ) -> sources_pb2.Source:
-        source, state = await self._run(
-            self._reads.get, CALLER.get(), request.source_id, request.include_content
+        found, state = await self._run(
+            self._reads.get_attributed, CALLER.get(), request.source_id, request.include_content
         )
-        return mapping.source(source, state, include_content=request.include_content)
+        return mapping.source(
+            found.source, state, include_content=request.include_content, turns=found.turns
+        )
 
     async def SetSourceClassification(
         self, request: sources_pb2.SetSourceClassificationRequest, context: Context
@@ -172,11 +174,12 @@ class SourceRpcs(ServicerBase):
         if statuses is None:
             raise invalid_field("status_filter", "must be one of the defined values")
         found, token = await self._run(
-            self._reads.list_memories, caller, statuses, request.page_size, request.page_token
+            self._reads.list_attributed, caller, statuses, request.page_size, request.page_token
         )
         text = Scope.CONTENT_READ in caller.scopes
         return review_pb2.ListMemoriesResponse(
-            memories=[mapping.memory(s, include_content=text) for s in found], next_page_token=token
+            memories=[mapping.memory(m.source, include_content=text, turns=m.turns) for m in found],
+            next_page_token=token,
         )
 
     async def ReviewMemory(

@@ -22,6 +22,7 @@ from runtime_svc.domain.events import MessagesAppended
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import Transition
 from runtime_svc.domain.sources import Body, Message, SaveIntent, Source, Status
+from runtime_svc.domain.turns import TurnTrust
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.inserts import REPLAYABLE
@@ -128,6 +129,12 @@ class Appends:
                     event,
                     _after(triples, first),
                     claim=Claim(cmd.intent.intent, decision.held),  # as an insert's receipt
+                    turn=TurnTrust(
+                        cmd.intent.intent,
+                        decision.held,
+                        decision.status is Status.PENDING_REVIEW,
+                        decision.hold_reason,
+                    ),
                 ),
             )
         return Appended(

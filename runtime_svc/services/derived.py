@@ -141,6 +141,16 @@ def purge_facts(tx: Transaction, stored: Stored) -> None:
 _FACT_KINDS = frozenset({"supersession", "fact", "fact_index_row"})
 
 
+def purge_for_rebuild(tx: Transaction, stored: Stored) -> None:
+    """Deletes every derived record a conversation's appended turns may have reached (a
+    partial erasure: all of them are derived again from what is left). The generated form
+    stays: a conversation's is made at insert, from the messages it was inserted with,
+    which a partial erasure keeps."""
+    for kind in KINDS:
+        if kind.name != "generated_form":
+            kind.purge(tx, stored)
+
+
 def readback(tx: Transaction, stored: Stored, now_us: int) -> list[Derivative]:
     """Every registered kind: each stored record with whether retrieval would return it now,
     or one `purged` line when none remains."""

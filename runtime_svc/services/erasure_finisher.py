@@ -46,7 +46,8 @@ class ErasureFinisher:
         self._wake = threading.Event()
         self._stopping = False
         self._waiting = False  # the last attempt found a reader in the way
-        self._erasures_seen = -1  # erasures recorded when the caches were last emptied
+        # Erasures recorded (and the latest's time) when the caches were last emptied.
+        self._erasures_seen = (-1, -1)
         self._forget_again = False  # at the next look too (a search of an older snapshot)
         self._thread = threading.Thread(target=self._loop, name="erasure-finisher", daemon=True)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from runtime_svc.domain import events as domain_events
-from runtime_svc.domain.audit import Claim, Receipt
+from runtime_svc.domain.audit import Claim, Erased, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.ids import new_id
 from runtime_svc.storage.transaction import Transaction
@@ -42,6 +42,7 @@ class Journal:
         event: domain_events.DomainEvent | None,
         at_us: int,
         claim: Claim | None = None,
+        erased: Erased | None = None,
     ) -> Receipt:
         if event is not None:  # some mutations are audited without an event
             tx.events.append(tx.counters, event, new_id("evt"), at_us)
@@ -62,6 +63,8 @@ class Journal:
                 request_id=caller.request_id,
                 save_intent=claim.save_intent if claim else "",
                 save_intent_held=claim.held if claim else False,
+                turns_erased=erased.turns if erased else 0,
+                messages_erased=erased.messages if erased else 0,
             ),
         )
         tenant_id = caller.tenant_id

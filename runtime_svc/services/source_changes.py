@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runtime_svc.domain import events
-from runtime_svc.domain.audit import Action, Claim, Receipt
+from runtime_svc.domain.audit import Action, Claim, Erased, Receipt
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import RULES, Derived, Phase, Transition
 from runtime_svc.domain.sources import Source
+from runtime_svc.domain.turns import TurnErasure, TurnTrust
 from runtime_svc.services import derived, fact_chains
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
@@ -36,6 +37,8 @@ class Change:
     triples: Sequence[Triple] = ()  # the facts to store when the source becomes active
     at_us: int = 0  # when it happened, if not the new revision's time (a repeated revoke)
     claim: Claim | None = None  # an insert's save-intent claim, for its receipt
+    erased: TurnErasure | None = None  # a partial erasure's plan (Transition.ERASE_TURNS)
+    turn: TurnTrust | None = None  # an append: the trust its messages were given
 
 
 class SourceChanges:
@@ -64,6 +67,8 @@ class SourceChanges:
     ) -> tuple[Stored, Receipt]:
         """Applies a transition that the domain allowed to a stored source."""
         effect = RULES[change.transition].derived
+        if effect is Derived.REBUILD:
+            return self._rebuild(tx, caller, stored, change)
         if effect in (Derived.PURGE, Derived.ERASE):
             derived.purge(tx, stored)
         grown = change.transition is Transition.APPEND
@@ -71,7 +76,7 @@ class SourceChanges:
             turn_log.Appender(
                 caller.principal_id,
                 caller.principal_kind,
-                change.claim.save_intent if change.claim is not None else "",
+                change.turn or TurnTrust(),
                 caller.request_id,
             )
             if grown
@@ -88,6 +93,23 @@ class SourceChanges:
             tx.erasures.record(change.source.source_id, change.source.updated_at_us)
             tx.after_commit(self._after_erasure)
         return updated, self._record(tx, caller, change)
+
+    def _rebuild(
+        self, tx: Transaction, caller: Caller, stored: Stored, change: Change
+    ) -> tuple[Stored, Receipt]:
+        """A partial erasure: every derived record goes with the erased turns' bytes, then
+        an active source's are derived again from what is left (`change.triples`: the
+        facts of the messages kept). Its physical part is recorded and scrubbed, and the
+        process's caches of memories' texts emptied, as after an erasure."""
+        assert change.erased is not None
+        derived.purge_for_rebuild(tx, stored)
+        updated = tx.writer.erase_turns(stored, change.source, change.erased)
+        if change.source.phase is Phase.ACTIVE:
+            updated = self._derive(tx, updated, change)
+        tx.erasures.record(change.source.source_id, change.source.updated_at_us)
+        tx.after_commit(self._after_erasure)
+        erased = Erased(change.erased.turns_erased, change.erased.messages_erased)
+        return updated, self._record(tx, caller, change, erased)
 
     def _derive(self, tx: Transaction, stored: Stored, change: Change) -> Stored:
         stored = tx.writer.index(stored)
@@ -119,7 +141,9 @@ class SourceChanges:
         )
         fact_chains.relink(tx, keys)
 
-    def _record(self, tx: Transaction, caller: Caller, change: Change) -> Receipt:
+    def _record(
+        self, tx: Transaction, caller: Caller, change: Change, erased: Erased | None = None
+    ) -> Receipt:
         s = change.source
         return self._journal.record(
             tx,
@@ -129,4 +153,5 @@ class SourceChanges:
             event=change.event,
             at_us=change.at_us or s.updated_at_us,
             claim=change.claim,
+            erased=erased,
         )

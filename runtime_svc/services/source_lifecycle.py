@@ -24,7 +24,8 @@ from runtime_svc.domain.events import (
 from runtime_svc.domain.facts import Triple
 from runtime_svc.domain.lifecycle import Phase, Transition
 from runtime_svc.domain.sources import Classification, Source
-from runtime_svc.services import derived
+from runtime_svc.domain.turns import TurnErasure
+from runtime_svc.services import derived, turn_erasure
 from runtime_svc.services.clock import Clock
 from runtime_svc.services.facts import FactExtraction
 from runtime_svc.services.journal import Journal, Target
@@ -63,6 +64,7 @@ class EraseCommand:
     source_id: str
     expected_revision: int
     reason: str = ""
+    appended_by: str = ""  # only the turns this principal appended (a partial erasure)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Changed:
     previous: Source
     source: Source
     receipt: Receipt
+    turns_erased: TurnErasure | None = None  # a partial erasure: what went
 
     @property
     def state(self) -> str:
@@ -234,8 +237,22 @@ class SourceLifecycle:
         return Changed(before, before, receipt)
 
     def erase(self, caller: Caller, cmd: EraseCommand) -> Changed:
+        """The whole source for good; or, with `appended_by`, only the turns that principal
+        appended to the conversation (`turn_erasure`)."""
         check_source_id(cmd.source_id)
         check_reason(cmd.reason)
+        if cmd.appended_by:
+            before, updated, receipt, plan = turn_erasure.erase_turns(
+                self._uow,
+                self._clock,
+                self._changes,
+                self._extraction,
+                caller,
+                source_id=cmd.source_id,
+                expected_revision=cmd.expected_revision,
+                appended_by=cmd.appended_by,
+            )
+            return Changed(before, updated, receipt, plan)
         with self._uow.write(caller.tenant_id) as tx:
             stored = tx.sources.require(cmd.source_id)
             now, before = self._clock(), stored.source

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agentmem.contract import scopes, validation
 from agentmem.contract.scopes import Scope
 from agentmem_kernel import paging
+from runtime_svc.domain import turns
 from runtime_svc.domain.caller import Caller
 from runtime_svc.domain.sources import Source
 from runtime_svc.services.clock import Clock
 from runtime_svc.storage.source_pages import Position, SourceFilter, Summary
+from runtime_svc.storage.source_rows import Stored
+from runtime_svc.storage.transaction import Transaction
 from runtime_svc.storage.unit_of_work import UnitOfWork
+
+
+@dataclass(frozen=True)
+class Attributed:
+    """A source with its appended turns, each with who appended it (none for a source
+    that is not a conversation, or one never appended to)."""
+
+    source: Source
+    turns: tuple[turns.AppendedTurn, ...] = ()
+
+
+def _attributed(tx: Transaction, found: list[Stored]) -> list[Attributed]:
+    records = tx.sources.turn_records([s.pk for s in found if s.source.body.messages])
+    return [
+        Attributed(s.source, turns.attributed(records.get(s.pk, ()), len(s.source.body.messages)))
+        for s in found
+    ]
 
 
 class SourceReads:
@@ -18,12 +40,20 @@ class SourceReads:
 
     def get(self, caller: Caller, source_id: str, include_content: bool) -> tuple[Source, str]:
         """The source and its effective retrieval state."""
+        found, state = self.get_attributed(caller, source_id, include_content)
+        return found.source, state
+
+    def get_attributed(
+        self, caller: Caller, source_id: str, include_content: bool
+    ) -> tuple[Attributed, str]:
+        """The source with its appended turns' appenders, and its effective retrieval state."""
         check_source_id(source_id)
         if include_content:
             scopes.require(caller.scopes, Scope.CONTENT_READ)
         with self._uow.read(caller.tenant_id) as tx:
             stored = tx.sources.require(source_id)
-        return stored.source, stored.source.state(self._clock())
+            (found,) = _attributed(tx, [stored])
+        return found, stored.source.state(self._clock())
 
     def list_sources(
         self, caller: Caller, f: SourceFilter, page_size: int, page_token: str
@@ -45,14 +75,22 @@ class SourceReads:
         self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
     ) -> tuple[list[Source], str]:
         """Memories of the review statuses, newest first."""
+        found, token = self.list_attributed(caller, statuses, page_size, page_token)
+        return [f.source for f in found], token
+
+    def list_attributed(
+        self, caller: Caller, statuses: tuple[str, ...], page_size: int, page_token: str
+    ) -> tuple[list[Attributed], str]:
+        """Memories of the review statuses, newest first, with their appended turns'
+        appenders (the review inbox shows whose text waits)."""
         size = validation.page_size(page_size)
         key = paging.query_key(caller.tenant_id, "memories-newest", ",".join(statuses))
         after = _position(page_token, key)
         with self._uow.read(caller.tenant_id) as tx:
             rows = tx.sources.page_memories(statuses, after, size + 1)
+            found = _attributed(tx, rows[:size])
         more = len(rows) > size
-        found = [r.source for r in rows[:size]]
-        last = found[-1] if more else None
+        last = found[-1].source if more else None
         return found, paging.encode(
             key, Position(last.created_at_us, last.source_id).text()
         ) if last else ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Connection, Table, func, insert, select, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from runtime_svc.storage.models import PhysicalErasureRow
 from runtime_svc.storage.repositories import _Repository
@@ -23,7 +23,13 @@ class PendingErasure:
 
 class PhysicalErasures(_Repository):
     def record(self, source_id: str, erased_at_us: int) -> None:
-        """The source was erased in this transaction: its physical part is pending."""
+        """The source (or turns of it: a partial erasure) was erased in this transaction:
+        its physical part is pending, again if an earlier erasure of it was scrubbed."""
+        self.conn.execute(
+            delete(erasures).where(
+                erasures.c.tenant_id == self.tenant_id, erasures.c.source_id == source_id
+            )
+        )
         self.conn.execute(
             insert(erasures).values(
                 tenant_id=self.tenant_id,
@@ -73,7 +79,13 @@ def pending(conn: Connection) -> list[PendingErasure]:
     return [PendingErasure(r.tenant_id, r.source_id) for r in rows]
 
 
-def recorded(conn: Connection) -> int:
-    """How many erasures are recorded (every tenant): a process sees by it that one was made
-    elsewhere since it last looked."""
-    return conn.execute(select(func.count()).select_from(erasures)).scalar_one()
+def recorded(conn: Connection) -> tuple[int, int]:
+    """How many erasures are recorded (every tenant) and when the latest was: a process
+    sees by it that one was made elsewhere since it last looked (a source erased again,
+    turns of it after turns of it, keeps one record with a later time)."""
+    row = conn.execute(
+        select(func.count(), func.coalesce(func.max(erasures.c.erased_at_us), 0)).select_from(
+            erasures
+        )
+    ).one()
+    return int(row[0]), int(row[1])

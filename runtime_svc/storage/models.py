@@ -102,6 +102,9 @@ class AuditReceiptRow(Base):
     # An insert's save-intent claim, and whether it was held (hashed only when set).
     save_intent: Mapped[str] = mapped_column(String(32), server_default="")
     save_intent_held: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # A partial erasure's counts: the turns and messages it erased (hashed only when set).
+    turns_erased: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    messages_erased: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     __table_args__ = (Index("ix_audit_receipts_target", "tenant_id", "target_id", "sequence"),)
 
@@ -198,6 +201,11 @@ class SourceTurnRow(Base):
     principal_id: Mapped[str] = mapped_column(String(128), server_default="")
     principal_kind: Mapped[str] = mapped_column(String(16), server_default="")
     save_intent: Mapped[str] = mapped_column(String(32), server_default="")
+    # The trust its append was given: the claim held (not trusted for the appender), the
+    # conversation held for review by this append, and why ("instruction_like").
+    save_intent_held: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    held: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    hold_reason: Mapped[str] = mapped_column(String(32), server_default="")
 
     __table_args__ = (
         Index("ix_source_turns_source", "source_pk", "first_message", unique=True),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from runtime_svc.domain import passages
 from runtime_svc.domain.passages import Window
 from runtime_svc.domain.sources import Source
+from runtime_svc.domain.turns import TurnErasure
 from runtime_svc.storage import turn_log
 from runtime_svc.storage.postings import Postings
 from runtime_svc.storage.repositories import TenantCounters
@@ -72,6 +73,12 @@ class SourceWriter:
                 revision_recorded=True,
             )
         return Stored(stored.pk, updated, updated.revision if indexed else 0)
+
+    def erase_turns(self, stored: Stored, updated: Source, plan: TurnErasure) -> Stored:
+        """A partial erasure's new revision. Its index entry was purged with the rest of
+        its derived records; `index` derives it again from what is left."""
+        self._sources.save_turns_erased(stored.pk, updated, plan)
+        return Stored(stored.pk, updated, 0)
 
     def index(self, stored: Stored) -> Stored:
         """Derives the index entry of an active source: a conversation's passages, or one entry

@@ -17,6 +17,7 @@ from sqlalchemy import (
 from agentmem.contract.errors import AgentmemError, Reason
 from runtime_svc.domain import tails
 from runtime_svc.domain.sources import Body, Message, Source, SourceKind
+from runtime_svc.domain.turns import TurnErasure, TurnRecord
 from runtime_svc.storage import compiled, eligibility_sql, turn_log
 from runtime_svc.storage.source_pages import SourcePages
 from runtime_svc.storage.source_rows import (
@@ -134,6 +135,10 @@ class SourceRepository(SourcePages):
         """The principals who appended turns to the source."""
         return turn_log.appenders(self.conn, pk)
 
+    def turn_records(self, pks: list[int]) -> dict[int, list[TurnRecord]]:
+        """Who appended each turn of these sources, in order (no text is read)."""
+        return turn_log.records(self.conn, pks)
+
     def save_state(
         self,
         pk: int,
@@ -184,6 +189,18 @@ class SourceRepository(SourcePages):
             turn_log.remove(self.conn, pk)
         values |= {"row_pk": pk, "row_tenant": self.tenant_id}
         compiled.execute(self.conn, _SAVE_GROWN if appended is not None else _SAVE, values)
+
+    def save_turns_erased(self, pk: int, s: Source, plan: TurnErasure) -> None:
+        """A partial erasure's new revision (`s`: the conversation without the erased
+        turns): their rows deleted, the kept ones moved to their places, the conversation's
+        size and count of turn rows following. Called by the source writer only."""
+        turn_log.erase_turns(self.conn, pk, plan)
+        self.save_state(pk, s)
+        self.conn.execute(
+            update(sources)
+            .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
+            .values(turn_rows=len(plan.kept), **sizes(s.body))
+        )
 
     def eligible_now(self, pk: int, now_us: int) -> bool:
         """The retrieval predicate itself, on one source row."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from sqlalchemy import (
@@ -29,10 +29,12 @@ from sqlalchemy import (
     literal,
     select,
     type_coerce,
+    update,
 )
 
 from runtime_svc.domain import stored_json
 from runtime_svc.domain.sources import Message
+from runtime_svc.domain.turns import TurnErasure, TurnRecord, TurnTrust
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
 
@@ -49,11 +51,11 @@ _LAST = (
 
 @dataclass(frozen=True)
 class Appender:
-    """Who appended a turn, the save intent the append claimed, and its request id."""
+    """Who appended a turn, the trust its append was given, and its request id."""
 
     principal_id: str
     principal_kind: str
-    save_intent: str = ""
+    trust: TurnTrust = field(default_factory=TurnTrust)
     request_id: str = ""
 
 
@@ -98,7 +100,10 @@ def add(conn: Connection, tenant_id: str, turn: Turn, by: Appender) -> None:
             "request_id": by.request_id,
             "principal_id": by.principal_id,
             "principal_kind": by.principal_kind,
-            "save_intent": by.save_intent,
+            "save_intent": by.trust.save_intent,
+            "save_intent_held": by.trust.save_intent_held,
+            "held": by.trust.held,
+            "hold_reason": by.trust.hold_reason,
         },
     )
 
@@ -145,6 +150,50 @@ def appenders(conn: Connection, pk: int) -> set[str]:
         .scalars()
         .all()
     )
+
+
+def records(conn: Connection, pks: Sequence[int]) -> dict[int, list[TurnRecord]]:
+    """Who appended each turn of these sources (no text is read), in order."""
+    out: dict[int, list[TurnRecord]] = {}
+    if not pks:
+        return out
+    stmt = (
+        select(
+            turns.c.source_pk,
+            turns.c.first_message,
+            turns.c.revision,
+            turns.c.principal_id,
+            turns.c.principal_kind,
+            turns.c.save_intent,
+            turns.c.save_intent_held,
+            turns.c.held,
+            turns.c.hold_reason,
+        )
+        .where(turns.c.source_pk.in_(list(pks)))
+        .order_by(turns.c.source_pk, turns.c.first_message)
+    )
+    for r in conn.execute(stmt):
+        trust = TurnTrust(r.save_intent, r.save_intent_held, r.held, r.hold_reason)
+        out.setdefault(r.source_pk, []).append(
+            TurnRecord(r.first_message, r.revision, r.principal_id, r.principal_kind, trust)
+        )
+    return out
+
+
+def erase_turns(conn: Connection, pk: int, plan: TurnErasure) -> None:
+    """Deletes the turn rows `plan.principal_id` appended to a source (their bytes go) and moves
+    the kept ones to their new places (`plan`), in order: a place only ever decreases, so
+    no two rows meet on the way."""
+    conn.execute(
+        delete(turns).where(turns.c.source_pk == pk, turns.c.principal_id == plan.principal_id)
+    )
+    for turn, first in plan.kept:
+        if first != turn.first_message:
+            conn.execute(
+                update(turns)
+                .where(turns.c.source_pk == pk, turns.c.first_message == turn.first_message)
+                .values(first_message=first)
+            )
 
 
 def remove(conn: Connection, pk: int) -> None:

@@ -13,4 +13,6 @@ export type AuditReceipt = {
   hash: string,
   saveIntent: string,
   saveIntentHeld: boolean,
+  turnsErased: number,
+  messagesErased: number,
 };

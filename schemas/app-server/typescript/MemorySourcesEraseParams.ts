@@ -4,4 +4,5 @@ export type MemorySourcesEraseParams = {
   sourceId: string,
   expectedRevision: number,
   reason?: string | null,
+  appendedBy?: string | null,
 };

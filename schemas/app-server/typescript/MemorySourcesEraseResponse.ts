@@ -5,4 +5,8 @@ import type { AuditReceipt } from "./AuditReceipt";
 export type MemorySourcesEraseResponse = {
   sourceId: string,
   receipt: AuditReceipt | null,
+  revision: number,
+  turnsErased: number,
+  messagesErased: number,
+  messageCount: number,
 };

@@ -14,6 +14,7 @@ import type { MemorySourcesClassificationUpdatedNotification } from "./MemorySou
 import type { MemorySourcesErasedNotification } from "./MemorySourcesErasedNotification";
 import type { MemorySourcesErasureFinishedNotification } from "./MemorySourcesErasureFinishedNotification";
 import type { MemorySourcesRevokedNotification } from "./MemorySourcesRevokedNotification";
+import type { MemorySourcesTurnsErasedNotification } from "./MemorySourcesTurnsErasedNotification";
 import type { ThreadMemoryModeUpdatedNotification } from "./ThreadMemoryModeUpdatedNotification";
 
 export type ServerNotification =
@@ -32,4 +33,5 @@ export type ServerNotification =
   | { method: "memory/facts/retracted", params: MemoryFactsRetractedNotification }
   | { method: "memory/sources/erasure/finished", params: MemorySourcesErasureFinishedNotification }
   | { method: "memory/sources/appended", params: MemorySourcesAppendedNotification }
+  | { method: "memory/sources/turns/erased", params: MemorySourcesTurnsErasedNotification }
   | { method: "memory/events/stopped", params: EventsStoppedNotification };
