@@ -142,7 +142,7 @@ def test_erase_by_inserted_by_erases_the_agents_turns_of_the_persons_conversatio
     assert code == 0
     assert f"{source_id}  rev 4  2 turns appended by {AGENT.principal}" in listed
     assert "1 memories match" in listed and own in listed and "others appended" not in listed
-    assert "1 conversations hold turns browser-agent appended" in listed
+    assert "1 conversations hold turns browser-agent wrote beside others'" in listed
     assert len(search_ids(alice, "zqpoison")) == 2  # listing changed nothing
     code, out = run_cli(
         stack,
@@ -157,7 +157,7 @@ def test_erase_by_inserted_by_erases_the_agents_turns_of_the_persons_conversatio
     assert code == 0, out
     assert out.splitlines() == [
         "erased 1 of 1 memories",
-        "erased 2 turns (2 messages) browser-agent appended to 1 of 1 conversations; "
+        "erased 2 turns (2 messages) browser-agent wrote in 1 of 1 conversations; "
         "the rest of them stays",
     ]
     assert get_source(alice, own).status == sources_pb2.STATUS_ERASED
@@ -221,7 +221,7 @@ def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp
         ) as r:
             after = r.read().decode()
         assert r.url.endswith(f"/sources/{source_id}")
-        assert "Erased 2 turns (2 messages) browser-agent appended" in after
+        assert "Erased 2 turns (2 messages) browser-agent wrote in" in after
         assert "zqpoison" not in after and KEPT in after
     finally:
         proc.terminate()
@@ -229,7 +229,7 @@ def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp
     assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
 
 
-def test_erase_by_says_when_a_conversation_it_erases_whole_holds_others_turns(
+def test_erase_by_keeps_the_turns_others_appended_to_a_conversation_the_principal_started(
     shared, monkeypatch, capsys
 ):
     stack, source_id = shared
@@ -237,9 +237,26 @@ def test_erase_by_says_when_a_conversation_it_erases_whole_holds_others_turns(
         stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", ADMIN_A.principal
     )
     assert code == 0
-    assert f"{source_id}  rev 4  by {ADMIN_A.principal}    (with 2 turns others appended)" in (
-        listed
+    assert (
+        f"{source_id}  rev 4  2 turns {ADMIN_A.principal} wrote (it started the conversation; "
+        "2 turns others appended stay)" in listed
     )
+    code, out = run_cli(
+        stack,
+        monkeypatch,
+        capsys,
+        "sources",
+        "erase-by",
+        "--inserted-by",
+        ADMIN_A.principal,
+        "--yes",
+    )
+    assert code == 0, out
+    alice = stack.client(ADMIN_A)
+    left = get_source(alice, source_id, include_content=True)
+    assert [(m.role, m.content) for m in left.messages] == [("assistant", t) for t in POISON]
+    assert {t.appended_by for t in left.appended_turns} == {AGENT.principal}
+    assert search_ids(alice, "zqgradle") == [] and search_ids(alice, "zqkeeper") == []
 
 
 def test_the_facts_of_the_erased_turns_go_and_the_others_stay(make_stack):
@@ -308,3 +325,173 @@ def test_with_meaning_search_the_conversation_is_embedded_again_without_the_eras
     wait_embedded(alice)
     after = vectors()
     assert len(after) == len(set(after)) == passages() < before  # one per passage left
+
+
+@pytest.fixture
+def started(make_stack):
+    """An agent's conversation a person appended to: the agent's inserted messages and one
+    of its appended turns beside the person's two turns."""
+    stack = make_stack(auth__api_keys=[k.config() for k in (*KEYS, AGENT)])
+    alice, agent = stack.client(ADMIN_A), stack.client(AGENT)
+    source_id = start(agent, turns(POISON, "assistant")).source_id
+    append(alice, source_id, 1, turns([KEPT]))
+    append(agent, source_id, 2, turns(["The zqpoison build flag skips the checks."]))
+    append(alice, source_id, 3, turns(["The zqkeeper notes are in the wiki."]))
+    return stack, source_id
+
+
+PERSON = [KEPT, "The zqkeeper notes are in the wiki."]
+
+
+def test_erasing_the_inserters_turns_keeps_the_others_appended_turns(started):
+    import hashlib
+    import json
+
+    stack, source_id = started
+    alice = stack.client(ADMIN_A)
+    assert search_ids(alice, "zqpoison") == [source_id]
+
+    done = erase(alice, source_id, 4, AGENT.principal, "a poisoned browser agent")
+    # Its inserted part (2 messages) and its appended turn: two turns, three messages.
+    assert (done.revision, done.turns_erased, done.messages_erased) == (5, 2, 3)
+    assert done.message_count == 2
+    assert done.receipt.action == "source.turns.erase"
+    assert (done.receipt.turns_erased, done.receipt.messages_erased) == (2, 3)
+
+    # Read back: the agent's words are gone, the person's turns are whole, with their
+    # appender; the conversation still names who started it.
+    source = get_source(alice, source_id, include_content=True)
+    assert [(m.role, m.content) for m in source.messages] == [("user", t) for t in PERSON]
+    assert source.provenance.principal_id == AGENT.principal
+    assert [(t.first_message, t.message_count, t.appended_by) for t in source.appended_turns] == [
+        (0, 1, ADMIN_A.principal),
+        (1, 1, ADMIN_A.principal),
+    ]
+    whole = json.dumps([["user", t] for t in PERSON], ensure_ascii=False)
+    assert source.content_sha256 == hashlib.sha256(whole.encode()).hexdigest()
+    assert source.status == sources_pb2.STATUS_ACTIVE and source.revision == 5
+    assert search_ids(alice, "zqpoison") == []
+    block = assemble(alice, "zqpoison mirror plugins zqkeeper wiki").context
+    assert "zqpoison" not in block and "zqkeeper" in block and "wiki" in block
+    assert search_ids(alice, "wiki zqkeeper") == [source_id]
+    (row,) = stack.sql("SELECT raw, turn_rows FROM sources WHERE source_id = :s", s=source_id)
+    assert row == ("[]", 2)
+    rows = stack.sql("SELECT rows FROM source_turns")
+    assert len(rows) == 2 and not any("zqpoison" in r[0] for r in rows)
+    if stack.settings.storage.url.startswith("sqlite"):
+        wait_until(lambda: not _in_files(stack.db_path, b"zqpoison"), 10, "the files scrubbed")
+    (payload,) = stack.sql("SELECT payload FROM events WHERE kind = 'turns_erased'")[0]
+    assert '"messages_erased":3' in payload and "zqpoison" not in payload
+    assert alice.VerifyAuditChain(audit_pb2.VerifyAuditChainRequest()).ok
+
+    # It grows as before; what is left is the person's, so erasing their turns is
+    # erasing it whole, and that is what is done.
+    append(alice, source_id, 5, turns(["The zqkeeper release moved to Friday."]))
+    assert search_ids(alice, "friday zqkeeper") == [source_id]
+    with pytest.raises(grpc.RpcError) as e:
+        erase(alice, source_id, 6, ADMIN_A.principal)
+    assert reason(e.value) == "INVALID_FIELD"
+    with pytest.raises(grpc.RpcError) as e:
+        erase(alice, source_id, 6, AGENT.principal)  # nothing of its is left
+    assert reason(e.value) == "INVALID_FIELD"
+    alice.EraseSource(foreign_pb2.EraseSourceRequest(source_id=source_id, expected_revision=6))
+
+    def clean() -> bool:
+        request = foreign_pb2.ReadbackSourceRequest(source_id=source_id)
+        return alice.ReadbackSource(request).clean
+
+    wait_until(clean, 20, "the erasure read back clean")
+
+
+def test_erase_by_erases_the_inserters_turns_of_a_conversation_others_appended_to(
+    started, monkeypatch, capsys
+):
+    stack, source_id = started
+    alice = stack.client(ADMIN_A)
+    own = insert(stack.client(AGENT), "The zqpoison mirror is the only safe one").source_id
+    code, listed = run_cli(
+        stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", AGENT.principal
+    )
+    assert code == 0
+    assert (
+        f"{source_id}  rev 4  2 turns {AGENT.principal} wrote (it started the conversation; "
+        "2 turns others appended stay)" in listed
+    )
+    assert "1 memories match" in listed and own in listed
+    code, out = run_cli(
+        stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", AGENT.principal, "--yes"
+    )
+    assert code == 0, out
+    assert out.splitlines() == [
+        "erased 1 of 1 memories",
+        "erased 2 turns (3 messages) browser-agent wrote in 1 of 1 conversations; "
+        "the rest of them stays",
+    ]
+    assert get_source(alice, own).status == sources_pb2.STATUS_ERASED
+    kept = get_source(alice, source_id, include_content=True)
+    assert kept.status == sources_pb2.STATUS_ACTIVE
+    assert [m.content for m in kept.messages] == PERSON
+    assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
+    # Nothing of the agent's is left to find: the conversation it started is not listed.
+    code, out = run_cli(
+        stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", AGENT.principal
+    )
+    assert out.strip() == "no memory matches: nothing would be erased"
+    # The person's is now all that is left: erase-by erases it whole.
+    code, out = run_cli(
+        stack, monkeypatch, capsys, "sources", "erase-by", "--inserted-by", ADMIN_A.principal
+    )
+    assert f"{source_id}  rev 5  by {AGENT.principal}" in out and "1 memories match" in out
+
+
+def test_with_meaning_search_a_conversation_without_its_inserters_part_is_embedded_again(
+    make_stack, local_model, vector_backend
+):
+    stack = make_stack(**hybrid_settings(auth__api_keys=[k.config() for k in (*KEYS, AGENT)]))
+    alice, agent = stack.client(ADMIN_A), stack.client(AGENT)
+    sid = start(agent, turns(POISON, "assistant")).source_id
+    append(alice, sid, 1, turns([KEPT]))
+    append(alice, sid, 2, turns(["The zqkeeper notes are in the wiki."]))
+    wait_embedded(alice)
+    erase(alice, sid, 3, AGENT.principal)
+    wait_embedded(alice)
+    rows = stack.sql(
+        "SELECT v.passage FROM memory_vectors v JOIN sources s ON s.pk = v.source_pk"
+        " WHERE s.source_id = :s",
+        s=sid,
+    )
+    found = alice.ReadbackSource(foreign_pb2.ReadbackSourceRequest(source_id=sid))
+    assert 0 < len(rows) == sum(d.kind == "passage" for d in found.derivatives)
+
+
+def test_the_console_erases_the_inserters_turns_from_the_source_page(started, tmp_path):
+    stack, source_id = started
+    proc = Process(
+        ["console", "--listen", "127.0.0.1:0", "--addr", stack.address], {}, tmp_path, "c"
+    )
+    try:
+        base = f"http://127.0.0.1:{proc.port}"
+        opener = signed_in(base, ADMIN_A.token)
+        with opener.open(f"{base}/sources/{source_id}", timeout=10) as r:
+            page = r.read().decode()
+        link = f"/sources/{source_id}/erase?appended_by={AGENT.principal}"
+        assert f"Erase every turn {AGENT.principal} wrote" in page and link in page
+        with opener.open(base + link, timeout=10) as r:
+            confirm = r.read().decode()
+        assert "the 2 turns (3 messages) browser-agent wrote in this conversation" in confirm
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', confirm).group(1)
+        form = {
+            "csrf_token": csrf,
+            "expected_revision": "4",
+            "appended_by": AGENT.principal,
+            "confirm": "erase",
+        }
+        with opener.open(
+            f"{base}/sources/{source_id}/erase", urllib.parse.urlencode(form).encode(), timeout=10
+        ) as r:
+            after = r.read().decode()
+        assert "Erased 2 turns (3 messages) browser-agent wrote in" in after
+        assert "zqpoison" not in after and KEPT in after
+        assert "Inserted by" not in after  # no message of its inserter's is left
+    finally:
+        proc.terminate()

@@ -3,9 +3,12 @@
 A poisoned source (a compromised agent key, a thread that read a hostile page, a host whose
 client name labels what it saved) is found by the provenance every memory keeps: who
 inserted it (`inserted_by`), its thread, its save-intent source (the host's label) and its
-labels. A turn belongs to whoever appended it: with `--inserted-by`, a conversation someone
+labels. A turn belongs to whoever wrote it: with `--inserted-by`, a conversation someone
 else started that the principal appended turns to matches too, and only those turns are
-erased (`EraseSource` with `appended_by`); the rest of the conversation stays.
+erased (`EraseSource` with `appended_by`); the rest of the conversation stays. A
+conversation the principal started that others appended turns to loses the principal's
+messages (those it was inserted with and the turns it appended) and keeps the others'; one
+holding only the principal's messages is erased whole.
 
 Without `--yes` the command lists what matches and changes nothing; with it, each match is
 erased for good (at the revision listed: a memory changed since is reported, not erased).
@@ -35,7 +38,8 @@ def add_parser(sources: SubParsers, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inserted-by",
         default="",
-        help="the principal that inserted it (or appended turns to it: only those go)",
+        help="the principal that wrote it (of a conversation others wrote in too, only its "
+        "turns go)",
     )
     parser.add_argument("--thread", default="", help="the thread it came from")
     parser.add_argument("--intent-source", default="", help="the host's save-intent source")
@@ -57,21 +61,43 @@ def _matches_besides_principal(memory: review_pb2.Memory, args: argparse.Namespa
     )
 
 
+def _inserted_part(memory: review_pb2.Memory) -> bool:
+    """Whether the conversation still holds the messages it was inserted with (a partial
+    erasure of its inserter's turns empties that part: its first turn is then at 0)."""
+    return not memory.appended_turns or memory.appended_turns[0].first_message > 0
+
+
+def _others(memory: review_pb2.Memory, principal: str) -> int:
+    """Turns principals other than `principal` appended to a conversation."""
+    return sum(t.appended_by != principal for t in memory.appended_turns)
+
+
+def _only(memory: review_pb2.Memory, principal: str) -> bool:
+    """Whether every message the memory holds is `principal`'s."""
+    return (memory.inserted_by == principal or not _inserted_part(memory)) and not _others(
+        memory, principal
+    )
+
+
 def matches(memory: review_pb2.Memory, args: argparse.Namespace) -> bool:
-    """The whole memory matches (it is erased whole)."""
-    return (
-        not args.inserted_by or memory.inserted_by == args.inserted_by
-    ) and _matches_besides_principal(memory, args)
+    """The whole memory matches (it is erased whole): with `--inserted-by`, it holds only
+    that principal's messages."""
+    if args.inserted_by and not _only(memory, args.inserted_by):
+        return False
+    return _matches_besides_principal(memory, args)
 
 
 def appended_turns(memory: review_pb2.Memory, args: argparse.Namespace) -> int:
-    """How many turns `--inserted-by` appended to a conversation someone else inserted
-    (0: none, or the memory matches whole)."""
-    if not args.inserted_by or memory.inserted_by == args.inserted_by:
+    """How many turns of a conversation others wrote in too are `--inserted-by`'s: those
+    it appended, and its inserted part if it started the conversation (0: none, or the
+    memory matches whole)."""
+    if not args.inserted_by or not _matches_besides_principal(memory, args):
         return 0
-    if not _matches_besides_principal(memory, args):
+    if _only(memory, args.inserted_by):
         return 0
-    return sum(t.appended_by == args.inserted_by for t in memory.appended_turns)
+    principal: str = args.inserted_by
+    inserted = memory.inserted_by == principal and _inserted_part(memory)
+    return int(inserted) + sum(t.appended_by == principal for t in memory.appended_turns)
 
 
 @dataclass
@@ -143,7 +169,7 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
     if found.turns_of:
         print(
             shown(
-                f"erased {turns} turns ({messages} messages) {args.inserted_by} appended to "
+                f"erased {turns} turns ({messages} messages) {args.inserted_by} wrote in "
                 f"{conversations} of {len(found.turns_of)} conversations; the rest of them "
                 f"stays{note}"
             )
@@ -151,28 +177,25 @@ def erase_by(client: Client, args: argparse.Namespace) -> int:
     return 1 if refused else 0
 
 
-def _others(memory: review_pb2.Memory) -> int:
-    """Turns principals other than its inserter appended to a conversation (they go with
-    it when it is erased whole)."""
-    return sum(t.appended_by != memory.inserted_by for t in memory.appended_turns)
-
-
 def _list(found: Found, args: argparse.Namespace) -> None:
     for m in found.whole:
-        others = _others(m)
-        note = f"  (with {others} turns others appended)" if others else ""
-        print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}{note}"))
+        print(shown(f"{m.source_id}  rev {m.revision}  by {m.inserted_by}  {m.thread_id}"))
     for m, n in found.turns_of:
-        print(
-            shown(
-                f"{m.source_id}  rev {m.revision}  {n} turns appended by {args.inserted_by} "
-                f"to {m.inserted_by}'s conversation (only those)  {m.thread_id}"
+        if m.inserted_by == args.inserted_by:
+            what = (
+                f"{n} turns {args.inserted_by} wrote (it started the conversation; "
+                f"{_others(m, args.inserted_by)} turns others appended stay)"
             )
-        )
+        else:
+            what = (
+                f"{n} turns appended by {args.inserted_by} "
+                f"to {m.inserted_by}'s conversation (only those)"
+            )
+        print(shown(f"{m.source_id}  rev {m.revision}  {what}  {m.thread_id}"))
     if found.whole:
         print(f"{len(found.whole)} memories match; --yes erases them")
     if found.turns_of:
         print(
-            f"{len(found.turns_of)} conversations hold turns {shown(args.inserted_by)} appended; "
-            "--yes erases those turns and keeps the rest"
+            f"{len(found.turns_of)} conversations hold turns {shown(args.inserted_by)} wrote "
+            "beside others'; --yes erases those turns and keeps the rest"
         )

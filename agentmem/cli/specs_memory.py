@@ -185,7 +185,8 @@ MEMORY_SPECS: list[Spec] = [
                 "--appended-by",
                 {
                     "default": "",
-                    "help": "erase only the turns this principal appended to the conversation",
+                    "help": "erase only this principal's turns of the conversation (those it "
+                    "appended, and those it inserted it with if it did)",
                 },
             ),
         ],

@@ -135,17 +135,22 @@ async def erase_confirm(request: Request) -> Response:
         source = await console(request).gateway.source(session.token, source_id, content=False)
     except GatewayError as e:
         return refused(request, session, e, back="/sources")
-    # One principal's appended turns only (a partial erasure), when the page names them.
+    # One principal's turns only (a partial erasure), when the page names them: those it
+    # appended, and the messages it inserted the conversation with if it did.
     by = request.query_params.get("appended_by", "")
     turns = [t for t in source.appended_turns if t.appended_by == by] if by else []
+    first = source.appended_turns[0].first_message if source.appended_turns else 0
+    inserted = bool(by) and by == source.provenance.principal_id and first > 0
+    others = any(t.appended_by != by for t in source.appended_turns)
     return render(
         request,
         "erase.html",
         session,
         source=source,
-        appended_by=by if turns else "",
-        turns=len(turns),
-        messages=sum(t.message_count for t in turns),
+        appended_by=by if (turns or inserted) and (others or not inserted) else "",
+        inserted=inserted,
+        turns=len(turns) + inserted,
+        messages=sum(t.message_count for t in turns) + (first if inserted else 0),
     )
 
 
@@ -175,7 +180,7 @@ async def erase(request: Request) -> Response:
         if by:  # the conversation stays: its page shows what is left
             text = (
                 f"Erased {erased.turns_erased} turns ({erased.messages_erased} messages) "
-                f"{by} appended to source {source_id}; the rest of it stays."
+                f"{by} wrote in source {source_id}; the rest of it stays."
             )
             return done(session, text, back)
         readback = await gateway.readback(session.token, source_id)

@@ -1,6 +1,9 @@
 """A conversation's turns and whose each is: the messages it was inserted with are its
 inserter's, each append's are its appender's. Attribution (the inbox, GetSource, the
-console), self-approval and a partial erasure (`erase_appended`) follow the turn.
+console), self-approval and a partial erasure (`erase_appended`) follow the turn. A partial
+erasure of the inserter's messages empties the inserted part: the conversation then starts
+with its first kept append (at message 0), and stays attributed to its inserter in its
+provenance (who started it), with no message of theirs left.
 
 Pure: a turn is known by the place of its first message, the revision it made and who
 appended it; how many messages it holds follows from the next turn's place (or the
@@ -76,25 +79,34 @@ def attributed(records: Sequence[TurnRecord], total_messages: int) -> tuple[Appe
 
 @dataclass(frozen=True)
 class TurnErasure:
-    """What erasing one principal's appended turns leaves: the conversation's messages
-    without theirs, each kept turn at its new place, and what went."""
+    """What erasing one principal's turns leaves: the conversation's messages without
+    theirs, each kept turn at its new place, and what went (`inserted_erased`: the messages
+    the conversation was inserted with went too, counted as one turn)."""
 
-    principal_id: str  # whose appended turns went
+    principal_id: str  # whose turns went
     messages: tuple[Message, ...]
     kept: tuple[tuple[AppendedTurn, int], ...]  # (a kept turn, its new first message)
     turns_erased: int
     messages_erased: int
+    inserted_erased: bool = False
 
 
 def erase_appended(
-    messages: Sequence[Message], turns: Sequence[AppendedTurn], principal_id: str
+    messages: Sequence[Message],
+    turns: Sequence[AppendedTurn],
+    principal_id: str,
+    inserted_by: str = "",
 ) -> TurnErasure:
-    """The conversation without the turns `principal_id` appended. The messages it was
-    inserted with stay (they are its inserter's: they go with the whole conversation)."""
+    """The conversation without the turns `principal_id` wrote: each it appended, and, when
+    it is the conversation's inserter (`inserted_by`), the messages it was inserted with
+    (the inserted part, counted as one turn). What the others appended stays, in order."""
     first = turns[0].first_message if turns else len(messages)
-    out = list(messages[:first])
+    inserted_erased = bool(principal_id) and principal_id == inserted_by and first > 0
+    out = [] if inserted_erased else list(messages[:first])
     kept: list[tuple[AppendedTurn, int]] = []
     erased_turns = erased_messages = 0
+    if inserted_erased:
+        erased_turns, erased_messages = 1, first
     for t in turns:
         if t.principal_id == principal_id:
             erased_turns += 1
@@ -102,4 +114,6 @@ def erase_appended(
             continue
         kept.append((t, len(out)))
         out += messages[t.first_message : t.first_message + t.message_count]
-    return TurnErasure(principal_id, tuple(out), tuple(kept), erased_turns, erased_messages)
+    return TurnErasure(
+        principal_id, tuple(out), tuple(kept), erased_turns, erased_messages, inserted_erased
+    )

@@ -145,7 +145,8 @@ def purge_for_rebuild(tx: Transaction, stored: Stored) -> None:
     """Deletes every derived record a conversation's appended turns may have reached (a
     partial erasure: all of them are derived again from what is left). The generated form
     stays: a conversation's is made at insert, from the messages it was inserted with,
-    which a partial erasure keeps."""
+    which a partial erasure keeps unless they are the erased principal's (the source row
+    then makes it again from what is left, `turn_log.emptied`)."""
     for kind in KINDS:
         if kind.name != "generated_form":
             kind.purge(tx, stored)

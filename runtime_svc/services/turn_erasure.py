@@ -1,11 +1,14 @@
-"""Use case: erase the turns one principal appended to a conversation that others wrote in
-too (EraseSource with `appended_by`): a poisoned agent's text goes, the person's stays.
+"""Use case: erase the turns one principal wrote in a conversation that others wrote in too
+(EraseSource with `appended_by`): a poisoned agent's text goes, the person's stays.
 
 A partial erasure is a lifecycle transition (`Transition.ERASE_TURNS`): revision CAS, the
 erased turns' rows deleted and the kept ones moved up, every derived record of the
 conversation purged and derived again from what is left (`Derived.REBUILD`), one event and
 one receipt counting the turns and messages erased. The messages the conversation was
-inserted with are its inserter's: they go only with the whole source.
+inserted with are its inserter's: erasing the inserter's turns takes them too (one turn),
+the others' appended turns stay and the conversation keeps its inserter in its provenance
+(`turns.erase_appended`). A partial erasure that would leave no message is refused: that
+is erasing the whole source.
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ def erase_turns(
         before = stored.source
         records = tx.sources.turn_records([stored.pk]).get(stored.pk, [])
         appended = turns.attributed(records, len(before.body.messages))
-        plan = turns.erase_appended(before.body.messages, appended, appended_by)
+        plan = turns.erase_appended(
+            before.body.messages, appended, appended_by, before.provenance.principal_id
+        )
         updated = source_transitions.erase_turns(
             before,
             expected_revision=expected_revision,
@@ -50,7 +55,11 @@ def erase_turns(
             now_us=clock(),
         )
         if not plan.turns_erased:
-            raise invalid_field("appended_by", "appended no turn to this conversation")
+            raise invalid_field("appended_by", "wrote no turn of this conversation")
+        if not plan.messages:
+            raise invalid_field(
+                "appended_by", "wrote every message of this conversation: erase it whole"
+            )
         # The facts of what is left (rules: fast enough to run under the write lock).
         triples = extraction.triples(Body(messages=plan.messages))
         event = TurnsErased(

@@ -192,14 +192,20 @@ class SourceRepository(SourcePages):
 
     def save_turns_erased(self, pk: int, s: Source, plan: TurnErasure) -> None:
         """A partial erasure's new revision (`s`: the conversation without the erased
-        turns): their rows deleted, the kept ones moved to their places, the conversation's
-        size and count of turn rows following. Called by the source writer only."""
+        turns): their rows deleted (and the row's own messages, when they were the erased
+        principal's: it inserted the conversation), the kept ones moved to their places,
+        the conversation's size and count of turn rows following. Called by the source
+        writer only."""
         turn_log.erase_turns(self.conn, pk, plan)
         self.save_state(pk, s)
+        # The inserter's messages erased: the row's array is emptied (`turn_log.EMPTY`), its
+        # bytes and their hash go (its generated form is made from what is left); the
+        # conversation is its kept turn rows.
+        inserted = turn_log.emptied(s.body, s.revision) if plan.inserted_erased else {}
         self.conn.execute(
             update(sources)
             .where(sources.c.pk == pk, sources.c.tenant_id == self.tenant_id)
-            .values(turn_rows=len(plan.kept), **sizes(s.body))
+            .values(turn_rows=len(plan.kept), **sizes(s.body), **inserted)
         )
 
     def eligible_now(self, pk: int, now_us: int) -> bool:

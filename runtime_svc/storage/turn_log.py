@@ -5,6 +5,9 @@ The source row's `raw` holds the messages the conversation was inserted with; th
 conversation is that array followed by its turn rows' arrays, joined (`join`) into exactly
 the bytes one array of all its messages is (`Body.raw`). An append writes one small row and
 reads the last one (its passages' context), whatever the session's length.
+
+A conversation whose inserter's messages were erased (a partial erasure) keeps the empty
+array (`EMPTY`) in its row: it is its turn rows' arrays alone.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from sqlalchemy import (
 )
 
 from runtime_svc.domain import stored_json
-from runtime_svc.domain.sources import Message
+from runtime_svc.domain.sources import Body, Message
 from runtime_svc.domain.turns import TurnErasure, TurnRecord, TurnTrust
 from runtime_svc.storage import compiled
 from runtime_svc.storage.models import SourceRow, SourceTurnRow
@@ -41,6 +44,7 @@ from runtime_svc.storage.models import SourceRow, SourceTurnRow
 turns = cast(Table, SourceTurnRow.__table__)
 _sources = cast(Table, SourceRow.__table__)
 _ADD = insert(turns)
+EMPTY = "[]"  # a row's messages once its inserter's were erased
 _LAST = (
     select(turns.c.rows)
     .where(turns.c.source_pk == bindparam("source_pk"))
@@ -83,7 +87,21 @@ def join(raw: str, parts: Sequence[str]) -> str:
     """The whole conversation's stored form: its row's array, then each turn row's."""
     if not parts or not raw:
         return raw
+    if raw == EMPTY:
+        return "[" + ", ".join(p[1:-1] for p in parts) + "]"
     return raw[:-1] + "".join(", " + p[1:-1] for p in parts) + "]"
+
+
+def emptied(left: Body, revision: int) -> dict[str, str | int]:
+    """A source row's columns once its inserter's messages were erased: no byte of them
+    and no hash of them is kept, and its generated form (made at insert from them) is made
+    again from the messages `left`, at `revision`."""
+    return {
+        "raw": EMPTY,
+        "content_sha256": hashlib.sha256(EMPTY.encode()).hexdigest(),
+        "generated_form": left.generated_form(),
+        "generated_revision": revision,
+    }
 
 
 def add(conn: Connection, tenant_id: str, turn: Turn, by: Appender) -> None:
@@ -217,6 +235,9 @@ def whole_raw() -> ColumnElement[str]:
     raw = _sources.c.raw
     return case(
         (_sources.c.turn_rows == 0, raw),
+        # The inserter's messages erased: the turn rows' arrays alone (", " before the first
+        # dropped).
+        (raw == EMPTY, literal("[") + type_coerce(func.substr(joined, 3), Text) + literal("]")),
         else_=type_coerce(func.substr(raw, 1, func.length(raw) - 1), Text)
         + type_coerce(joined, Text)
         + literal("]"),

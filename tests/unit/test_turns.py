@@ -43,3 +43,29 @@ def test_a_principal_with_no_turn_erases_nothing():
     plan = erase_appended(MESSAGES, turns, "carol")
     assert plan.messages == MESSAGES and plan.turns_erased == 0
     assert [new for _, new in plan.kept] == [2, 3, 5, 6]
+
+
+def test_erasing_the_inserters_turns_takes_the_inserted_part_and_moves_the_rest_to_zero():
+    turns = attributed(RECORDS, len(MESSAGES))
+    plan = erase_appended(MESSAGES, turns, "agent", inserted_by="agent")
+    assert [m.content for m in plan.messages] == ["m3", "m4", "m6"]
+    assert [(t.principal_id, new) for t, new in plan.kept] == [("alice", 0), ("bob", 2)]
+    # The inserted part is one turn: m0, m1; and the agent's appended m2 and m5.
+    assert (plan.turns_erased, plan.messages_erased, plan.inserted_erased) == (3, 4, True)
+    # What is left is the others' only: attributed again, it starts at message 0.
+    again = attributed(
+        [TurnRecord(new, t.revision, t.principal_id, "user") for t, new in plan.kept], 3
+    )
+    assert [(t.first_message, t.message_count) for t in again] == [(0, 2), (2, 1)]
+    # Someone else's erasure keeps the inserted part, as before.
+    assert not erase_appended(MESSAGES, turns, "alice", inserted_by="agent").inserted_erased
+
+
+def test_a_conversation_whose_inserted_part_went_is_its_turn_rows_joined():
+    import json
+
+    from runtime_svc.storage import turn_log
+
+    parts = [turn_log.stored_form(MESSAGES[3:5]), turn_log.stored_form(MESSAGES[6:])]
+    joined = turn_log.join(turn_log.EMPTY, parts)
+    assert joined == json.dumps([m.row() for m in (*MESSAGES[3:5], MESSAGES[6])])
