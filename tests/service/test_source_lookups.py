@@ -111,3 +111,14 @@ def test_lookups_take_the_unique_indexes_without_statistics(make_service):
         assert '"Index Name": "pk_sources"' in plans[name], name
     for name in ("eligible", "said"):
         assert '"Index Name": "uq_sources_tenant_id"' in plans[name], name
+
+
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL only")
+def test_writes_are_planned_for_their_values(make_service):
+    """A writer connection keeps no generic plan chosen while the tables were small; readers
+    keep the driver's prepared plans."""
+    made = make_service()
+    with made.db.writer.connect() as conn:
+        assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "force_custom_plan"
+    with made.db.reader.connect() as conn:
+        assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "auto"
