@@ -90,7 +90,7 @@ def _custom_plans(dbapi_connection: Any, _record: Any) -> None:
     plan for it for the connection's life, chosen while the tables were small or had no
     statistics (a new database filling up): a write's lookup of a source by pk then read
     every row (loading 10,000 memories: 97 s, against 11 s planned each time). Reads keep
-    the driver's prepared plans (planning each costs a search about 1.5 ms); their hot
+    the driver's prepared plans (planning each cost a search 1.3-2.4 ms); their hot
     statements are shaped so that any plan looks rows up by key (`source_rows`)."""
     cursor = dbapi_connection.cursor()
     cursor.execute("SET plan_cache_mode = force_custom_plan")
