@@ -11,6 +11,9 @@ Two vocabularies, each with English function words (as frequent as in real text)
 - short sentences (`ShortLanguage`): five templates over about fifty everyday words (Zipf,
   s = 1.3: the commonest word is in most memories), a person's name and a random number
   token each; questions from four templates.
+- common words (`ShortLanguage(common=True)`): the same templates over only forty of those
+  words, drawn nearly evenly (Zipf, s = 0.5), and sixteen names: every question word matches
+  hundreds to thousands of memories.
 Otherwise sentences are 10 to 22 words; queries are questions built from the same distribution
 ("what did I say about the … and …?").
 
@@ -169,14 +172,21 @@ SHORT_QUESTIONS = (
 )
 
 
-class ShortLanguage:
-    """Short sentences from five templates (the `short` shape); same interface as
-    `Language`."""
+COMMON_WORDS = 40
+COMMON_NAMES = 16
+COMMON_ZIPF_S = 0.5
 
-    def __init__(self, seed: int = 7) -> None:
+
+class ShortLanguage:
+    """Short sentences from five templates (the `short` shape; with `common`, the
+    common-words shape); same interface as `Language`."""
+
+    def __init__(self, seed: int = 7, *, common: bool = False) -> None:
         self.rng = random.Random(seed)
-        self.words = list(SHORT_WORDS)
-        weights = [1 / rank**SHORT_ZIPF_S for rank in range(1, len(self.words) + 1)]
+        self.words = list(SHORT_WORDS[:COMMON_WORDS] if common else SHORT_WORDS)
+        self.names = list(NAMES[:COMMON_NAMES] if common else NAMES)
+        s = COMMON_ZIPF_S if common else SHORT_ZIPF_S
+        weights = [1 / rank**s for rank in range(1, len(self.words) + 1)]
         self.cumulative = list(itertools.accumulate(weights))
 
     def content_word(self) -> str:
@@ -185,7 +195,7 @@ class ShortLanguage:
 
     def _fill(self, template: str) -> str:
         a, b, c = (self.content_word() for _ in range(3))
-        name, num = self.rng.choice(NAMES), str(self.rng.randint(1000, 999_999))
+        name, num = self.rng.choice(self.names), str(self.rng.randint(1000, 999_999))
         return template.format(a=a, b=b, c=c, name=name, num=num)
 
     def sentence(self) -> str:
@@ -196,9 +206,16 @@ class ShortLanguage:
 
 
 def language(
-    seed: int = 7, *, everyday: bool = False, narrow: int = 0, short: bool = False
+    seed: int = 7,
+    *,
+    everyday: bool = False,
+    narrow: int = 0,
+    short: bool = False,
+    common: bool = False,
 ) -> Language | ShortLanguage:
-    return ShortLanguage(seed) if short else Language(seed, everyday=everyday, narrow=narrow)
+    if short or common:
+        return ShortLanguage(seed, common=common)
+    return Language(seed, everyday=everyday, narrow=narrow)
 
 
 def memories(lang: Language | ShortLanguage, n: int) -> Iterator[str]:
@@ -214,14 +231,21 @@ def load(
     everyday: bool = False,
     narrow: int = 0,
     short: bool = False,
+    common: bool = False,
     seed: int = 7,
     batch: int = 5000,
+    analysed: bool = True,
 ) -> None:
-    """Creates the schema and loads `per_tenant` memories into each tenant."""
+    """Creates the schema and loads `per_tenant` memories into each tenant. Without
+    `analysed`, the database is left as a burst of inserts leaves it: no planner statistics
+    (on PostgreSQL autovacuum is turned off for its tables, so none are gathered during the
+    run either)."""
     db = open_database(Storage(url=url))
     migrate.upgrade(db.writer)
+    if not analysed:
+        without_statistics(db)
     uow = UnitOfWork(db)
-    lang = language(seed, everyday=everyday, narrow=narrow, short=short)
+    lang = language(seed, everyday=everyday, narrow=narrow, short=short, common=common)
     provenance = Provenance("bench-loader", "service", "import", "")
     for tenant in tenants:
         left = per_tenant
@@ -254,8 +278,21 @@ def load(
                     ]
                 )
                 tx.counters.indexed_docs += n
-    analyse(db)
+    if analysed:
+        analyse(db)
     db.dispose()
+
+
+def without_statistics(db: Database) -> None:
+    """PostgreSQL: autovacuum off for every table, so no statistics are gathered."""
+    if db.dialect != "postgresql":
+        return
+    with db.writer.begin() as conn:
+        tables = conn.exec_driver_sql(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        ).all()
+        for (table,) in tables:
+            conn.exec_driver_sql(f'ALTER TABLE "{table}" SET (autovacuum_enabled = false)')
 
 
 def analyse(db: Database) -> None:

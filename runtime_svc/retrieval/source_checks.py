@@ -18,7 +18,7 @@ from runtime_svc.storage import eligibility_sql, turn_log
 from runtime_svc.storage.models import MemoryVectorRow
 from runtime_svc.storage.read_rows import driver_rows, one_of
 from runtime_svc.storage.shown_sources import ShownSource
-from runtime_svc.storage.source_rows import sources
+from runtime_svc.storage.source_rows import sources, tenants_by_pk
 
 v = MemoryVectorRow.__table__
 
@@ -48,7 +48,7 @@ def _states_statement(dialect: str) -> Select[Any]:
     """Some of the tenant's sources with what a hit shows, and their state now (the whole
     predicate: 'eligible' or the first reason they are not)."""
     return select(*SOURCE_COLUMNS, eligibility_sql.state(sources.c, bindparam("now_us"))).where(
-        one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
+        one_of(sources.c.pk, "pks", dialect), tenants_by_pk()
     )
 
 
@@ -56,7 +56,7 @@ def _eligible_ids_statement(dialect: str) -> Select[Any]:
     """Of some of the tenant's sources, those eligible now: their pk and source id."""
     return select(sources.c.pk, sources.c.source_id).where(
         one_of(sources.c.pk, "pks", dialect),
-        sources.c.tenant_id == bindparam("tenant_id"),
+        tenants_by_pk(),
         eligibility_sql.eligible(sources.c, bindparam("now_us")),
     )
 
@@ -67,7 +67,7 @@ _PG_FIRST = (
     select(*SOURCE_COLUMNS)
     .where(
         one_of(sources.c.pk, "pks", "postgresql"),
-        sources.c.tenant_id == bindparam("tenant_id"),
+        tenants_by_pk(),
         eligibility_sql.eligible(sources.c, bindparam("now_us")),
     )
     .order_by(sources.c.source_id.collate("C"))
@@ -127,11 +127,12 @@ def candidate_filter(dialect: str = "sqlite") -> tuple[Any, ...]:
     """The vectors given by their seqs (`seqs`: on SQLite a JSON array, on PostgreSQL an
     array parameter), the tenant's and the model's, joined to their sources, the tenant's."""
     if dialect == "postgresql":
+        # As on SQLite, checks only: the candidates read by their seq, their sources by pk.
         return (
             one_of(v.c.seq, "seqs", dialect),
-            v.c.tenant_id == bindparam("tenant_id"),
-            v.c.model_id == bindparam("model_id"),
-            sources.c.tenant_id == bindparam("tenant_id"),
+            tenants_by_pk(v.c),
+            v.c.model_id.concat("") == bindparam("model_id"),
+            tenants_by_pk(),
         )
     wanted: Select[Any] = select(literal_column("value")).select_from(
         func.json_each(bindparam("seqs")).table_valued("value")
@@ -164,9 +165,7 @@ def _vectors_statement(dialect: str) -> Select[Any]:
 
 def _shown_statement(dialect: str) -> Select[Any]:
     """What a hit shows of some of the tenant's sources."""
-    return select(*SOURCE_COLUMNS).where(
-        one_of(sources.c.pk, "pks", dialect), sources.c.tenant_id == bindparam("tenant_id")
-    )
+    return select(*SOURCE_COLUMNS).where(one_of(sources.c.pk, "pks", dialect), tenants_by_pk())
 
 
 class Vectors:

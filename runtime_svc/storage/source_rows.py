@@ -9,9 +9,15 @@ from typing import Any, cast
 from sqlalchemy import (
     ColumnElement,
     Row,
+    Select,
+    String,
     Table,
     bindparam,
+    func,
+    select,
+    true,
 )
+from sqlalchemy.dialects import postgresql
 
 from runtime_svc.domain import tails
 from runtime_svc.domain.sources import (
@@ -122,3 +128,46 @@ def stored_from(r: Row[Any], raw: str | None = None, body: Body | None = None) -
         ),
         indexed_revision=r.indexed_revision,
     )
+
+
+def tenants_by_pk(c: Any = sources.c) -> ColumnElement[bool]:
+    """The row is the tenant's (`tenant_id` parameter), as a check only, for statements that
+    look sources up by their pks: an expression, not the column, so neither planner can reach
+    the rows through the tenant's indexes. With the column, a planner whose statistics are
+    missing or stale (a table just filled by inserts, before it is analysed) can take the
+    tenant's index and filter every one of its rows by pk: 20 ms a check at 20,000 sources
+    on PostgreSQL, instead of a few lookups in the primary key (docs/benchmarks.md)."""
+    return cast(ColumnElement[str], c.tenant_id).concat("") == bindparam("tenant_id")
+
+
+def by_source_ids(dialect: str, columns: Any, *where: Any) -> Select[Any]:
+    """`columns` of those of the tenant's sources (`tenant` parameter) whose source ids are
+    in the list parameter `ids` and that meet `where`. On PostgreSQL each id is looked up on
+    its own (a lateral subquery per id, which the planner cannot merge into a scan): by the
+    unique (tenant, source id) index, which an equality on both columns proves gives at most
+    one row, whatever the statistics say. As one `IN` list, a planner without statistics (a
+    table just filled, not yet analysed) reads every source of the tenant through its
+    creation index and filters them (docs/benchmarks.md). SQLite's planner takes the unique
+    index for the list."""
+    if dialect != "postgresql":
+        return select(*columns).where(
+            sources.c.tenant_id == bindparam("tenant"),
+            sources.c.source_id.in_(bindparam("ids", expanding=True)),
+            *where,
+        )
+    want = (
+        func.unnest(bindparam("ids", type_=postgresql.ARRAY(String)))
+        .table_valued("id")
+        .render_derived(name="want")
+    )
+    found = (
+        select(*columns)
+        .where(
+            sources.c.tenant_id == bindparam("tenant"),
+            sources.c.source_id == want.c.id,
+            *where,
+        )
+        .limit(1)  # at most one anyway; it also keeps the subquery per id
+        .lateral("found")
+    )
+    return select(*found.c).select_from(want.join(found, true()))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -22,6 +23,7 @@ from runtime_svc.storage import compiled, eligibility_sql, turn_log
 from runtime_svc.storage.source_pages import SourcePages
 from runtime_svc.storage.source_rows import (
     Stored,
+    by_source_ids,
     now_param,
     row_values,
     sizes,
@@ -30,11 +32,17 @@ from runtime_svc.storage.source_rows import (
 )
 
 _INSERT_SOURCE = insert(sources)
-_ELIGIBLE_OF = select(sources.c.source_id, sources.c.revision).where(
-    sources.c.tenant_id == bindparam("tenant"),
-    sources.c.source_id.in_(bindparam("ids", expanding=True)),
-    eligibility_sql.eligible(sources.c, bindparam("now_us")),
-)
+
+
+@lru_cache(maxsize=2)
+def _eligible_of(dialect: str) -> Select[Any]:
+    return by_source_ids(
+        dialect,
+        (sources.c.source_id, sources.c.revision),
+        eligibility_sql.eligible(sources.c, bindparam("now_us")),
+    )
+
+
 _BY_SOURCE_ID = select(sources).where(
     sources.c.tenant_id == bindparam("tenant"), sources.c.source_id == bindparam("key")
 )
@@ -221,7 +229,8 @@ class SourceRepository(SourcePages):
         """(source id, revision) of those of the sources that are eligible now (every prompt
         checks its citations with it: the statement is built once)."""
         params = {"tenant": self.tenant_id, "ids": source_ids, "now_us": now_us}
-        return {(r.source_id, r.revision) for r in self.conn.execute(_ELIGIBLE_OF, params)}
+        rows = self.conn.execute(_eligible_of(self.conn.dialect.name), params)
+        return {(r.source_id, r.revision) for r in rows}
 
     def unindexed_matching(self, stems: set[str], limit: int) -> list[Stored]:
         """Sources that are not erased and have no index entry (pending, rejected, revoked),
