@@ -67,7 +67,7 @@ def parts(
     out: list[Part | PartFold] = []
     run: list[Part] = []
     for p in whole:
-        if keep & set(range(p.first, p.first + p.count)):
+        if p.held or keep & set(range(p.first, p.first + p.count)):  # a holding append: open
             out.extend(run if len(run) == 1 else [PartFold(tuple(run))] if run else [])
             run.clear()
             out.append(p)

@@ -52,3 +52,15 @@ def test_the_matched_passage_keeps_its_part_and_neighbours_open_and_marked() -> 
 def test_without_the_content_scope_the_parts_still_say_whose_they_are() -> None:
     shown = parts.parts([], [appended(2, 1)], "alice")
     assert [(p.by, p.count, p.lines) for p in shown] == [("alice", 2, ()), ("agent", 1, ())]
+
+
+def test_the_append_that_held_the_conversation_stays_open_in_a_long_one() -> None:
+    held = sources_pb2.AppendedTurn(
+        first_message=20, message_count=1, appended_by="agent", appender_kind="agent", held=True
+    )
+    others = [appended(i, 1) for i in range(2, 42) if i != 20]
+    shown = parts.parts(
+        conversation(42), sorted([*others, held], key=lambda t: t.first_message), "alice"
+    )
+    (open_held,) = [p for p in shown if isinstance(p, parts.Part) and p.held]
+    assert open_held.first == 20
