@@ -2,9 +2,10 @@
 
 Every unary RPC of `agentmem.v1.MemoryService` that the servicer does not write itself
 (`MemoryServicer`: capabilities, a source's content scope, the event stream) is forwarded by
-one handler, read from the service's descriptor: its request checked by the RPC's validator
+one handler, read from the service's descriptor: its request checked by its type's validator
 (`protocol_svc/validation.py`), the call's context added, and the runtime's answer returned
-as it is. A new RPC needs no method here."""
+as it is (the runtime serves the same service on its internal port). A new RPC needs no
+method here."""
 
 from __future__ import annotations
 
