@@ -130,6 +130,28 @@ def test_a_conversation_queued_again_while_taken_stays_queued_for_its_new_entrie
     assert [q.entries for q in again] == [()]  # nothing new: it embeds nothing twice
 
 
+def test_a_place_left_queued_is_aged_from_its_take_not_its_first_queueing(queue):
+    """The backlog's lag counts what still waits: a conversation queued an hour ago, taken
+    now and grown while taken, waits only for what came after the take."""
+    db, uow, insert = queue
+    sid = insert(A, "the green gate needs oil")
+    hour_ago_us, taken_us = 1_000_000, 3_601_000_000
+    with uow.derived_write() as conn:
+        conn.execute(update(outbox).values(enqueued_at_us=hour_ago_us))
+    from runtime_svc.retrieval.indexer import vector_store
+
+    with db.reader.connect() as conn:
+        taken = vector_store.take(conn, 8, uow.window, Embedder.model_id, now_us=taken_us)
+    with uow.write(A.tenant_id) as tx:  # an append queues it again while it is taken
+        tx.embedding_queue.enqueue(taken[0].source_pk, sid)
+    with uow.derived_write() as conn:
+        vector_store.store_many(conn, [(taken[0], [[1.0, 0.0, 0.0, 0.0]])], "test:unit", 1)
+    with db.reader.connect() as conn:
+        backlog = embedding_outbox.backlog(conn)
+    assert backlog.pending == 1
+    assert backlog.lag_s(taken_us + 5_000_000) == pytest.approx(5.0)  # not an hour
+
+
 def test_tenants_take_turns(queue):
     db, _uow, insert = queue
     burst = [insert(A, f"a note about the garden, number {i}") for i in range(6)]

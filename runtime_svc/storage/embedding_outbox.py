@@ -206,6 +206,7 @@ class Place:
     tenant_id: str
     source_pk: int
     source_id: str
+    taken_at_us: int = 0  # when the indexer took it
 
 
 def take(conn: Connection, limit: int, now_us: int) -> list[Place]:
@@ -223,7 +224,7 @@ def take(conn: Connection, limit: int, now_us: int) -> list[Place]:
         .order_by(due.c.turn, due.c.seq)
         .limit(limit)
     ).all()
-    return [Place(*row) for row in rows]
+    return [Place(*row, taken_at_us=now_us) for row in rows]
 
 
 def next_due_us(conn: Connection) -> int | None:
@@ -236,8 +237,10 @@ def next_due_us(conn: Connection) -> int | None:
 
 def dequeue(conn: Connection, taken: Sequence[Place]) -> set[int]:
     """Ends the places whose embedding was stored, unless the source was queued again since
-    it was taken (its version moved: it waits for its newer entries). Returns the seqs of the
-    places still there (ended or left queued); a place gone meanwhile was purged."""
+    it was taken (its version moved: it waits for its newer entries). A place left queued is
+    aged from when it was taken: what it still waits for came after that (the backlog's lag
+    would otherwise count from the source's first queueing). Returns the seqs of the places
+    still there (ended or left queued); a place gone meanwhile was purged."""
     if not taken:
         return set()
     o = vector_outbox.c
@@ -248,10 +251,21 @@ def dequeue(conn: Connection, taken: Sequence[Place]) -> set[int]:
             .returning(o.seq)
         ).scalars()
     )
-    others = [p.seq for p in taken if p.seq not in ended]
+    others = [p for p in taken if p.seq not in ended]
     if not others:
         return ended
-    return ended | set(conn.execute(select(o.seq).where(o.seq.in_(others))).scalars())
+    left = set()
+    for p in others:
+        aged = case((o.enqueued_at_us < p.taken_at_us, p.taken_at_us), else_=o.enqueued_at_us)
+        left |= set(
+            conn.execute(
+                update(vector_outbox)
+                .where(o.seq == p.seq)
+                .values(enqueued_at_us=aged)
+                .returning(o.seq)
+            ).scalars()
+        )
+    return ended | left
 
 
 def failed(conn: Connection, taken: Place, error: str, now_us: int) -> int:
