@@ -97,8 +97,14 @@ def doctor(args: argparse.Namespace) -> int:
         except ApiError as e:
             report(False, "", f"the database did not answer a read ({e})")
         try:
-            ok = client.verify_audit_chain(timeout=30).ok
-            report(ok, "the audit chain verifies", "the audit chain does NOT verify")
+            chain = client.verify_audit_chain(timeout=30)
+            report(
+                chain.ok,
+                "the audit chain verifies",
+                "the audit chain does NOT verify: receipt "
+                f"{chain.first_invalid_sequence} is the first that does not (the "
+                f"{chain.length} before it do)",
+            )
         except MissingScope:
             print("skip  the audit chain check needs the memory.admin scope")
     return 1 if problems else 0
