@@ -27,7 +27,7 @@ def cli(stack, monkeypatch, capsys):
         with pytest.raises(SystemExit) as e:
             main(list(argv))
         out = capsys.readouterr()
-        assert e.value.code == expect, out.err
+        assert e.value.code == expect, out.out + out.err
         return out.out
 
     def js(*argv: str) -> dict:

@@ -86,7 +86,7 @@ def test_without_a_model_the_service_starts_lexical_only_and_says_why(
         with pytest.raises(SystemExit) as e:
             main(["doctor", "--addr", stack.address])
         out = capsys.readouterr().out
-        assert e.value.code == 0 and "PROBLEM" not in out
+        assert e.value.code == 0 and "PROBLEM" not in out, out
         (warning,) = [line for line in out.splitlines() if line.startswith("warn")]
         assert "lexical only" in warning
         if reason == "embeddings_not_installed":

@@ -8,7 +8,7 @@ import os
 
 import grpc
 
-from agentmem.cli.client import client_for
+from agentmem.cli import client as command_client
 from agentmem.client import ENV_TOKEN, retrieval_status
 from agentmem.client.errors import ApiError, MissingScope, Unauthenticated, Unavailable
 
@@ -66,7 +66,7 @@ def doctor(args: argparse.Namespace) -> int:
     if not os.environ.get(ENV_TOKEN):
         report(False, "", f"{ENV_TOKEN} is not set: the remaining checks need a credential")
         return 1
-    with client_for(args) as client:
+    with command_client.client_for(args) as client:
         try:
             capabilities = client.get_capabilities(timeout=10)
             report(True, "your credential is accepted and the runtime answers", "")

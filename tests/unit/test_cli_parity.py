@@ -10,6 +10,7 @@ fails this test until a command sets it or the table says why not."""
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import io
 from collections.abc import Iterator
@@ -209,3 +210,19 @@ def test_the_command_line_is_run_for_real(reached) -> None:
     """The harness itself: commands ran and their requests carry what was given."""
     assert {"InsertMemory", "SearchMemories", "WatchEvents", "ExplainRetrieval"} <= set(reached)
     assert {"messages.sent_at", "metadata.labels", "source_kind"} <= reached["InsertMemory"]
+
+
+def test_every_command_makes_its_client_through_one_seam() -> None:
+    """Commands reach the gateway through `agentmem.cli.client.client_for`, looked up when
+    they run: a module that imported the function by name would keep whatever it was when
+    first imported (a replaced one, here, answering every call with an empty message)."""
+    root = Path(cli_client.__file__).resolve().parents[1]
+    bound = [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "agentmem.cli.client"
+        and any(alias.name == "client_for" for alias in node.names)
+    ]
+    assert bound == []
