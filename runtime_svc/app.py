@@ -19,7 +19,8 @@ import grpc
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agentmem.v1 import memory_service_pb2, memory_service_pb2_grpc
+from agentmem.contract import rpcs
+from agentmem.v1 import memory_service_pb2_grpc
 from agentmem_kernel import metrics, paging, serving, tls, tracing, transport
 from agentmem_kernel.config import Settings
 from agentmem_kernel.guard import CallGuard
@@ -40,7 +41,7 @@ from runtime_svc.storage.wal_checkpoints import WalCheckpointer
 
 log = logging.getLogger("agentmem.runtime")
 # The public service, served on the internal port to the gateway only.
-SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+SERVICE = rpcs.SERVICE.full_name
 COMPACTION_INTERVAL_S = 60.0
 
 

@@ -11,7 +11,8 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from agentmem.v1 import events_pb2, memory_service_pb2
+from agentmem.contract.rpcs import SERVICE
+from agentmem.v1 import events_pb2
 from agentmem_kernel import config
 from tests.harness import ADMIN_A, KEYS, Key
 from tests.memory_helpers import assemble, insert, search
@@ -143,9 +144,7 @@ def test_label_values_never_carry_tenants_principals_tokens_or_text(observed):
         "zebrafish",
         "marmalade",
     ]
-    methods = {
-        m.name for m in memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods
-    }
+    methods = {m.name for m in SERVICE.methods}
     allowed_labels = {
         "grpc_type": {"unary", "server_stream"},
         "grpc_service": {PUBLIC},

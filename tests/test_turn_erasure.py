@@ -194,8 +194,9 @@ def test_sources_erase_appended_by_erases_one_conversations_turns(shared, monkey
     assert get_source(alice, source_id).status == sources_pb2.STATUS_ACTIVE
 
 
-def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp_path):
-    stack, source_id = shared
+def _erase_in_console(stack, source_id: str, tmp_path) -> tuple[str, str, str, str]:  # type: ignore[no-untyped-def]
+    """The agent's turns erased through the console's source page, as a person does it:
+    the source page, the confirmation, and the page after (with its address)."""
     proc = Process(
         ["console", "--listen", "127.0.0.1:0", "--addr", stack.address], {}, tmp_path, "c"
     )
@@ -205,10 +206,9 @@ def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp
         with opener.open(f"{base}/sources/{source_id}", timeout=10) as r:
             page = r.read().decode()
         link = f"/sources/{source_id}/erase?appended_by={AGENT.principal}"
-        assert f"Erase every turn {AGENT.principal} appended" in page and link in page
+        assert link in page
         with opener.open(base + link, timeout=10) as r:
             confirm = r.read().decode()
-        assert "the 2 turns (2 messages) browser-agent appended" in confirm
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', confirm).group(1)
         form = {
             "csrf_token": csrf,
@@ -219,12 +219,19 @@ def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp
         with opener.open(
             f"{base}/sources/{source_id}/erase", urllib.parse.urlencode(form).encode(), timeout=10
         ) as r:
-            after = r.read().decode()
-        assert r.url.endswith(f"/sources/{source_id}")
-        assert "Erased 2 turns (2 messages) browser-agent wrote in" in after
-        assert "zqpoison" not in after and KEPT in after
+            return page, confirm, r.read().decode(), r.url
     finally:
         proc.terminate()
+
+
+def test_the_console_erases_one_appenders_turns_from_the_source_page(shared, tmp_path):
+    stack, source_id = shared
+    page, confirm, after, url = _erase_in_console(stack, source_id, tmp_path)
+    assert f"Erase every turn {AGENT.principal} appended" in page
+    assert "the 2 turns (2 messages) browser-agent appended" in confirm
+    assert url.endswith(f"/sources/{source_id}")
+    assert "Erased 2 turns (2 messages) browser-agent wrote in" in after
+    assert "zqpoison" not in after and KEPT in after
     alice = stack.client(ADMIN_A)
     assert search_ids(alice, "zqpoison") == [] and search_ids(alice, "zqkeeper") == [source_id]
 
@@ -466,32 +473,9 @@ def test_with_meaning_search_a_conversation_without_its_inserters_part_is_embedd
 
 def test_the_console_erases_the_inserters_turns_from_the_source_page(started, tmp_path):
     stack, source_id = started
-    proc = Process(
-        ["console", "--listen", "127.0.0.1:0", "--addr", stack.address], {}, tmp_path, "c"
-    )
-    try:
-        base = f"http://127.0.0.1:{proc.port}"
-        opener = signed_in(base, ADMIN_A.token)
-        with opener.open(f"{base}/sources/{source_id}", timeout=10) as r:
-            page = r.read().decode()
-        link = f"/sources/{source_id}/erase?appended_by={AGENT.principal}"
-        assert f"Erase every turn {AGENT.principal} wrote" in page and link in page
-        with opener.open(base + link, timeout=10) as r:
-            confirm = r.read().decode()
-        assert "the 2 turns (3 messages) browser-agent wrote in this conversation" in confirm
-        csrf = re.search(r'name="csrf_token" value="([^"]+)"', confirm).group(1)
-        form = {
-            "csrf_token": csrf,
-            "expected_revision": "4",
-            "appended_by": AGENT.principal,
-            "confirm": "erase",
-        }
-        with opener.open(
-            f"{base}/sources/{source_id}/erase", urllib.parse.urlencode(form).encode(), timeout=10
-        ) as r:
-            after = r.read().decode()
-        assert "Erased 2 turns (3 messages) browser-agent wrote in" in after
-        assert "zqpoison" not in after and KEPT in after
-        assert "Inserted by" not in after  # no message of its inserter's is left
-    finally:
-        proc.terminate()
+    page, confirm, after, _ = _erase_in_console(stack, source_id, tmp_path)
+    assert f"Erase every turn {AGENT.principal} wrote" in page
+    assert "the 2 turns (3 messages) browser-agent wrote in this conversation" in confirm
+    assert "Erased 2 turns (3 messages) browser-agent wrote in" in after
+    assert "zqpoison" not in after and KEPT in after
+    assert "Inserted by" not in after  # no message of its inserter's is left

@@ -10,14 +10,10 @@ from google.protobuf.message import Message
 
 from agentmem.client.errors import from_grpc_error
 from agentmem.client.values import target_of
-from agentmem.v1 import memory_service_pb2
+from agentmem.contract.rpcs import SERVICE
 
 # The service's methods that answer with a stream (not retried: `Client.watch` resumes one).
-STREAMS = {
-    m.name
-    for m in memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods
-    if m.server_streaming
-}
+STREAMS = {m.name for m in SERVICE.methods if m.server_streaming}
 
 if TYPE_CHECKING:
     from agentmem.client import Client

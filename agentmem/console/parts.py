@@ -64,17 +64,11 @@ def parts(
     if count <= shown_turns.SHORT:
         return list(whole)
     keep = shown_turns.kept(count, shown_turns.matched_turns(passage))
-    out: list[Part | PartFold] = []
-    run: list[Part] = []
-    for p in whole:
-        if p.held or keep & set(range(p.first, p.first + p.count)):  # a holding append: open
-            out.extend(run if len(run) == 1 else [PartFold(tuple(run))] if run else [])
-            run.clear()
-            out.append(p)
-        else:
-            run.append(p)
-    out.extend(run if len(run) == 1 else [PartFold(tuple(run))] if run else [])
-    return out
+
+    def open_(p: Part) -> bool:  # a holding append, or a part holding a kept turn
+        return p.held or bool(keep & set(range(p.first, p.first + p.count)))
+
+    return shown_turns.folded(whole, open_, PartFold)
 
 
 def _parts(

@@ -8,8 +8,9 @@ that matched. Text is cut only at the passage's bounds: what is shown is what is
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agentmem.v1 import retrieval_pb2, sources_pb2
 
@@ -87,19 +88,30 @@ def shown(
     if len(turns) <= SHORT:
         return list(turns)
     keep = kept(len(turns), matched_turns(passage))
-    out: list[Turn | Fold] = []
-    run: list[Turn] = []
+    return folded(turns, lambda t: t.number - 1 in keep, Fold)
+
+
+T = TypeVar("T")
+F = TypeVar("F")
+
+
+def folded(
+    items: Iterable[T], open_: Callable[[T], bool], fold: Callable[[tuple[T, ...]], F]
+) -> list[T | F]:
+    """The items in order, each run of those not `open_` made one `fold` (a run of one is
+    shown: "show 1 more" would take as much room as the item)."""
+    out: list[T | F] = []
+    run: list[T] = []
 
     def flush() -> None:
-        # One turn alone is shown: "show 1 more" would take as much room as the turn.
-        out.extend(run if len(run) == 1 else [Fold(tuple(run))] if run else [])
+        out.extend(run if len(run) == 1 else [fold(tuple(run))] if run else [])
         run.clear()
 
-    for i, t in enumerate(turns):
-        if i in keep:
+    for item in items:
+        if open_(item):
             flush()
-            out.append(t)
+            out.append(item)
         else:
-            run.append(t)
+            run.append(item)
     flush()
     return out

@@ -11,12 +11,12 @@ import typing
 import pytest
 from google.protobuf.descriptor import MethodDescriptor
 
-from agentmem.v1 import memory_service_pb2, memory_service_pb2_grpc
+from agentmem.contract.rpcs import SERVICE
+from agentmem.v1 import memory_service_pb2_grpc
 from protocol_svc import forwarding
 from protocol_svc.servicer import MemoryServicer
 from runtime_svc.grpc.servicer import RuntimeServicer
 
-SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
 GENERATED = memory_service_pb2_grpc.MemoryServiceServicer
 # What the gateway answers itself: the capabilities it gates, the content scope of a read,
 # the event stream it fans out. Every other RPC is forwarded as it is.
